@@ -1,0 +1,55 @@
+// swift-tools-version: 6.1
+// Herald for nRF in Swift.
+//
+// Two kinds of module live here:
+// - the core (`BluetoothHost`, `Herald`): no Foundation, no heap, no existentials, no classes.
+//   `Tools/embedded-check` compiles exactly these for armv7em-none-none-eabi with -no-allocations.
+// - the host runtime (`HeraldRuntime`, `herald`): Foundation, serial ports, files, clocks.
+import PackageDescription
+
+/// Settings every core module shares, so the host build sees the same language as the embedded gate.
+let coreSettings: [SwiftSetting] = [
+    .enableExperimentalFeature("Lifetimes"),
+]
+
+let package = Package(
+    name: "HeraldForNRF",
+    products: [
+        .executable(name: "herald", targets: ["herald"]),
+        .library(name: "BluetoothHost", targets: ["BluetoothHost"]),
+        .library(name: "Herald", targets: ["Herald"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // Core: the Bluetooth LE host, one folder per layer (Bytes, H4, HCI, L2CAP, ATT, GATT, GAP, Host).
+        .target(name: "BluetoothHost", swiftSettings: coreSettings),
+        // Core: the Herald proximity protocol on top of the host.
+        .target(name: "Herald", dependencies: ["BluetoothHost"], swiftSettings: coreSettings),
+
+        // Runtime: transports, run loop, loggers, boards (Foundation allowed).
+        .systemLibrary(
+            name: "CSerialPort",
+            pkgConfig: "libserialport",
+            providers: [.apt(["libserialport-dev"])]
+        ),
+        .target(
+            name: "HeraldRuntime",
+            dependencies: ["BluetoothHost", "Herald", "CSerialPort"],
+            swiftSettings: coreSettings
+        ),
+        .executableTarget(
+            name: "herald",
+            dependencies: [
+                "HeraldRuntime",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: coreSettings
+        ),
+
+        .testTarget(name: "BluetoothHostTests", dependencies: ["BluetoothHost"], swiftSettings: coreSettings),
+        .testTarget(name: "HeraldTests", dependencies: ["Herald"], swiftSettings: coreSettings),
+        .testTarget(name: "HeraldRuntimeTests", dependencies: ["HeraldRuntime"], swiftSettings: coreSettings),
+    ]
+)

@@ -1,0 +1,97 @@
+/// A cursor over borrowed bytes that never reads past the end.
+///
+/// All wire integers in Bluetooth are little-endian (Core 5.4 Vol 1 Part E 2.2); big-endian readers
+/// exist for the few formats above it (Herald payload codes) that say otherwise.
+/// It is `~Escapable`: it cannot outlive the buffer it reads, so parsing never needs a copy.
+public struct ByteReader: ~Escapable {
+    public let span: Span<UInt8>
+    public private(set) var offset: Int = 0
+
+    @_lifetime(copy span)
+    public init(_ span: Span<UInt8>) { self.span = span }
+
+    public var remaining: Int { span.count - offset }
+    public var isAtEnd: Bool { offset >= span.count }
+
+    @inline(__always)
+    private func need(_ n: Int) throws(DecodeError) {
+        guard n >= 0, remaining >= n else { throw .truncated(needed: offset + n, available: span.count) }
+    }
+
+    public mutating func u8() throws(DecodeError) -> UInt8 {
+        try need(1)
+        defer { offset += 1 }
+        return span[offset]
+    }
+
+    public mutating func i8() throws(DecodeError) -> Int8 { Int8(bitPattern: try u8()) }
+
+    public mutating func u16() throws(DecodeError) -> UInt16 {
+        try need(2)
+        defer { offset += 2 }
+        return UInt16(span[offset]) | UInt16(span[offset + 1]) << 8
+    }
+
+    public mutating func i16() throws(DecodeError) -> Int16 { Int16(bitPattern: try u16()) }
+
+    public mutating func u16BigEndian() throws(DecodeError) -> UInt16 {
+        try need(2)
+        defer { offset += 2 }
+        return UInt16(span[offset]) << 8 | UInt16(span[offset + 1])
+    }
+
+    public mutating func u24() throws(DecodeError) -> UInt32 {
+        try need(3)
+        defer { offset += 3 }
+        return UInt32(span[offset]) | UInt32(span[offset + 1]) << 8 | UInt32(span[offset + 2]) << 16
+    }
+
+    public mutating func u32() throws(DecodeError) -> UInt32 {
+        try need(4)
+        defer { offset += 4 }
+        var v: UInt32 = 0
+        for i in 0..<4 { v |= UInt32(span[offset + i]) &<< UInt32(8 * i) }
+        return v
+    }
+
+    public mutating func u32BigEndian() throws(DecodeError) -> UInt32 {
+        try need(4)
+        defer { offset += 4 }
+        var v: UInt32 = 0
+        for i in 0..<4 { v = v &<< 8 | UInt32(span[offset + i]) }
+        return v
+    }
+
+    public mutating func u64() throws(DecodeError) -> UInt64 {
+        try need(8)
+        defer { offset += 8 }
+        var v: UInt64 = 0
+        for i in 0..<8 { v |= UInt64(widening: span[offset + i]) &<< UInt64(widening: UInt(8 * i)) }
+        return v
+    }
+
+    /// The next `count` bytes, borrowed from the same buffer.
+    @_lifetime(copy self)
+    public mutating func bytes(_ count: Int) throws(DecodeError) -> Span<UInt8> {
+        try need(count)
+        defer { offset += count }
+        return span.extracting(offset..<(offset + count))
+    }
+
+    /// Everything not read yet.
+    @_lifetime(copy self)
+    public mutating func rest() -> Span<UInt8> {
+        defer { offset = span.count }
+        return span.extracting(offset..<span.count)
+    }
+
+    public mutating func skip(_ count: Int) throws(DecodeError) {
+        try need(count)
+        offset += count
+    }
+
+    /// Fixed-size PDUs must not carry extra bytes (a peer that sends them gets Invalid PDU).
+    public func expectEnd() throws(DecodeError) {
+        if remaining != 0 { throw .trailingBytes(count: remaining) }
+    }
+}

@@ -1,0 +1,62 @@
+/// A byte buffer of fixed capacity `N`, stored inline (no heap).
+///
+/// Appending past capacity does not trap: it sets `overflowed` and drops the byte, so an encoder can
+/// write a whole PDU and the caller checks once (a radio peer must never be able to crash the host).
+public struct FixedBytes<let N: Int>: ByteSink {
+    public var storage: InlineArray<N, UInt8>
+    public private(set) var count: Int = 0
+    public private(set) var overflowed = false
+
+    public init() { storage = InlineArray(repeating: 0) }
+
+    /// A copy of `bytes`; `overflowed` is set if they do not fit.
+    public init(_ bytes: Span<UInt8>) {
+        self.init()
+        append(contentsOf: bytes)
+    }
+
+    public static var capacity: Int { N }
+    public var capacity: Int { N }
+    public var isEmpty: Bool { count == 0 }
+    public var freeCapacity: Int { N - count }
+
+    @inline(__always)
+    public mutating func append(_ byte: UInt8) {
+        guard count < N else { overflowed = true; return }
+        storage[count] = byte
+        count += 1
+    }
+
+    public subscript(i: Int) -> UInt8 {
+        get { precondition(i >= 0 && i < count, "FixedBytes index out of range"); return storage[i] }
+        set { precondition(i >= 0 && i < count, "FixedBytes index out of range"); storage[i] = newValue }
+    }
+
+    public mutating func removeAll() { count = 0; overflowed = false }
+
+    /// Drops the first `n` bytes, moving the rest down (used by stream framers; n is small).
+    public mutating func removeFirst(_ n: Int) {
+        let n = min(max(n, 0), count)
+        guard n > 0 else { return }
+        for i in 0..<(count - n) { storage[i] = storage[i + n] }
+        count -= n
+    }
+
+    /// Shortens the buffer to `length` bytes (no-op if already shorter).
+    public mutating func truncate(to length: Int) { if length < count { count = max(0, length) } }
+
+    public var span: Span<UInt8> {
+        @_lifetime(borrow self)
+        borrowing get { storage.span.extracting(0..<count) }
+    }
+
+    public func elementsEqual(_ other: Span<UInt8>) -> Bool {
+        guard other.count == count else { return false }
+        for i in 0..<count where storage[i] != other[i] { return false }
+        return true
+    }
+}
+
+extension FixedBytes: Equatable {
+    public static func == (lhs: FixedBytes, rhs: FixedBytes) -> Bool { lhs.elementsEqual(rhs.span) }
+}

@@ -1,0 +1,4 @@
+import Testing
+@testable import HeraldRuntime
+
+@Test func runtimeVersion() { #expect(!HeraldRuntime.version.isEmpty) }
