@@ -32,7 +32,7 @@ public final class SerialTransport: HCITransport {
         guard FileManager.default.fileExists(atPath: path) else { throw .notFound(name) }
         var port: OpaquePointer?
         guard sp_get_port_by_name(path, &port) == SP_OK, let port else {
-            throw .openFailed(name, reason: "libserialport does not recognise it as a serial port (\(lastSerialError())); for a pty use tty:\(path)")
+            throw .openFailed(name, reason: "libserialport does not recognise it as a serial port; for a pty use tty:\(path)")
         }
         do throws(TransportError) {
             try check(sp_open(port, SP_MODE_READ_WRITE), "open", name)
