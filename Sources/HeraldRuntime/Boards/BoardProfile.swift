@@ -102,7 +102,7 @@ public struct USBID: Equatable, Hashable, Sendable, CustomStringConvertible {
 
     public init?(_ text: String) {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 2, parts.allSatisfy({ $0.count == 4 }),
+        guard parts.count == 2, parts.allSatisfy({ $0.count == 4 && $0.allSatisfy(\.isHexDigit) }),
               let vid = UInt16(parts[0], radix: 16), let pid = UInt16(parts[1], radix: 16) else { return nil }
         self.vid = vid
         self.pid = pid
