@@ -14,6 +14,7 @@ struct HeraldCommand: ParsableCommand {
         VersionCommand.self,
         InfoCommand.self,
         ScanCommand.self,
+        PortsCommand.self,
     ]
 }
 
