@@ -20,7 +20,10 @@ struct ControllerOptions: ParsableArguments {
         let profile = try selectedBoard()
         let spec: TransportSpec
         if let transport {
-            do { spec = try TransportSpec.parse(transport).applyingDefaults(of: profile) } catch {
+            do {
+                let parsed = try TransportSpec.parse(transport)
+                if let d = profile?.transportDefaults() { spec = parsed.filling(baud: d.baud, flow: d.flow) } else { spec = parsed }
+            } catch {
                 throw CLIError(exitCode: 2, message: "\(error)")
             }
         } else {

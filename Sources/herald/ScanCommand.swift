@@ -22,7 +22,7 @@ struct ScanCommand: ParsableCommand {
             // Scan continuously: interval = window = 100 ms (Core 5.4 Vol 4 Part E 7.8.10 units of 0.625 ms).
             try session.send(HCILESetScanParameters(
                 scanType: active ? .active : .passive, interval: 0x00A0, window: 0x00A0,
-                ownAddressType: info.addressType == .publicDevice ? .publicDevice : .randomDevice,
+                ownAddressType: info.addressType == .publicDevice ? .publicAddress : .randomAddress,
                 filterPolicy: .acceptAll), tag: .gap)
             try session.send(HCILESetScanEnable(enable: true, filterDuplicates: false), tag: .gap)
             let stop = SignalFlag.install()
@@ -58,7 +58,7 @@ struct ReportPrinter: HostDelegate {
         } else {
             print(record.line)
         }
-        fflush(stdout)
+        fflush(nil)
     }
 
     mutating func hostControllerDidFail(_ f: ControllerFailure) { failure = f }

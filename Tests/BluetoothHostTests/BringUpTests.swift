@@ -93,7 +93,7 @@ struct FakeController {
 
 /// Drives a host against a fake controller in simulated time until it settles.
 struct BringUpHarness {
-    var host = Host(configuration: HostConfiguration(randomAddressSeed: [0x01, 0x02, 0x03, 0x04, 0x05, 0x06]))
+    var host = HCIHost(configuration: HostConfiguration(randomAddressSeed: [0x01, 0x02, 0x03, 0x04, 0x05, 0x06]))
     var controller: FakeController
     var wire = WireLog()
     var delegate = DelegateLog()
@@ -250,5 +250,29 @@ struct BringUpHarness {
         #expect(h.host.commands.lateCompletions == 1)
         #expect(h.delegate.completions.isEmpty)
         #expect(h.host.isReady)
+    }
+
+    @Test func extendedAndLegacyAdvertisingReportsReachTheDelegate() throws {
+        var h = BringUpHarness(FakeController())
+        h.run()
+        // Captured from Bumble's virtual controller answering a legacy scan (Extended Advertising
+        // Report, legacy ADV_IND, random address F0:F1:F2:F3:F4:F5, RSSI -50).
+        let extended: [UInt8] = [
+            0x04, 0x3E, 0x31, 0x0D, 0x01, 0x13, 0x00, 0x01, 0xF5, 0xF4, 0xF3, 0xF2, 0xF1, 0xF0, 0x01, 0x01,
+            0x00, 0x00, 0xCE, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x17, 0x02, 0x01, 0x06,
+            0x06, 0xFF, 0xFA, 0xFF, 0xCA, 0xFE, 0x01, 0x0C, 0x09, 0x68, 0x65, 0x72, 0x61, 0x6C, 0x64, 0x2D,
+            0x70, 0x65, 0x65, 0x72,
+        ]
+        h.host.receive(extended.span, now: h.now, delegate: &h.delegate, output: &h.wire)
+        let r = try #require(h.delegate.reports.first)
+        #expect(r.address == BDAddress(displayOrder: 0xF0, 0xF1, 0xF2, 0xF3, 0xF4, 0xF5))
+        #expect(r.rssi == -50)
+        #expect(r.data.count == 0x17 && r.data[0] == 0x02 && r.data[3] == 0x06)
+        // Legacy LE Advertising Report: ADV_IND, public address, 3 bytes of flags AD, RSSI -60.
+        let legacy: [UInt8] = [0x04, 0x3E, 0x0F, 0x02, 0x01, 0x00, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x03, 0x02, 0x01, 0x06, 0xC4]
+        h.host.receive(legacy.span, now: h.now, delegate: &h.delegate, output: &h.wire)
+        #expect(h.delegate.reports.count == 2)
+        #expect(h.delegate.reports.last?.rssi == -60)
+        #expect(h.delegate.reports.last?.data == [0x02, 0x01, 0x06])
     }
 }

@@ -19,9 +19,12 @@ def run_herald(herald_bin, *args, timeout=60):
 def start_peer(script, *args):
     proc = subprocess.Popen([sys.executable, str(PEERS / script), *args],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    line = proc.stdout.readline()
-    assert "advertising" in line or "ready" in line, f"peer did not start: {line}{proc.stdout.read() if proc.poll() is not None else ''}"
-    return proc
+    seen = []
+    for line in proc.stdout:
+        seen.append(line)
+        if "advertising" in line or "ready" in line:
+            return proc
+    raise AssertionError(f"peer did not start: {''.join(seen)}")
 
 
 def test_info_reports_a_static_random_address(herald_bin, controllers):

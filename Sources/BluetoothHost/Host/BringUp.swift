@@ -71,7 +71,7 @@ extension BringUpStep {
             return Self.addressStep(info)
         case .zephyrReadVersionInformation: return .zephyrReadSupportedCommands
         case .zephyrReadSupportedCommands:
-            if info.zephyrCommands?.supportsReadStaticAddresses == true { return .zephyrReadStaticAddresses }
+            if info.zephyrCommands?.readStaticAddresses == true { return .zephyrReadStaticAddresses }
             return Self.addressStep(info)
         case .zephyrReadStaticAddresses: return Self.addressStep(info)
         case .leSetRandomAddress: return nil

@@ -31,8 +31,8 @@ public struct AdvertisementRecord: Encodable {
         addressType = r.address.type.name
         rssi = r.rssi.map(Int.init)
         txPower = r.txPower.map(Int.init)
-        connectable = r.isConnectable
-        scanResponse = r.isScanResponse
+        connectable = r.kind.isConnectable
+        scanResponse = r.kind.isScanResponse
         data = hexString(r.data)
         var parser = AdvertisingDataParser(r.data)
         do {

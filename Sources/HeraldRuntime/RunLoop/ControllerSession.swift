@@ -23,7 +23,7 @@ public enum RunDecision {
 /// records every packet in both directions to the btsnoop capture if one is open.
 public final class ControllerSession {
     public let transport: HCITransport
-    public private(set) var host: Host
+    public private(set) var host: HCIHost
     public let snoop: BTSnoopWriter?
     /// The first write error since the last turn; writes happen inside the core's calls, which
     /// cannot throw, so the loop checks this after each one.
@@ -33,7 +33,7 @@ public final class ControllerSession {
     public init(transport: HCITransport, snoop: BTSnoopWriter? = nil, configuration: HostConfiguration? = nil) {
         self.transport = transport
         self.snoop = snoop
-        self.host = Host(configuration: configuration ?? ControllerSession.defaultConfiguration())
+        self.host = HCIHost(configuration: configuration ?? ControllerSession.defaultConfiguration())
     }
 
     /// Default host settings, with six bytes from the system RNG for a generated static address.

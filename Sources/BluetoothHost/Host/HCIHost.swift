@@ -60,7 +60,7 @@ public enum HostState: Equatable, Sendable {
 ///
 /// Sans-I/O: the runtime passes received bytes and the current time (milliseconds on any monotonic
 /// clock) and calls `tick` at `nextDeadline`; outgoing packets go to the `H4Output` it passes in.
-public struct Host {
+public struct HCIHost {
     public var configuration: HostConfiguration
     public internal(set) var state: HostState = .off
     public internal(set) var info = ControllerInfo()
@@ -136,9 +136,11 @@ public struct Host {
         var offset = 0
         while true {
             while let type = framer.completedType {
-                let packet = framer.completedPacket
-                handlePacket(type: type, packet, now: now, delegate: &delegate, output: &output)
+                // Handling a packet mutates the host, so it cannot borrow the framer's buffer:
+                // copy it out (at most 260 bytes) and free the framer first.
+                let packet = FixedBytes<260>(framer.completedPacket)
                 framer.release()
+                handlePacket(type: type, packet.span, now: now, delegate: &delegate, output: &output)
             }
             guard offset < bytes.count else { return }
             offset += framer.ingest(bytes.extracting(offset..<bytes.count))
@@ -205,14 +207,13 @@ public struct Host {
     }
 
     private mutating func handleLEMeta<D: HostDelegate>(_ event: borrowing HCIEventPacket, delegate: inout D) {
-        let parameters = event.parameters
-        guard parameters.count > 0 else { return }
-        switch parameters[0] {
-        case 0x02:
-            guard var reports = try? HCILEAdvertisingReportEvent(parsing: parameters) else { return }
+        guard let meta = try? HCILEMetaEvent(parsing: event.parameters) else { return }
+        switch meta.subevent {
+        case HCILEAdvertisingReportEvent.subevent:
+            guard var reports = try? HCILEAdvertisingReportEvent(meta) else { return }
             while let report = try? reports.next() { delegate.hostDidReceive(advertisingReport: report) }
-        case 0x0D:
-            guard var reports = try? HCILEExtendedAdvertisingReportEvent(parsing: parameters) else { return }
+        case HCILEExtendedAdvertisingReportEvent.subevent:
+            guard var reports = try? HCILEExtendedAdvertisingReportEvent(meta) else { return }
             while let report = try? reports.next() { delegate.hostDidReceive(advertisingReport: report) }
         default:
             delegate.hostDidReceive(event: event)

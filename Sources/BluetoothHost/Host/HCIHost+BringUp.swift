@@ -1,5 +1,5 @@
 /// Bring-up: each step's command, what its answer teaches us, and the choice of identity address.
-extension Host {
+extension HCIHost {
     mutating func bringUpCompleted<D: HostDelegate, O: H4Output>(
         _ step: BringUpStep, status: HCIStatus, returnParameters: Span<UInt8>,
         now: UInt64, delegate: inout D, output: inout O
@@ -52,9 +52,9 @@ extension Host {
             info.leFeatures = try LEFeatures(parsing: p)
         case .readBDADDR:
             let a = try HCIReadBDADDR.ReturnParameters(parsing: p)
-            info.publicAddress = a.address
-            if !a.address.isZero {
-                info.address = a.address
+            info.publicAddress = a
+            if !a.isZero {
+                info.address = a
                 info.addressType = .publicDevice
                 info.addressSource = .publicAddress
             }
@@ -66,7 +66,8 @@ extension Host {
             info.zephyrCommands = try ZephyrReadSupportedCommands.ReturnParameters(parsing: p)
         case .zephyrReadStaticAddresses:
             let s = try ZephyrReadStaticAddresses.ReturnParameters(parsing: p)
-            if info.addressSource != .publicAddress, let first = s.first, first.randomSubtype == .staticAddress {
+            if info.addressSource != .publicAddress, let first = s.first?.address,
+                first.randomSubtype == RandomAddressSubtype.staticAddress {
                 info.address = first
                 info.addressType = .randomDevice
                 info.addressSource = .zephyrStatic
