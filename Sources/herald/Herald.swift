@@ -12,6 +12,8 @@ struct HeraldCommand: ParsableCommand {
     /// Every subcommand, in the order `herald --help` lists them. Add new ones here.
     static let all: [ParsableCommand.Type] = [
         VersionCommand.self,
+        KeysCommand.self,
+        MatchCommand.self,
     ]
 }
 
