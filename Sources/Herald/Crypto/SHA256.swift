@@ -78,6 +78,32 @@ public struct SHA256: Sendable {
         for j in 0..<8 { block[56 + j] = UInt8(truncatingIfNeeded: bitLength &>> UInt64(widening: UInt(56 - 8 * j))) }
         let last = block
         compress(last.span, at: 0)
+        return digest
+    }
+
+    /// One-shot digest of `data`.
+    public static func hash(_ data: Span<UInt8>) -> InlineArray<32, UInt8> {
+        if data.count <= 55 { return hashSingleBlock(data) }
+        var s = SHA256()
+        s.update(data)
+        return s.finalize()
+    }
+
+    /// Messages of at most 55 bytes pad into one block: build it directly and compress once. The key
+    /// schedule hashes only 16- and 32-byte messages, so this is the hot path of matching.
+    static func hashSingleBlock(_ data: Span<UInt8>) -> InlineArray<32, UInt8> {
+        var block = InlineArray<64, UInt8>(repeating: 0)
+        for i in 0..<data.count { block[i] = data[i] }
+        block[data.count] = 0x80
+        let bits = UInt32(truncatingIfNeeded: data.count) &<< 3
+        block[62] = UInt8(truncatingIfNeeded: bits &>> 8)
+        block[63] = UInt8(truncatingIfNeeded: bits)
+        var s = SHA256()
+        s.compress(block.span, at: 0)
+        return s.digest
+    }
+
+    var digest: InlineArray<32, UInt8> {
         var out = InlineArray<32, UInt8>(repeating: 0)
         let words: InlineArray<8, UInt32> = [h0, h1, h2, h3, h4, h5, h6, h7]
         for w in 0..<8 {
@@ -90,38 +116,35 @@ public struct SHA256: Sendable {
         return out
     }
 
-    /// One-shot digest of `data`.
-    public static func hash(_ data: Span<UInt8>) -> InlineArray<32, UInt8> {
-        var s = SHA256()
-        s.update(data)
-        return s.finalize()
-    }
-
     @inline(__always) static func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x &>> n) | (x &<< (32 &- n)) }
 
     /// The compression function over the 64 bytes at `offset` (FIPS 180-4 6.2.2), with the message
     /// schedule kept as a 16-word ring so the working set stays small on the MCU.
     mutating func compress(_ data: Span<UInt8>, at offset: Int) {
+        // One bounds check for the block, then unchecked access: indices below are all in range by
+        // construction (t < 64, ring indices masked to 0..<16).
+        precondition(offset >= 0 && data.count - offset >= 64)
         var w = InlineArray<16, UInt32>(repeating: 0)
         for t in 0..<16 {
             let o = offset + 4 * t
-            w[t] = UInt32(data[o]) &<< 24 | UInt32(data[o + 1]) &<< 16 | UInt32(data[o + 2]) &<< 8 | UInt32(data[o + 3])
+            w[unchecked: t] = UInt32(data[unchecked: o]) &<< 24 | UInt32(data[unchecked: o + 1]) &<< 16
+                | UInt32(data[unchecked: o + 2]) &<< 8 | UInt32(data[unchecked: o + 3])
         }
         var a = h0, b = h1, c = h2, d = h3, e = h4, f = h5, g = h6, h = h7
         for t in 0..<64 {
             let wt: UInt32
             if t < 16 {
-                wt = w[t]
+                wt = w[unchecked: t]
             } else {
-                let w15 = w[(t - 15) & 15], w2 = w[(t - 2) & 15]
+                let w15 = w[unchecked: (t &- 15) & 15], w2 = w[unchecked: (t &- 2) & 15]
                 let s0 = Self.rotr(w15, 7) ^ Self.rotr(w15, 18) ^ (w15 &>> 3)
                 let s1 = Self.rotr(w2, 17) ^ Self.rotr(w2, 19) ^ (w2 &>> 10)
-                wt = w[t & 15] &+ s0 &+ w[(t - 7) & 15] &+ s1
-                w[t & 15] = wt
+                wt = w[unchecked: t & 15] &+ s0 &+ w[unchecked: (t &- 7) & 15] &+ s1
+                w[unchecked: t & 15] = wt
             }
             let bigS1 = Self.rotr(e, 6) ^ Self.rotr(e, 11) ^ Self.rotr(e, 25)
             let ch = (e & f) ^ (~e & g)
-            let t1 = h &+ bigS1 &+ ch &+ Self.k[t] &+ wt
+            let t1 = h &+ bigS1 &+ ch &+ Self.k[unchecked: t] &+ wt
             let bigS0 = Self.rotr(a, 2) ^ Self.rotr(a, 13) ^ Self.rotr(a, 22)
             let maj = (a & b) ^ (a & c) ^ (b & c)
             let t2 = bigS0 &+ maj

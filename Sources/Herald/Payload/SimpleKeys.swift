@@ -25,9 +25,7 @@ public enum SimpleKeySchedule {
     /// SHA-256 of the first 16 bytes (the truncation step of the chain).
     @inline(__always)
     public static func hashOfTruncation(_ seed: borrowing Digest32) -> Digest32 {
-        var s = SHA256()
-        s.update(seed.span.extracting(0..<16))
-        return s.finalize()
+        SHA256.hash(seed.span.extracting(0..<16))
     }
 
     /// SHA-256(seed XOR previous seed): the key a seed stands for.

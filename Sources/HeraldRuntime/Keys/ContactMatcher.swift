@@ -114,7 +114,11 @@ public enum ContactMatcher {
     /// Parses `yyyy-MM-dd HH:mm:ss.SSSZ` (e.g. `2026-11-21 10:00:00.123+0000`; milliseconds optional,
     /// `Z` accepted) to Unix milliseconds, without Foundation's slow formatters.
     public static func parseLogTime<S: StringProtocol>(_ s: S) -> Int64? {
-        let u = Array(s.utf8)
+        if let r = s.utf8.withContiguousStorageIfAvailable({ parseLogTime(utf8: $0) }) { return r }
+        return Array(s.utf8).withUnsafeBufferPointer { parseLogTime(utf8: $0) }
+    }
+
+    static func parseLogTime(utf8 u: UnsafeBufferPointer<UInt8>) -> Int64? {
         var i = 0
         func num(_ n: Int) -> Int? {
             guard i + n <= u.count else { return nil }
@@ -198,11 +202,10 @@ public enum ContactMatcher {
             }
             var groups: [Int: Group] = [:]
             var lineNumber = 0
-            for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            for line in lines(text) {
                 lineNumber += 1
-                let line = raw.hasSuffix("\r") ? raw.dropLast() : raw[...]
                 if line.isEmpty || (lineNumber == 1 && line.hasPrefix("time,")) { continue }
-                let f = line.split(separator: ",", omittingEmptySubsequences: false)
+                let f = fields(line, maxSplits: Int.max)
                 guard f.count == 3 else { malformed.append(.init(file: payloadsPath, line: lineNumber, reason: "expected time,target,payload")); continue }
                 guard let t = parseLogTime(f[0]) else { malformed.append(.init(file: payloadsPath, line: lineNumber, reason: "bad time \"\(f[0])\"")); continue }
                 guard let payload = hexBytes(f[2]) else { malformed.append(.init(file: payloadsPath, line: lineNumber, reason: "payload is not hex")); continue }
@@ -242,23 +245,54 @@ public enum ContactMatcher {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw KeyToolError("cannot read \(path)") }
         var out: [String: RSSIStats] = [:]
         var lineNumber = 0
-        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        for line in lines(text) {
             lineNumber += 1
-            let line = raw.hasSuffix("\r") ? raw.dropLast() : raw[...]
             if line.isEmpty || (lineNumber == 1 && line.hasPrefix("time,")) { continue }
             // time,sensor,id,detect,read,measure,share,visit,detectHerald,delete,data — data may hold commas.
-            let f = line.split(separator: ",", maxSplits: 10, omittingEmptySubsequences: false)
+            let f = fields(line, maxSplits: 10)
             guard f.count == 11 else { malformed.append(.init(file: path, line: lineNumber, reason: "expected 11 columns")); continue }
             guard parseLogTime(f[0]) != nil else { malformed.append(.init(file: path, line: lineNumber, reason: "bad time \"\(f[0])\"")); continue }
             guard f[5] == "3" else { continue }
-            guard let r = f[10].range(of: "RSSI:") else { malformed.append(.init(file: path, line: lineNumber, reason: "measure row without RSSI")); continue }
-            let numberText = f[10][r.upperBound...].prefix { $0 == "-" || $0 == "." || $0 == "+" || $0.isNumber }
-            guard let v = Double(numberText) else { malformed.append(.init(file: path, line: lineNumber, reason: "RSSI is not a number")); continue }
+            guard let v = rssiValue(f[10]) else { malformed.append(.init(file: path, line: lineNumber, reason: "measure row without an RSSI:<number>")); continue }
             var s = out[String(f[2])] ?? RSSIStats()
             s.count += 1; s.sum += v; s.max = max(s.max, v)
             out[String(f[2])] = s
         }
         return out
+    }
+
+    /// Lines split on bytes, not Characters (grapheme breaking is the slow part of String.split),
+    /// with a trailing CR removed.
+    static func lines(_ text: String) -> [Substring] {
+        text.utf8.split(separator: 10, omittingEmptySubsequences: false).map { raw in
+            var end = raw.endIndex
+            if raw.last == 13 { end = raw.index(before: end) }
+            return Substring(raw[raw.startIndex..<end])
+        }
+    }
+
+    static func fields(_ line: Substring, maxSplits: Int) -> [Substring] {
+        line.utf8.split(separator: 44, maxSplits: maxSplits, omittingEmptySubsequences: false).map { Substring($0) }
+    }
+
+    /// The number after `RSSI:` in a contacts.csv data field.
+    static func rssiValue(_ data: Substring) -> Double? {
+        let u = data.utf8
+        let tag = Array("RSSI:".utf8)
+        var i = u.startIndex
+        while i != u.endIndex {
+            var j = i, k = 0
+            while k < tag.count, j != u.endIndex, u[j] == tag[k] { j = u.index(after: j); k += 1 }
+            if k == tag.count {
+                var end = j
+                while end != u.endIndex, (u[end] >= 48 && u[end] <= 57) || u[end] == 45 || u[end] == 43 || u[end] == 46 {
+                    end = u.index(after: end)
+                }
+                return Double(Substring(u[j..<end]))
+            }
+            i = u.index(after: i)
+        }
+        return nil
     }
 
     /// The report as CSV.
