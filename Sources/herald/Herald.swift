@@ -15,6 +15,8 @@ struct HeraldCommand: ParsableCommand {
         InfoCommand.self,
         ScanCommand.self,
         PortsCommand.self,
+        KeysCommand.self,
+        MatchCommand.self,
     ]
 }
 

@@ -1,0 +1,102 @@
+import Foundation
+import Herald
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Errors from the key tools, each a sentence naming what to fix.
+public struct KeyToolError: Error, CustomStringConvertible, Equatable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// The device's secret material on disk: the 2048-byte Simple payload secret key in FILE, and the
+/// 16-byte identity resolving key (for its resolvable private addresses) beside it in FILE.irk.
+/// Both are raw bytes, mode 0600; readers refuse files that group or others can read.
+public enum SecretKeyFile {
+    public static let irkSize = 16
+
+    public static func irkPath(for path: String) -> String { path + ".irk" }
+
+    /// Bytes from the system CSPRNG (/dev/urandom: the kernel's ChaCha20 generator, the same source
+    /// getrandom(2) draws from, without getrandom's missing Glibc binding).
+    public static func randomBytes(_ count: Int) throws -> [UInt8] {
+        let fd = open("/dev/urandom", O_RDONLY)
+        guard fd >= 0 else { throw KeyToolError("cannot open /dev/urandom: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var out = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        while filled < count {
+            let n = out.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, count - filled) }
+            if n < 0 { if errno == EINTR { continue }; throw KeyToolError("cannot read /dev/urandom") }
+            if n == 0 { throw KeyToolError("short read from /dev/urandom") }
+            filled += n
+        }
+        return out
+    }
+
+    /// Writes `bytes` to a new file created with mode 0600 (never widening an existing file's mode:
+    /// an existing file is refused rather than overwritten).
+    public static func writePrivate(_ bytes: [UInt8], to path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard fd >= 0 else {
+            if errno == EEXIST { throw KeyToolError("\(path) already exists; refusing to overwrite a key") }
+            throw KeyToolError("cannot create \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        // umask cannot add bits, but make the mode explicit anyway.
+        fchmod(fd, 0o600)
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, bytes.count - written) }
+            if n < 0 { if errno == EINTR { continue }; throw KeyToolError("cannot write \(path): \(String(cString: strerror(errno)))") }
+            written += n
+        }
+    }
+
+    /// Creates a new secret key file and its IRK beside it.
+    public static func create(at path: String) throws {
+        if FileManager.default.fileExists(atPath: path) {
+            throw KeyToolError("\(path) already exists; refusing to overwrite a key")
+        }
+        if FileManager.default.fileExists(atPath: irkPath(for: path)) {
+            throw KeyToolError("\(irkPath(for: path)) already exists; refusing to overwrite a key")
+        }
+        try writePrivate(try randomBytes(SimpleKeySchedule.secretKeySize), to: path)
+        try writePrivate(try randomBytes(irkSize), to: irkPath(for: path))
+    }
+
+    /// Reads a private file after checking nobody but the owner can read or write it.
+    public static func readPrivate(_ path: String, expectedSize: Int, what: String) throws -> [UInt8] {
+        var st = stat()
+        guard stat(path, &st) == 0 else {
+            throw KeyToolError("cannot read \(what) \(path): \(String(cString: strerror(errno)))")
+        }
+        let mode = st.st_mode & 0o777
+        if mode & 0o077 != 0 {
+            throw KeyToolError("refusing \(what) \(path): mode \(String(mode, radix: 8, uppercase: false).leftPadded(to: 4)) lets others read it; run chmod 600 \(path)")
+        }
+        guard let data = FileManager.default.contents(atPath: path) else { throw KeyToolError("cannot read \(what) \(path)") }
+        guard data.count == expectedSize else {
+            throw KeyToolError("\(what) \(path) has \(data.count) bytes, expected \(expectedSize)")
+        }
+        return [UInt8](data)
+    }
+
+    public static func loadSecretKey(_ path: String) throws -> [UInt8] {
+        try readPrivate(path, expectedSize: SimpleKeySchedule.secretKeySize, what: "secret key file")
+    }
+
+    public static func loadIRK(forSecretKey path: String) throws -> InlineArray<16, UInt8> {
+        let b = try readPrivate(irkPath(for: path), expectedSize: irkSize, what: "IRK file")
+        var irk = InlineArray<16, UInt8>(repeating: 0)
+        for i in 0..<16 { irk[i] = b[i] }
+        return irk
+    }
+}
+
+extension String {
+    func leftPadded(to n: Int) -> String { count >= n ? self : String(repeating: "0", count: n - count) + self }
+}
