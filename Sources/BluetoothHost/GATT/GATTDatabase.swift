@@ -6,7 +6,7 @@ public struct GATTAttribute: Sendable {
     var storage: Storage
     /// For a characteristic value: the characteristic's properties and its CCCD handle (0 = none),
     /// so notify/indicate can find the per-link configuration without a search.
-    public var properties: GATTCharacteristicProperties = []
+    public var properties = GATTCharacteristicProperties(rawValue: 0)
     public var cccdHandle: UInt16 = 0
 
     enum Storage: Sendable, Equatable {
@@ -63,7 +63,7 @@ public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, l
 
     /// Builds the two mandatory services. `deviceNameMaxLength` leaves room to rename the device later.
     public init(deviceName: Span<UInt8>, deviceNameMaxLength: Int = 32, appearance: UInt16 = 0) throws(GATTDatabaseError) {
-        attributes = InlineArray(repeating: GATTAttribute(type: BluetoothUUID(uuid16: 0), permissions: [], storage: .dynamic(id: 0)))
+        attributes = InlineArray(repeating: GATTAttribute(type: BluetoothUUID(uuid16: 0), permissions: GATTPermissions(rawValue: 0), storage: .dynamic(id: 0)))
         values = InlineArray(repeating: 0)
 
         try addPrimaryService(BluetoothUUID(uuid16: GATTAttributeType.genericAccessService))
@@ -80,15 +80,15 @@ public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, l
         // Service Changed is indicate-only and not readable (Part G 7.1); its value is the affected range.
         let zero = InlineArray<4, UInt8>(repeating: 0)
         serviceChanged = try addCharacteristic(
-            BluetoothUUID(uuid16: GATTAttributeType.serviceChanged), properties: .indicate, permissions: [],
+            BluetoothUUID(uuid16: GATTAttributeType.serviceChanged), properties: .indicate, permissions: GATTPermissions(rawValue: 0),
             value: .stored(zero.span, maxLength: 4))
         // Client Supported Features: one octet per client (Part G 7.2).
         let csfDeclaration = try addDeclaration(uuid: BluetoothUUID(uuid16: GATTAttributeType.clientSupportedFeatures),
-                                                properties: [.read, .write])
+                                                properties: GATTCharacteristicProperties.read | .write)
         clientSupportedFeaturesHandle = try addAttribute(
             BluetoothUUID(uuid16: GATTAttributeType.clientSupportedFeatures), permissions: .readWrite,
             storage: try reservePerLink(width: 1))
-        attributes[Int(clientSupportedFeaturesHandle) - 1].properties = [.read, .write]
+        attributes[Int(clientSupportedFeaturesHandle) - 1].properties = GATTCharacteristicProperties.read | .write
         _ = csfDeclaration
         // Database Hash (Part G 7.3), read-only.
         _ = try addDeclaration(uuid: BluetoothUUID(uuid16: GATTAttributeType.databaseHash), properties: .read)
@@ -136,7 +136,7 @@ public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, l
         attributes[Int(valueHandle) - 1].properties = properties
         lastCharacteristicValueHandle = valueHandle
         var cccd: UInt16 = 0
-        if !properties.isDisjoint(with: [.notify, .indicate]) {
+        if properties.contains(.notify) || properties.contains(.indicate) {
             cccd = try addAttribute(BluetoothUUID(uuid16: GATTAttributeType.clientCharacteristicConfiguration),
                                     permissions: .readWrite, storage: try reservePerLink(width: 2))
             attributes[Int(valueHandle) - 1].cccdHandle = cccd

@@ -135,7 +135,7 @@ extension GATTDatabase {
     /// How `connection` configured the characteristic whose value is at `valueHandle`.
     public func clientConfiguration(valueHandle: UInt16, connection: Int) -> GATTClientConfiguration {
         guard let a = attribute(valueHandle), a.cccdHandle != 0,
-              let r = storedSpan(a.cccdHandle, connection: connection) else { return [] }
+              let r = storedSpan(a.cccdHandle, connection: connection) else { return GATTClientConfiguration(rawValue: 0) }
         return GATTClientConfiguration(rawValue: UInt16(values[r.offset]) | UInt16(values[r.offset + 1]) << 8)
     }
 

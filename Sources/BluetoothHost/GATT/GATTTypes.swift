@@ -1,7 +1,21 @@
+/// A set of single-bit flags over an integer. `OptionSet` cannot be used in the core: its
+/// array-literal conformance allocates, which the embedded `-no-allocations` gate rejects.
+/// Combine flags with `|` instead of an array literal.
+public protocol GATTBitFlags: RawRepresentable, Equatable where RawValue: FixedWidthInteger {
+    init(rawValue: RawValue)
+}
+
+extension GATTBitFlags {
+    public func contains(_ other: Self) -> Bool { rawValue & other.rawValue == other.rawValue }
+    public static func | (a: Self, b: Self) -> Self { Self(rawValue: a.rawValue | b.rawValue) }
+    public static var none: Self { Self(rawValue: 0) }
+    public var isEmpty: Bool { rawValue == 0 }
+}
+
 /// Attribute permissions (Core 5.4 Vol 3 Part F 3.2.5): access, encryption, authentication and
 /// authorization, each for reading and writing. They are not visible over the air; the server
 /// enforces them and names the missing one in its Error Response.
-public struct GATTPermissions: OptionSet, Sendable, Hashable {
+public struct GATTPermissions: GATTBitFlags, Sendable, Hashable {
     public var rawValue: UInt16
     public init(rawValue: UInt16) { self.rawValue = rawValue }
 
@@ -17,11 +31,11 @@ public struct GATTPermissions: OptionSet, Sendable, Hashable {
     public static let writeAuthenticated = GATTPermissions(rawValue: 0x0040)
     public static let writeAuthorized = GATTPermissions(rawValue: 0x0080)
 
-    public static let readWrite: GATTPermissions = [.read, .write]
+    public static let readWrite = GATTPermissions(rawValue: 0x0003)
 }
 
 /// Characteristic properties, the first octet of a characteristic declaration (Part G 3.3.1.1).
-public struct GATTCharacteristicProperties: OptionSet, Sendable, Hashable {
+public struct GATTCharacteristicProperties: GATTBitFlags, Sendable, Hashable {
     public var rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
@@ -36,7 +50,7 @@ public struct GATTCharacteristicProperties: OptionSet, Sendable, Hashable {
 }
 
 /// Client Characteristic Configuration descriptor value (Part G 3.3.3.3).
-public struct GATTClientConfiguration: OptionSet, Sendable, Hashable {
+public struct GATTClientConfiguration: GATTBitFlags, Sendable, Hashable {
     public var rawValue: UInt16
     public init(rawValue: UInt16) { self.rawValue = rawValue }
     public static let notification = GATTClientConfiguration(rawValue: 0x0001)
