@@ -1,0 +1,243 @@
+/// What the caller must do after `ATTServer.handle` or `ATTServer.poll`.
+public enum ATTServerAction: Equatable, Sendable {
+    /// Nothing to send (a command, a confirmation nobody waited for, or a PDU for the client role).
+    case none
+    /// `response` holds exactly one PDU to send on this bearer.
+    case respond
+    /// The client confirmed our indication of `handle`; another may be sent now.
+    case indicationConfirmed(handle: UInt16)
+    /// An ATT transaction timed out: the bearer is dead and the link must be disconnected
+    /// (Core 5.4 Vol 3 Part F 3.3.3).
+    case disconnect
+}
+
+/// Outcome of `ATTServer.indicate`.
+public enum ATTIndicationResult: Equatable, Sendable {
+    case sent
+    /// That connection's CCCD does not enable indications.
+    case notEnabled
+    /// An indication is still waiting for its confirmation (Part F 3.4.7.2).
+    case busy
+    /// The bearer timed out earlier; nothing may be sent on it.
+    case bearerClosed
+}
+
+/// The ATT server (Core 5.4 Vol 3 Part F), sans-I/O: each received PDU is a pure function of the
+/// request bytes, the bearer state and the database, producing at most one response PDU into a
+/// caller-supplied sink (the same shape as BTstack's att_db request handler).
+///
+/// Routing: the connection layer gives this server requests, commands and confirmations (ATT
+/// opcodes whose `kind` is `.request`, `.command`, `.confirmation`); responses, notifications and
+/// indications belong to the GATT client. Only one request may be outstanding per bearer (Part F
+/// 3.3.2): a client that sends a second before our response is violating the protocol, but since this
+/// server answers synchronously inside `handle` it has always answered the first already, so every
+/// request is simply answered in order.
+public struct ATTServer: Sendable {
+    /// Largest ATT_MTU we accept (our receive MTU, sent in the Exchange MTU Response).
+    public var maximumMTU: UInt16
+    /// ATT transaction timeout (Part F 3.3.3).
+    public static let transactionTimeout: UInt64 = 30_000
+
+    public init(maximumMTU: UInt16 = ATTMTU.defaultMaximum) {
+        self.maximumMTU = max(maximumMTU, ATTMTU.minimum)
+    }
+
+    /// Handles one received PDU from `connection` (the link index that selects per-link CCCDs).
+    public func handle<let A: Int, let V: Int, let L: Int, let Q: Int, let QB: Int, D: GATTServerDelegate, Out: ByteSink>(
+        pdu: Span<UInt8>, bearer: inout ATTBearer<Q, QB>, connection: Int, now: UInt64,
+        database: inout GATTDatabase<A, V, L>, delegate: inout D, response: inout Out
+    ) -> ATTServerAction {
+        if poll(bearer: &bearer, now: now) == .disconnect { return .disconnect }
+        guard !bearer.isTimedOut, pdu.count > 0 else { return .none }
+        let opcode = ATTOpcode(rawValue: pdu[0])
+        var context = Context(connection: connection, mtu: Int(bearer.mtu), security: bearer.security)
+        do throws(DecodeError) {
+            switch opcode {
+            case .exchangeMTURequest:
+                let r = try ATTExchangeMTURequest(pdu)
+                // Part G 4.3.1: ATT_MTU = min(client Rx MTU, server Rx MTU), never below 23; only
+                // the first exchange changes it.
+                if !bearer.mtuExchanged {
+                    bearer.mtu = max(ATTMTU.minimum, min(r.clientRxMTU, maximumMTU))
+                    bearer.mtuExchanged = true
+                }
+                ATTExchangeMTUResponse(serverRxMTU: maximumMTU).write(to: &response)
+                return .respond
+            case .findInformationRequest:
+                return findInformation(try ATTFindInformationRequest(pdu), &context, database, &response)
+            case .findByTypeValueRequest:
+                return findByTypeValue(try ATTFindByTypeValueRequest(pdu), &context, &database, &delegate, &response)
+            case .readByTypeRequest:
+                return readByType(try ATTReadByTypeRequest(pdu), &context, &database, &delegate, &response)
+            case .readRequest:
+                let r = try ATTReadRequest(pdu)
+                return read(opcode, handle: r.handle, offset: 0, &context, &database, &delegate, &response)
+            case .readBlobRequest:
+                let r = try ATTReadBlobRequest(pdu)
+                return read(opcode, handle: r.handle, offset: Int(r.offset), &context, &database, &delegate, &response)
+            case .readMultipleRequest:
+                let r = try ATTReadMultipleRequest(pdu)
+                return readMultiple(opcode, r.setOfHandles, &context, &database, &delegate, &response)
+            case .readMultipleVariableRequest:
+                let r = try ATTReadMultipleVariableRequest(pdu)
+                return readMultiple(opcode, r.setOfHandles, &context, &database, &delegate, &response)
+            case .readByGroupTypeRequest:
+                return readByGroupType(try ATTReadByGroupTypeRequest(pdu), &context, database, &response)
+            case .writeRequest:
+                let r = try ATTWriteRequest(pdu)
+                if let e = write(handle: r.handle, value: r.value, &context, &database, &delegate) {
+                    return error(opcode, r.handle, e, &response)
+                }
+                ATTWriteResponse().write(to: &response)
+                return .respond
+            case .writeCommand:
+                // Part F 3.4.5.3: no response, not even an error.
+                let r = try ATTWriteCommand(pdu)
+                _ = write(handle: r.handle, value: r.value, &context, &database, &delegate)
+                return .none
+            case .signedWriteCommand:
+                // We hold no CSRK to verify signatures, so signed writes are dropped (Part F 3.4.5.4
+                // gives a command no way to report failure).
+                return .none
+            case .prepareWriteRequest:
+                return prepareWrite(try ATTPrepareWriteRequest(pdu), &bearer, &context, database, &response)
+            case .executeWriteRequest:
+                return executeWrite(try ATTExecuteWriteRequest(pdu), &bearer, &context, &database, &delegate, &response)
+            case .handleValueConfirmation:
+                _ = try ATTHandleValueConfirmation(pdu)
+                // A confirmation with nothing outstanding is a client error with no answer; ignore it.
+                guard bearer.hasPendingIndication else { return .none }
+                let h = bearer.pendingIndicationHandle
+                bearer.pendingIndicationHandle = 0
+                return .indicationConfirmed(handle: h)
+            default:
+                // Part F 3.4.9: unknown commands are ignored, unknown requests get Request Not Supported.
+                guard opcode.kind == .request else { return .none }
+                return error(opcode, 0, .requestNotSupported, &response)
+            }
+        } catch {
+            // Malformed requests get Invalid PDU with handle 0x0000 (Part F 3.4.1.1); malformed
+            // commands and confirmations are dropped.
+            guard opcode.kind == .request else { return .none }
+            return self.error(opcode, 0, .invalidPDU, &response)
+        }
+    }
+
+    /// Checks the outstanding indication's transaction timer. Call when `bearer.nextDeadline` passes.
+    public func poll<let Q: Int, let QB: Int>(bearer: inout ATTBearer<Q, QB>, now: UInt64) -> ATTServerAction {
+        if bearer.isTimedOut { return .none }
+        guard bearer.hasPendingIndication, now >= bearer.pendingIndicationSentAt &+ Self.transactionTimeout else {
+            return .none
+        }
+        bearer.isTimedOut = true
+        return .disconnect
+    }
+
+    /// Writes a Handle Value Notification of `value` (cut to ATT_MTU-3, Part F 3.4.7.1) if `connection`
+    /// enabled notifications in the characteristic's CCCD. Returns whether a PDU was written.
+    public func notify<let A: Int, let V: Int, let L: Int, let Q: Int, let QB: Int, Out: ByteSink>(
+        handle: UInt16, value: Span<UInt8>, bearer: borrowing ATTBearer<Q, QB>, connection: Int,
+        database: borrowing GATTDatabase<A, V, L>, into out: inout Out
+    ) -> Bool {
+        guard !bearer.isTimedOut,
+              database.clientConfiguration(valueHandle: handle, connection: connection).contains(.notification)
+        else { return false }
+        let n = min(value.count, Int(bearer.mtu) - 3)
+        ATTHandleValueNotification(handle: handle, value: value.extracting(0..<n)).write(to: &out)
+        return true
+    }
+
+    /// Writes a Handle Value Indication (cut to ATT_MTU-3, Part F 3.4.7.2) if indications are enabled
+    /// and none is outstanding, and starts its 30-second transaction timer at `now`.
+    public func indicate<let A: Int, let V: Int, let L: Int, let Q: Int, let QB: Int, Out: ByteSink>(
+        handle: UInt16, value: Span<UInt8>, bearer: inout ATTBearer<Q, QB>, connection: Int, now: UInt64,
+        database: borrowing GATTDatabase<A, V, L>, into out: inout Out
+    ) -> ATTIndicationResult {
+        guard !bearer.isTimedOut else { return .bearerClosed }
+        guard database.clientConfiguration(valueHandle: handle, connection: connection).contains(.indication) else {
+            return .notEnabled
+        }
+        guard !bearer.hasPendingIndication else { return .busy }
+        let n = min(value.count, Int(bearer.mtu) - 3)
+        ATTHandleValueIndication(handle: handle, value: value.extracting(0..<n)).write(to: &out)
+        bearer.pendingIndicationHandle = handle
+        bearer.pendingIndicationSentAt = now
+        return .sent
+    }
+
+    // MARK: Shared pieces
+
+    struct Context {
+        var connection: Int
+        var mtu: Int
+        var security: ATTLinkSecurity
+    }
+
+    func error<Out: ByteSink>(_ opcode: ATTOpcode, _ handle: UInt16, _ code: ATTErrorCode, _ out: inout Out) -> ATTServerAction {
+        ATTErrorResponse(requestOpcode: opcode, handle: handle, error: code).write(to: &out)
+        return .respond
+    }
+
+    /// Part F 3.4.3.1 / 3.4.4.1 / 3.4.4.9: a starting handle of 0x0000 or above the ending handle is
+    /// Invalid Handle, reported on the starting handle.
+    func checkRange(_ start: UInt16, _ end: UInt16) -> Bool { start != 0 && start <= end }
+
+    func write<let A: Int, let V: Int, let L: Int, D: GATTServerDelegate>(
+        handle: UInt16, value: Span<UInt8>, _ c: inout Context, _ db: inout GATTDatabase<A, V, L>, _ delegate: inout D
+    ) -> ATTErrorCode? {
+        if let e = db.checkAccess(handle, write: true, security: c.security) { return e }
+        guard value.count <= ATTMTU.maximumAttributeLength else { return .invalidAttributeValueLength }
+        return db.writeValue(handle, connection: c.connection, offset: 0, value: value, delegate: &delegate)
+    }
+
+    func prepareWrite<let A: Int, let V: Int, let L: Int, let Q: Int, let QB: Int, Out: ByteSink>(
+        _ r: borrowing ATTPrepareWriteRequest, _ bearer: inout ATTBearer<Q, QB>, _ c: inout Context,
+        _ db: GATTDatabase<A, V, L>, _ out: inout Out
+    ) -> ATTServerAction {
+        // Handle and permissions are checked now; offsets and lengths at execution (Part F 3.4.6.1).
+        if let e = db.checkAccess(r.handle, write: true, security: c.security) {
+            return error(.prepareWriteRequest, r.handle, e, &out)
+        }
+        guard bearer.enqueue(handle: r.handle, offset: r.offset, value: r.partValue) else {
+            return error(.prepareWriteRequest, r.handle, .prepareQueueFull, &out)
+        }
+        ATTPrepareWriteResponse(handle: r.handle, offset: r.offset, partValue: r.partValue).write(to: &out)
+        return .respond
+    }
+
+    func executeWrite<let A: Int, let V: Int, let L: Int, let Q: Int, let QB: Int, D: GATTServerDelegate, Out: ByteSink>(
+        _ r: ATTExecuteWriteRequest, _ bearer: inout ATTBearer<Q, QB>, _ c: inout Context,
+        _ db: inout GATTDatabase<A, V, L>, _ delegate: inout D, _ out: inout Out
+    ) -> ATTServerAction {
+        defer { bearer.clearQueue() }
+        guard r.flags == .write else {
+            ATTExecuteWriteResponse().write(to: &out)
+            return .respond
+        }
+        // Part F 3.4.6.3: if any prepared value cannot be written, none is. Offsets and lengths of
+        // values the database holds are checked for the whole queue before anything is written;
+        // delegate values can only refuse their own part when it arrives.
+        for i in 0..<bearer.queuedWrites {
+            let e = bearer.queue[i]
+            guard let length = db.valueLength(e.handle, connection: c.connection),
+                  case .stored(_, _, let capacity)? = db.attribute(e.handle)?.storage else { continue }
+            var reach = length
+            for k in 0..<i where bearer.queue[k].handle == e.handle {
+                let p = bearer.queue[k]
+                reach = Int(p.offset) + p.length
+            }
+            if Int(e.offset) > reach { return error(.executeWriteRequest, e.handle, .invalidOffset, &out) }
+            if Int(e.offset) + e.length > capacity {
+                return error(.executeWriteRequest, e.handle, .invalidAttributeValueLength, &out)
+            }
+        }
+        for i in 0..<bearer.queuedWrites {
+            let e = bearer.queue[i]
+            let failure = db.writeValue(e.handle, connection: c.connection, offset: Int(e.offset),
+                                        value: bearer.queuedValue(i), delegate: &delegate)
+            if let failure { return error(.executeWriteRequest, e.handle, failure, &out) }
+        }
+        ATTExecuteWriteResponse().write(to: &out)
+        return .respond
+    }
+}

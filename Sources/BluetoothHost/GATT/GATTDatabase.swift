@@ -1,0 +1,247 @@
+/// One attribute of the server (Core 5.4 Vol 3 Part F 3.2): handle = index + 1, type, permissions and
+/// where its value lives.
+public struct GATTAttribute: Sendable {
+    public var type: BluetoothUUID
+    public var permissions: GATTPermissions
+    var storage: Storage
+    /// For a characteristic value: the characteristic's properties and its CCCD handle (0 = none),
+    /// so notify/indicate can find the per-link configuration without a search.
+    public var properties = GATTCharacteristicProperties(rawValue: 0)
+    public var cccdHandle: UInt16 = 0
+
+    enum Storage: Sendable, Equatable {
+        /// Declarations: fixed bytes in the value pool.
+        case constant(offset: Int, length: Int)
+        /// Application values held here; `length` changes with writes up to `capacity`.
+        case stored(offset: Int, length: Int, capacity: Int)
+        /// Served by the delegate.
+        case dynamic(id: UInt16)
+        /// One `width`-octet value per link (CCCD, Client Supported Features), `width * links` octets.
+        case perLink(offset: Int, width: Int)
+        /// The Database Hash, computed from the other attributes (Part G 7.3).
+        case databaseHash
+    }
+
+    func isType(_ uuid16: UInt16) -> Bool { type.uuid16 == uuid16 }
+}
+
+/// Handles of a characteristic the builder added.
+public struct GATTCharacteristicHandles: Sendable, Equatable {
+    public var declaration: UInt16
+    public var value: UInt16
+    /// 0 when the characteristic neither notifies nor indicates.
+    public var clientConfiguration: UInt16
+}
+
+/// A fixed-capacity GATT server database (Core 5.4 Vol 3 Part G 3), built at start-up, no heap.
+///
+/// - `attributeCapacity`: most attributes (handles run 0x0001...count, no gaps).
+/// - `valueCapacity`: octets for declarations, stored values and per-link values together.
+/// - `linkCapacity`: connections that keep their own CCCDs and Client Supported Features (8 is a
+///   sensible default, matching the connection table).
+///
+/// `init` adds the GAP service (Device Name, Appearance; Part C 12) and the GATT service (Service
+/// Changed with its CCCD, Client Supported Features, Database Hash; Part G 7); the application then
+/// adds its services with the builder methods. Values are read and written through `GATTServer`'s
+/// access functions (GATTDatabaseAccess.swift).
+public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, let linkCapacity: Int> {
+    var attributes: InlineArray<attributeCapacity, GATTAttribute>
+    var values: InlineArray<valueCapacity, UInt8>
+    public private(set) var count = 0
+    var valuesUsed = 0
+    var lastServiceHandle: UInt16 = 0
+    var lastCharacteristicValueHandle: UInt16 = 0
+    /// Cached Database Hash, little-endian as it is read over ATT; recomputed after any change.
+    var hash: AES128.Block = InlineArray(repeating: 0)
+    var hashIsValid = false
+
+    public private(set) var deviceNameHandle: UInt16 = 0
+    public private(set) var appearanceHandle: UInt16 = 0
+    public private(set) var serviceChanged = GATTCharacteristicHandles(declaration: 0, value: 0, clientConfiguration: 0)
+    public private(set) var clientSupportedFeaturesHandle: UInt16 = 0
+    public private(set) var databaseHashHandle: UInt16 = 0
+
+    /// Builds the two mandatory services. `deviceNameMaxLength` leaves room to rename the device later.
+    public init(deviceName: Span<UInt8>, deviceNameMaxLength: Int = 32, appearance: UInt16 = 0) throws(GATTDatabaseError) {
+        attributes = InlineArray(repeating: GATTAttribute(type: BluetoothUUID(uuid16: 0), permissions: GATTPermissions(rawValue: 0), storage: .dynamic(id: 0)))
+        values = InlineArray(repeating: 0)
+
+        try addPrimaryService(BluetoothUUID(uuid16: GATTAttributeType.genericAccessService))
+        deviceNameHandle = try addCharacteristic(
+            BluetoothUUID(uuid16: GATTAttributeType.deviceName), properties: .read, permissions: .read,
+            value: .stored(deviceName, maxLength: max(deviceNameMaxLength, deviceName.count))).value
+        var appearanceBytes = FixedBytes<2>()
+        appearanceBytes.append(u16: appearance)
+        appearanceHandle = try addCharacteristic(
+            BluetoothUUID(uuid16: GATTAttributeType.appearance), properties: .read, permissions: .read,
+            value: .stored(appearanceBytes.span, maxLength: 2)).value
+
+        try addPrimaryService(BluetoothUUID(uuid16: GATTAttributeType.genericAttributeService))
+        // Service Changed is indicate-only and not readable (Part G 7.1); its value is the affected range.
+        let zero = InlineArray<4, UInt8>(repeating: 0)
+        serviceChanged = try addCharacteristic(
+            BluetoothUUID(uuid16: GATTAttributeType.serviceChanged), properties: .indicate, permissions: GATTPermissions(rawValue: 0),
+            value: .stored(zero.span, maxLength: 4))
+        // Client Supported Features: one octet per client (Part G 7.2).
+        let csfDeclaration = try addDeclaration(uuid: BluetoothUUID(uuid16: GATTAttributeType.clientSupportedFeatures),
+                                                properties: GATTCharacteristicProperties.read | .write)
+        clientSupportedFeaturesHandle = try addAttribute(
+            BluetoothUUID(uuid16: GATTAttributeType.clientSupportedFeatures), permissions: .readWrite,
+            storage: try reservePerLink(width: 1))
+        attributes[Int(clientSupportedFeaturesHandle) - 1].properties = GATTCharacteristicProperties.read | .write
+        _ = csfDeclaration
+        // Database Hash (Part G 7.3), read-only.
+        _ = try addDeclaration(uuid: BluetoothUUID(uuid16: GATTAttributeType.databaseHash), properties: .read)
+        databaseHashHandle = try addAttribute(BluetoothUUID(uuid16: GATTAttributeType.databaseHash),
+                                              permissions: .read, storage: .databaseHash)
+        attributes[Int(databaseHashHandle) - 1].properties = .read
+    }
+
+    public static var linkCount: Int { linkCapacity }
+
+    // MARK: Builder
+
+    /// Starts a primary service (Part G 3.1). Returns its declaration handle.
+    @discardableResult
+    public mutating func addPrimaryService(_ uuid: BluetoothUUID) throws(GATTDatabaseError) -> UInt16 {
+        try addService(uuid, type: GATTAttributeType.primaryService)
+    }
+
+    /// Starts a secondary service (Part G 3.1), only reachable through an include.
+    @discardableResult
+    public mutating func addSecondaryService(_ uuid: BluetoothUUID) throws(GATTDatabaseError) -> UInt16 {
+        try addService(uuid, type: GATTAttributeType.secondaryService)
+    }
+
+    mutating func addService(_ uuid: BluetoothUUID, type: UInt16) throws(GATTDatabaseError) -> UInt16 {
+        var v = FixedBytes<16>()
+        uuid.write(to: &v, size: uuid.shortestWireSize)
+        let handle = try addAttribute(BluetoothUUID(uuid16: type), permissions: .read,
+                                      storage: try reserveConstant(v.span))
+        lastServiceHandle = handle
+        lastCharacteristicValueHandle = 0
+        return handle
+    }
+
+    /// Adds a characteristic declaration, its value and, when it notifies or indicates, its CCCD
+    /// (Part G 3.3). `permissions` apply to the value; the CCCD is readable and writable by anyone
+    /// (Part G 3.3.3.3 leaves its write security to the profile; none of ours needs it).
+    @discardableResult
+    public mutating func addCharacteristic(_ uuid: BluetoothUUID, properties: GATTCharacteristicProperties,
+                                           permissions: GATTPermissions, value: borrowing GATTValueSource)
+        throws(GATTDatabaseError) -> GATTCharacteristicHandles
+    {
+        let declaration = try addDeclaration(uuid: uuid, properties: properties)
+        let valueHandle = try addAttribute(uuid, permissions: permissions, storage: try reserve(value))
+        attributes[Int(valueHandle) - 1].properties = properties
+        lastCharacteristicValueHandle = valueHandle
+        var cccd: UInt16 = 0
+        if properties.contains(.notify) || properties.contains(.indicate) {
+            cccd = try addAttribute(BluetoothUUID(uuid16: GATTAttributeType.clientCharacteristicConfiguration),
+                                    permissions: .readWrite, storage: try reservePerLink(width: 2))
+            attributes[Int(valueHandle) - 1].cccdHandle = cccd
+        }
+        return GATTCharacteristicHandles(declaration: declaration, value: valueHandle, clientConfiguration: cccd)
+    }
+
+    /// Adds a descriptor to the last characteristic (Part G 3.3.3). CCCDs are added automatically.
+    @discardableResult
+    public mutating func addDescriptor(_ uuid: BluetoothUUID, permissions: GATTPermissions,
+                                       value: borrowing GATTValueSource) throws(GATTDatabaseError) -> UInt16 {
+        guard lastCharacteristicValueHandle != 0 else { throw .noEnclosingDeclaration }
+        return try addAttribute(uuid, permissions: permissions, storage: try reserve(value))
+    }
+
+    mutating func addDeclaration(uuid: BluetoothUUID, properties: GATTCharacteristicProperties) throws(GATTDatabaseError) -> UInt16 {
+        guard lastServiceHandle != 0 else { throw .noEnclosingDeclaration }
+        guard count + 2 <= attributeCapacity else { throw .tooManyAttributes }
+        // Value: properties, value handle (the next attribute), UUID (Part G 3.3.1).
+        var v = FixedBytes<19>()
+        v.append(properties.rawValue)
+        v.append(u16: UInt16(truncatingIfNeeded: count + 2))
+        uuid.write(to: &v, size: uuid.shortestWireSize)
+        return try addAttribute(BluetoothUUID(uuid16: GATTAttributeType.characteristic), permissions: .read,
+                                storage: try reserveConstant(v.span))
+    }
+
+    mutating func addAttribute(_ type: BluetoothUUID, permissions: GATTPermissions,
+                               storage: GATTAttribute.Storage) throws(GATTDatabaseError) -> UInt16 {
+        guard count < attributeCapacity, count < 0xFFFF else { throw .tooManyAttributes }
+        attributes[count] = GATTAttribute(type: type, permissions: permissions, storage: storage)
+        count += 1
+        hashIsValid = false
+        return UInt16(truncatingIfNeeded: count)
+    }
+
+    mutating func reserve(_ source: borrowing GATTValueSource) throws(GATTDatabaseError) -> GATTAttribute.Storage {
+        switch source {
+        case .dynamic(let id):
+            return .dynamic(id: id)
+        case .stored(let initial, let maxLength):
+            let capacity = max(maxLength, initial.count)
+            guard capacity <= ATTMTU.maximumAttributeLength else { throw .valueTooLong }
+            let offset = try reserveBytes(capacity)
+            for i in initial.indices { values[offset + i] = initial[i] }
+            return .stored(offset: offset, length: initial.count, capacity: capacity)
+        }
+    }
+
+    mutating func reserveConstant(_ bytes: Span<UInt8>) throws(GATTDatabaseError) -> GATTAttribute.Storage {
+        let offset = try reserveBytes(bytes.count)
+        for i in bytes.indices { values[offset + i] = bytes[i] }
+        return .constant(offset: offset, length: bytes.count)
+    }
+
+    mutating func reservePerLink(width: Int) throws(GATTDatabaseError) -> GATTAttribute.Storage {
+        .perLink(offset: try reserveBytes(width * linkCapacity), width: width)
+    }
+
+    mutating func reserveBytes(_ n: Int) throws(GATTDatabaseError) -> Int {
+        guard valuesUsed + n <= valueCapacity else { throw .valueStorageFull }
+        defer { valuesUsed += n }
+        return valuesUsed
+    }
+
+    // MARK: Lookup
+
+    /// The attribute at `handle`, nil for 0x0000 or past the end.
+    public func attribute(_ handle: UInt16) -> GATTAttribute? {
+        let i = Int(handle) - 1
+        guard i >= 0, i < count else { return nil }
+        return attributes[i]
+    }
+
+    /// Last handle of the group that starts at the service declaration `handle` (Part G 3.1).
+    public func groupEnd(ofService handle: UInt16) -> UInt16 {
+        var h = Int(handle) + 1
+        while h <= count {
+            let t = attributes[h - 1]
+            if t.isType(GATTAttributeType.primaryService) || t.isType(GATTAttributeType.secondaryService) { break }
+            h += 1
+        }
+        return UInt16(truncatingIfNeeded: h - 1)
+    }
+
+    /// Octets the value occupies in the pool (stored, constant, per-link); nil when the delegate or the
+    /// hash produces it.
+    func storedSpan(_ handle: UInt16, connection: Int) -> (offset: Int, length: Int)? {
+        guard let a = attribute(handle) else { return nil }
+        switch a.storage {
+        case .constant(let o, let n), .stored(let o, let n, _): return (o, n)
+        case .perLink(let o, let w):
+            guard connection >= 0, connection < linkCapacity else { return nil }
+            return (o + connection * w, w)
+        case .dynamic, .databaseHash: return nil
+        }
+    }
+
+    /// The stored or constant value at `handle` for `connection` (empty for dynamic values).
+    @_lifetime(borrow self)
+    public func value(_ handle: UInt16, connection: Int = 0) -> Span<UInt8> {
+        let r = storedSpan(handle, connection: connection) ?? (0, 0)
+        return values.span.extracting(r.offset..<(r.offset + r.length))
+    }
+}
+
+/// A database sized for a small peripheral: 64 attributes, 1 KiB of values, 8 links.
+public typealias GATTStandardDatabase = GATTDatabase<64, 1024, 8>

@@ -1,0 +1,202 @@
+// Reading, writing and permission checks on a GATTDatabase: what the ATT server calls per request.
+
+extension GATTDatabase {
+    /// The error a request must get when `security` does not satisfy the attribute's permissions,
+    /// checked in the order a client can fix them (Core 5.4 Vol 3 Part F 3.2.5, Part C 10.3.1):
+    /// access first, then encryption (Insufficient Encryption only when a key exists to encrypt with,
+    /// otherwise Insufficient Authentication so the client pairs), key size, MITM, authorization.
+    public func checkAccess(_ handle: UInt16, write: Bool, security: ATTLinkSecurity) -> ATTErrorCode? {
+        guard let a = attribute(handle) else { return .invalidHandle }
+        let p = a.permissions
+        if write {
+            guard p.contains(.write) else { return .writeNotPermitted }
+        } else {
+            guard p.contains(.read) else { return .readNotPermitted }
+        }
+        let needsAuthentication = p.contains(write ? .writeAuthenticated : .readAuthenticated)
+        let needsEncryption = needsAuthentication || p.contains(write ? .writeEncrypted : .readEncrypted)
+        if needsEncryption {
+            guard security.encrypted else { return security.bonded ? .insufficientEncryption : .insufficientAuthentication }
+            guard security.keySize >= security.minimumKeySize else { return .encryptionKeySizeTooShort }
+        }
+        if needsAuthentication && !security.authenticated { return .insufficientAuthentication }
+        if p.contains(write ? .writeAuthorized : .readAuthorized) && !security.authorized {
+            return .insufficientAuthorization
+        }
+        return nil
+    }
+
+    /// Length of a value the database holds (nil when the delegate produces it).
+    public mutating func valueLength(_ handle: UInt16, connection: Int) -> Int? {
+        guard let a = attribute(handle) else { return nil }
+        if case .databaseHash = a.storage { return 16 }
+        return storedSpan(handle, connection: connection)?.length
+    }
+
+    /// Writes the value of `handle` from `offset` on into `sink`. Permissions are the caller's job.
+    /// Returns Invalid Offset when `offset` is past the end of a held value (Part F 3.4.4.5).
+    public mutating func readValue<D: GATTServerDelegate, S: ByteSink>(
+        _ handle: UInt16, connection: Int, offset: Int, delegate: inout D, into sink: inout S
+    ) -> ATTErrorCode? {
+        guard let a = attribute(handle) else { return .invalidHandle }
+        switch a.storage {
+        case .dynamic(let id):
+            return delegate.read(id: id, connection: connection, offset: offset, into: &sink)
+        case .databaseHash:
+            let h = databaseHash()
+            guard offset <= 16 else { return .invalidOffset }
+            for i in offset..<16 { sink.append(h[i]) }
+            return nil
+        case .constant, .stored, .perLink:
+            guard let r = storedSpan(handle, connection: connection) else { return .unlikelyError }
+            guard offset <= r.length else { return .invalidOffset }
+            for i in (r.offset + offset)..<(r.offset + r.length) { sink.append(values[i]) }
+            return nil
+        }
+    }
+
+    /// Writes `value` at `offset` into `handle` on behalf of `connection`. Permissions are the caller's
+    /// job. Stored values take `offset + value.count` as their new length (a write replaces the value
+    /// from `offset` to the end, Part F 3.4.5.1 / 3.4.6.3).
+    public mutating func writeValue<D: GATTServerDelegate>(
+        _ handle: UInt16, connection: Int, offset: Int, value: Span<UInt8>, delegate: inout D
+    ) -> ATTErrorCode? {
+        guard let a = attribute(handle) else { return .invalidHandle }
+        switch a.storage {
+        case .dynamic(let id):
+            return delegate.write(id: id, connection: connection, offset: offset, value: value)
+        case .constant, .databaseHash:
+            return .writeNotPermitted
+        case .stored(let o, let length, let capacity):
+            guard offset <= length else { return .invalidOffset }
+            guard offset + value.count <= capacity else { return .invalidAttributeValueLength }
+            for i in value.indices { values[o + offset + i] = value[i] }
+            attributes[Int(handle) - 1].storage = .stored(offset: o, length: offset + value.count, capacity: capacity)
+            delegate.storedValueWritten(handle: handle, connection: connection)
+            return nil
+        case .perLink(let o, let width):
+            guard connection >= 0, connection < linkCapacity else { return .unlikelyError }
+            let at = o + connection * width
+            if a.isType(GATTAttributeType.clientCharacteristicConfiguration) {
+                return writeClientConfiguration(handle, at: at, connection: connection, offset: offset,
+                                                value: value, delegate: &delegate)
+            }
+            return writeClientSupportedFeatures(at: at, offset: offset, value: value)
+        }
+    }
+
+    /// CCCD write (Part G 3.3.3.3): exactly two octets; bits for procedures the characteristic does
+    /// not support are dropped; the application hears about real changes only.
+    mutating func writeClientConfiguration<D: GATTServerDelegate>(
+        _ handle: UInt16, at: Int, connection: Int, offset: Int, value: Span<UInt8>, delegate: inout D
+    ) -> ATTErrorCode? {
+        guard offset == 0 else { return .invalidOffset }
+        guard value.count == 2 else { return .invalidAttributeValueLength }
+        let valueHandle = characteristicValue(forCCCD: handle)
+        var allowed: UInt16 = 0
+        if let v = attribute(valueHandle) {
+            if v.properties.contains(.notify) { allowed |= GATTClientConfiguration.notification.rawValue }
+            if v.properties.contains(.indicate) { allowed |= GATTClientConfiguration.indication.rawValue }
+        }
+        let new = (UInt16(value[0]) | UInt16(value[1]) << 8) & allowed
+        let old = UInt16(values[at]) | UInt16(values[at + 1]) << 8
+        values[at] = UInt8(truncatingIfNeeded: new)
+        values[at + 1] = UInt8(truncatingIfNeeded: new >> 8)
+        if new != old {
+            delegate.clientConfigurationChanged(valueHandle: valueHandle, connection: connection,
+                                                configuration: GATTClientConfiguration(rawValue: new))
+        }
+        return nil
+    }
+
+    /// Client Supported Features write (Part G 7.2): a client may set bits but never clear them
+    /// (Value Not Allowed). We keep the first octet, which holds every bit Core 5.4 defines.
+    mutating func writeClientSupportedFeatures(at: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
+        guard offset == 0 else { return .invalidOffset }
+        guard value.count >= 1 else { return .invalidAttributeValueLength }
+        let old = values[at]
+        let new = value[0] & 0x07
+        guard old & ~new == 0 else { return .valueNotAllowed }
+        values[at] = new
+        return nil
+    }
+
+    /// The characteristic value handle a CCCD belongs to (0 if none).
+    public func characteristicValue(forCCCD handle: UInt16) -> UInt16 {
+        var h = Int(handle) - 1
+        while h >= 1 {
+            if attributes[h - 1].cccdHandle == handle { return UInt16(truncatingIfNeeded: h) }
+            if attributes[h - 1].isType(GATTAttributeType.characteristic) { break }
+            h -= 1
+        }
+        return 0
+    }
+
+    /// How `connection` configured the characteristic whose value is at `valueHandle`.
+    public func clientConfiguration(valueHandle: UInt16, connection: Int) -> GATTClientConfiguration {
+        guard let a = attribute(valueHandle), a.cccdHandle != 0,
+              let r = storedSpan(a.cccdHandle, connection: connection) else { return GATTClientConfiguration(rawValue: 0) }
+        return GATTClientConfiguration(rawValue: UInt16(values[r.offset]) | UInt16(values[r.offset + 1]) << 8)
+    }
+
+    /// The Client Supported Features octet `connection` wrote (Part G 7.2).
+    public func clientSupportedFeatures(connection: Int) -> UInt8 {
+        guard let r = storedSpan(clientSupportedFeaturesHandle, connection: connection) else { return 0 }
+        return values[r.offset]
+    }
+
+    /// Forgets a link's CCCDs and Client Supported Features; call when the link goes down (values of
+    /// unbonded clients do not persist across connections, Part G 3.3.3.3).
+    public mutating func resetLink(_ connection: Int) {
+        guard connection >= 0, connection < linkCapacity else { return }
+        for i in 0..<count {
+            if case .perLink(let o, let w) = attributes[i].storage {
+                for k in 0..<w { values[o + connection * w + k] = 0 }
+            }
+        }
+    }
+
+    /// Replaces a stored value from the application side (e.g. a new payload); no permission checks.
+    public mutating func setValue(_ handle: UInt16, to value: Span<UInt8>) -> ATTErrorCode? {
+        guard let a = attribute(handle) else { return .invalidHandle }
+        guard case .stored(let o, _, let capacity) = a.storage else { return .writeNotPermitted }
+        guard value.count <= capacity else { return .invalidAttributeValueLength }
+        for i in value.indices { values[o + i] = value[i] }
+        attributes[Int(handle) - 1].storage = .stored(offset: o, length: value.count, capacity: capacity)
+        return nil
+    }
+
+    /// The Database Hash (Core 5.4 Vol 3 Part G 7.3.1): AES-CMAC, key all zeros, over each attribute
+    /// in handle order: handle, type and value for service, include, characteristic declarations and
+    /// Characteristic Extended Properties; handle and type only for the other GATT-defined descriptors
+    /// (0x2901–0x2905). Other attributes do not contribute. Returned little-endian, the order it is
+    /// read over ATT (the CMAC's first octet is its most significant).
+    public mutating func databaseHash() -> AES128.Block {
+        if hashIsValid { return hash }
+        var cmac = AESCMAC(key: InlineArray(repeating: 0))
+        for i in 0..<count {
+            let a = attributes[i]
+            guard let t = a.type.uuid16 else { continue }
+            let withValue: Bool
+            switch t {
+            case GATTAttributeType.primaryService, GATTAttributeType.secondaryService, GATTAttributeType.include,
+                 GATTAttributeType.characteristic, GATTAttributeType.characteristicExtendedProperties:
+                withValue = true
+            case GATTAttributeType.characteristicUserDescription...GATTAttributeType.characteristicAggregateFormat:
+                withValue = false
+            default:
+                continue
+            }
+            let handle = UInt16(truncatingIfNeeded: i + 1)
+            cmac.append(u16: handle)
+            cmac.append(u16: t)
+            if withValue, let r = storedSpan(handle, connection: 0) {
+                for k in r.offset..<(r.offset + r.length) { cmac.append(values[k]) }
+            }
+        }
+        let mac = cmac.finalize()
+        for k in 0..<16 { hash[k] = mac[15 - k] }
+        hashIsValid = true
+        return hash
+    }
+}
