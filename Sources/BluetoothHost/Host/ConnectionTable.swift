@@ -74,7 +74,7 @@ public enum ConnectionReceiveOutcome: Sendable, Equatable {
 }
 
 /// Fixed-capacity storage for live links, looked up by connection handle. `capacity` is the number
-/// of simultaneous links (Zephyr's hci_uart allows 16 by default configuration; at least 8 here),
+/// of simultaneous links (see `StandardConnectionTable`),
 /// `pduCapacity` the largest inbound L2CAP payload per link, `Extra` the upper-layer per-link state.
 public struct ConnectionTable<let capacity: Int, let pduCapacity: Int, Extra: ConnectionExtra> {
     public typealias Link = Connection<pduCapacity, Extra>
@@ -171,6 +171,10 @@ public struct ConnectionTable<let capacity: Int, let pduCapacity: Int, Extra: Co
         return .delivered(channel: channel, length: length)
     }
 }
+
+/// The table the host uses by default: 8 links (Zephyr's hci_uart may be built for up to 16) and
+/// inbound PDUs up to an ATT MTU of 247, which a 251-byte LE data length carries in one packet.
+public typealias StandardConnectionTable<Extra: ConnectionExtra> = ConnectionTable<8, 247, Extra>
 
 /// The identity and timing of a link, handed to upper layers with each PDU.
 public struct ConnectionSummary: Sendable, Equatable {
