@@ -120,3 +120,6 @@ enum CapturedACL {
         #expect(sink.bytes == [0x02, 0x00, 0x06, 0x00, 0x0A, 0x0B])
     }
 }
+
+/// The bytes of a `FixedBytes` as an array, for `#expect` (which cannot take a Span).
+func aclArray<let N: Int>(_ b: FixedBytes<N>) -> [UInt8] { (0..<b.count).map { b[$0] } }
