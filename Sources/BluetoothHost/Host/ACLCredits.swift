@@ -111,6 +111,26 @@ public struct ACLCredits<let links: Int> {
         return restored
     }
 
+    /// Applies a whole Number Of Completed Packets event given its parameters (after the event code
+    /// and length bytes): Num_Handles (u8), then that many (handle u16, count u16) pairs
+    /// (Core 5.4 Vol 4 Part E 7.7.19; the two arrays interleaved, as Zephyr's controller and Bumble
+    /// encode them). The event is length-checked before any credit is restored. Returns the credits
+    /// restored.
+    @discardableResult
+    public mutating func applyNumberOfCompletedPackets(_ parameters: Span<UInt8>) throws(DecodeError) -> Int {
+        var r = ByteReader(parameters)
+        let pairs = Int(try r.u8())
+        guard r.remaining == 4 * pairs else {
+            throw .badLength(field: "Num_Handles", declared: pairs, limit: r.remaining / 4)
+        }
+        var restored = 0
+        for _ in 0..<pairs {
+            let handle = try r.u16() & 0x0FFF
+            restored += completed(handle: handle, count: try r.u16())
+        }
+        return restored
+    }
+
     /// Stops tracking a handle on Disconnection Complete: the controller has flushed its packets, so
     /// all of them come back (Core 5.4 Vol 4 Part E 4.1.1, 7.7.5). Returns the number released.
     @discardableResult
