@@ -1,0 +1,185 @@
+/// Our role on a link, as LE Connection Complete reports it (Core 5.4 Vol 4 Part E 7.7.65.1).
+public enum ConnectionRole: UInt8, Sendable, Equatable {
+    case central = 0x00
+    case peripheral = 0x01
+}
+
+/// Per-link state owned by layers above L2CAP (e.g. the ATT bearer). The table creates it with
+/// `init()` when a link comes up and hands it back when the link goes down.
+public protocol ConnectionExtra {
+    init()
+}
+
+/// For tables that need no upper-layer state.
+public struct NoConnectionExtra: ConnectionExtra, Sendable, Equatable {
+    public init() {}
+}
+
+/// Connection timing as LE Connection Complete / Connection Update Complete report it
+/// (Core 5.4 Vol 4 Part E 7.7.65.1, 7.7.65.3).
+public struct ConnectionTiming: Sendable, Equatable {
+    /// Connection interval in units of 1.25 ms.
+    public var interval: UInt16
+    /// Peripheral latency in connection events.
+    public var latency: UInt16
+    /// Supervision timeout in units of 10 ms.
+    public var supervisionTimeout: UInt16
+
+    public init(interval: UInt16, latency: UInt16, supervisionTimeout: UInt16) {
+        self.interval = interval
+        self.latency = latency
+        self.supervisionTimeout = supervisionTimeout
+    }
+}
+
+/// One live LE link: identity, timing, inbound reassembly and upper-layer state.
+public struct Connection<let pduCapacity: Int, Extra: ConnectionExtra> {
+    public let handle: UInt16
+    public let role: ConnectionRole
+    public let peer: DeviceAddress
+    public var timing: ConnectionTiming
+    public var reassembler: ACLReassembler<pduCapacity>
+    public var extra: Extra
+
+    public init(handle: UInt16, role: ConnectionRole, peer: DeviceAddress, timing: ConnectionTiming) {
+        self.handle = handle
+        self.role = role
+        self.peer = peer
+        self.timing = timing
+        reassembler = ACLReassembler()
+        extra = Extra()
+    }
+}
+
+public enum ConnectionTableError: Error, Sendable, Equatable {
+    /// No free entry: the caller must disconnect this handle (Core 5.4 Vol 4 Part E 7.1.6) since the
+    /// host cannot serve it.
+    case full(capacity: Int)
+    /// The handle is already in the table (a controller bug or a missed Disconnection Complete).
+    case duplicateHandle(UInt16)
+    /// Outside 0x0000…0x0EFF (Core 5.4 Vol 4 Part E 5.4.2).
+    case invalidHandle(UInt16)
+}
+
+/// What feeding an inbound ACL packet to the table did.
+public enum ConnectionReceiveOutcome: Sendable, Equatable {
+    /// A fragment was stored; the PDU is not complete yet.
+    case incomplete
+    /// A whole PDU on this channel was handed to `deliver`.
+    case delivered(channel: L2CAPChannelID, length: Int)
+    /// No link with this handle (e.g. data racing a Disconnection Complete): dropped.
+    case unknownHandle(UInt16)
+    /// The reassembler refused the fragment; the PDU was dropped and the link stays up.
+    case dropped(ACLReassemblyError)
+}
+
+/// Fixed-capacity storage for live links, looked up by connection handle. `capacity` is the number
+/// of simultaneous links (see `StandardConnectionTable`),
+/// `pduCapacity` the largest inbound L2CAP payload per link, `Extra` the upper-layer per-link state.
+public struct ConnectionTable<let capacity: Int, let pduCapacity: Int, Extra: ConnectionExtra> {
+    public typealias Link = Connection<pduCapacity, Extra>
+
+    var entries: InlineArray<capacity, Link?>
+    public private(set) var count = 0
+    /// Inbound packets whose handle had no entry.
+    public private(set) var unknownHandlePackets = 0
+
+    public init() { entries = InlineArray(repeating: nil) }
+
+    public var isFull: Bool { count == capacity }
+    public var isEmpty: Bool { count == 0 }
+
+    func index(of handle: UInt16) -> Int? {
+        for i in 0..<capacity where entries[i]?.handle == handle { return i }
+        return nil
+    }
+
+    public func contains(handle: UInt16) -> Bool { index(of: handle) != nil }
+
+    /// Adds a link on LE (Enhanced) Connection Complete with success status.
+    public mutating func insert(handle: UInt16, role: ConnectionRole, peer: DeviceAddress,
+                                timing: ConnectionTiming) throws(ConnectionTableError) {
+        guard handle <= HCIACLDataHeader.maxHandle else { throw .invalidHandle(handle) }
+        guard index(of: handle) == nil else { throw .duplicateHandle(handle) }
+        for i in 0..<capacity where entries[i] == nil {
+            entries[i] = Link(handle: handle, role: role, peer: peer, timing: timing)
+            count += 1
+            return
+        }
+        throw .full(capacity: capacity)
+    }
+
+    /// Removes a link on Disconnection Complete and returns it, with its upper-layer state, so the
+    /// caller can release what it held. Nil if the handle was unknown.
+    public mutating func remove(handle: UInt16) -> Link? {
+        guard let i = index(of: handle) else { return nil }
+        let link = entries[i]
+        entries[i] = nil
+        count -= 1
+        return link
+    }
+
+    /// A copy of the link (use `update` to change it in place).
+    public subscript(handle handle: UInt16) -> Link? {
+        guard let i = index(of: handle) else { return nil }
+        return entries[i]
+    }
+
+    /// Runs `body` on the stored link for `handle`; nil when there is none.
+    public mutating func update<R>(handle: UInt16, _ body: (inout Link) -> R) -> R? {
+        guard let i = index(of: handle) else { return nil }
+        // `&entries[i]!` mutates the stored link in place (no copy of its reassembly buffer).
+        return body(&entries[i]!)
+    }
+
+    /// The handle in table position `position` (0..<capacity), for iterating without an array.
+    public func handle(at position: Int) -> UInt16? {
+        guard position >= 0 && position < capacity else { return nil }
+        return entries[position]?.handle
+    }
+
+    /// Feeds one inbound ACL packet to its link's reassembler; when it completes a PDU, calls
+    /// `deliver` with the link, the channel and the payload (valid only during the call).
+    public mutating func receive(
+        _ packet: borrowing HCIACLDataPacket,
+        deliver: (_ extra: inout Extra, _ link: ConnectionSummary, _ channel: L2CAPChannelID,
+                  _ payload: Span<UInt8>) -> Void
+    ) -> ConnectionReceiveOutcome {
+        let handle = packet.handle
+        guard let i = index(of: handle) else {
+            unknownHandlePackets += 1
+            return .unknownHandle(handle)
+        }
+        return Self.feed(&entries[i]!, packet, deliver)
+    }
+
+    static func feed(
+        _ link: inout Link, _ packet: borrowing HCIACLDataPacket,
+        _ deliver: (inout Extra, ConnectionSummary, L2CAPChannelID, Span<UInt8>) -> Void
+    ) -> ConnectionReceiveOutcome {
+        let result: ACLReassemblyResult
+        do {
+            result = try link.reassembler.receive(packet)
+        } catch {
+            return .dropped(error)
+        }
+        guard case .complete(let channel, let length) = result else { return .incomplete }
+        let summary = ConnectionSummary(handle: link.handle, role: link.role, peer: link.peer, timing: link.timing)
+        // Disjoint stored properties of one inout link: the payload borrows the reassembler while
+        // the upper layer mutates its own state.
+        deliver(&link.extra, summary, channel, link.reassembler.payload)
+        return .delivered(channel: channel, length: length)
+    }
+}
+
+/// The table the host uses by default: 8 links (Zephyr's hci_uart may be built for up to 16) and
+/// inbound PDUs up to an ATT MTU of 247, which a 251-byte LE data length carries in one packet.
+public typealias StandardConnectionTable<Extra: ConnectionExtra> = ConnectionTable<8, 247, Extra>
+
+/// The identity and timing of a link, handed to upper layers with each PDU.
+public struct ConnectionSummary: Sendable, Equatable {
+    public let handle: UInt16
+    public let role: ConnectionRole
+    public let peer: DeviceAddress
+    public let timing: ConnectionTiming
+}

@@ -1,0 +1,51 @@
+/// Where an inbound LE-U PDU went.
+public enum L2CAPInbound: Sendable, Equatable {
+    /// Attribute protocol: the caller hands the payload to the link's ATT bearer.
+    case att
+    /// LE signalling: handled; a reply, if written, goes back on CID 0x0005.
+    case signaling(L2CAPSignalingAction)
+    /// Security Manager: handled; a reply, if written, goes back on CID 0x0006.
+    case smp(SMPOutcome)
+    /// A channel we do not serve (dynamic channels are never opened): dropped.
+    case unknownChannel(L2CAPChannelID)
+
+    /// The channel on which any reply written during routing must be sent.
+    public var replyChannel: L2CAPChannelID? {
+        switch self {
+        case .signaling: return .leSignaling
+        case .smp: return .smp
+        case .att, .unknownChannel: return nil
+        }
+    }
+}
+
+/// Fixed-channel dispatch on LE-U (Core 5.4 Vol 3 Part A 2.1, Table 2.3): ATT 0x0004 to the caller,
+/// LE signalling 0x0005 and SMP 0x0006 handled here, anything else dropped and counted.
+public struct L2CAPFixedChannelRouter: Sendable {
+    public private(set) var attPDUs = 0
+    public private(set) var signalingPDUs = 0
+    public private(set) var smpPDUs = 0
+    public private(set) var unknownChannelPDUs = 0
+
+    public init() {}
+
+    /// Routes one complete B-frame payload. Replies (without basic header) are written to `reply`;
+    /// send them on `result.replyChannel`. A 23-byte buffer is always enough.
+    public mutating func route<S: ByteSink>(channel: L2CAPChannelID, payload: Span<UInt8>, role: ConnectionRole,
+                                            reply: inout S) -> L2CAPInbound {
+        switch channel {
+        case .att:
+            attPDUs += 1
+            return .att
+        case .leSignaling:
+            signalingPDUs += 1
+            return .signaling(L2CAPSignalingHandler.handle(payload, role: role, reply: &reply))
+        case .smp:
+            smpPDUs += 1
+            return .smp(SMPPairingRefusal.handle(payload, reply: &reply))
+        default:
+            unknownChannelPDUs += 1
+            return .unknownChannel(channel)
+        }
+    }
+}
