@@ -12,6 +12,7 @@ struct HeraldCommand: ParsableCommand {
     /// Every subcommand, in the order `herald --help` lists them. Add new ones here.
     static let all: [ParsableCommand.Type] = [
         VersionCommand.self,
+        FlashCommand.self,
     ]
 }
 
