@@ -1,73 +1,94 @@
 import CSerialPort
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// `DFUByteLink` over a serial port through libserialport. The nRF52840 Dongle's bootloader is a USB
+/// `DFUByteLink` over a serial port, with POSIX termios. The nRF52840 Dongle's bootloader is a USB
 /// CDC ACM device, so baud rate and flow control do not matter on the wire, but DTR does: it is asserted
 /// (as pyserial-based nrfutil does on open) so the device sees a host present.
-/// (The transports helper is adding a general serial transport and `listSerialPorts()`; once merged
-/// this file can use them. Kept separate here so the flasher builds on its own.)
+/// POSIX rather than libserialport for the I/O because libserialport refuses ports it cannot find in
+/// sysfs, pseudo-terminals included, and the tests run the bootloader simulator on a pty.
+/// (The transports helper is adding a general serial transport; once merged this file can use it.)
 public final class DFUSerialLink: DFUByteLink {
     public let path: String
-    private var port: OpaquePointer?
+    private var fd: Int32 = -1
     /// Non-fatal setup problems (e.g. DTR unsupported on a pseudo-terminal).
     public private(set) var warnings: [String] = []
 
-    public init(path: String, baud: Int32 = 115_200, assertDTR: Bool = true) throws(DFUError) {
+    public init(path: String, assertDTR: Bool = true) throws(DFUError) {
         self.path = path
-        var p: OpaquePointer?
-        guard sp_get_port_by_name(path, &p) == SP_OK, let p else { throw .port("no serial port \(path)") }
-        guard sp_open(p, SP_MODE_READ_WRITE) == SP_OK else {
-            let why = Self.lastError()
-            sp_free_port(p)
-            throw .port("cannot open \(path): \(why)\(why.contains("ermission") ? " — add yourself to the dialout group (sudo usermod -aG dialout $USER, then log in again)" : "")")
+        let fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK)
+        guard fd >= 0 else {
+            let e = errno
+            let why = String(cString: strerror(e))
+            throw .port("cannot open \(path): \(why)\(e == EACCES ? " — add yourself to the dialout group (sudo usermod -aG dialout $USER, then log in again)" : "")")
         }
-        port = p
-        if sp_set_baudrate(p, baud) != SP_OK { warnings.append("baud rate not set: \(Self.lastError())") }
-        _ = sp_set_bits(p, 8)
-        _ = sp_set_parity(p, SP_PARITY_NONE)
-        _ = sp_set_stopbits(p, 1)
-        if sp_set_flowcontrol(p, SP_FLOWCONTROL_NONE) != SP_OK { warnings.append("flow control not set: \(Self.lastError())") }
-        if assertDTR && sp_set_dtr(p, SP_DTR_ON) != SP_OK {
-            warnings.append("could not assert DTR on \(path) (\(Self.lastError())); a pseudo-terminal has none")
+        self.fd = fd
+        var t = termios()
+        if tcgetattr(fd, &t) == 0 {
+            cfmakeraw(&t)
+            t.c_cflag |= tcflag_t(CLOCAL | CREAD)
+            t.c_cflag &= ~tcflag_t(CRTSCTS)
+            cfsetispeed(&t, speed_t(B115200))
+            cfsetospeed(&t, speed_t(B115200))
+            if tcsetattr(fd, TCSANOW, &t) != 0 { warnings.append("could not configure \(path): \(String(cString: strerror(errno)))") }
+        } else {
+            warnings.append("\(path) is not a terminal device")
         }
-        _ = sp_flush(p, SP_BUF_BOTH)
+        if assertDTR {
+            var bits = Int32(TIOCM_DTR)
+            if ioctl(fd, UInt(TIOCMBIS), &bits) != 0 {
+                warnings.append("could not assert DTR on \(path) (\(String(cString: strerror(errno)))); a pseudo-terminal has none")
+            }
+        }
+        tcflush(fd, TCIOFLUSH)
     }
 
     deinit { close() }
 
     public func close() {
-        if let port {
-            sp_close(port)
-            sp_free_port(port)
-        }
-        port = nil
+        if fd >= 0 { _ = Glibc.close(fd) }
+        fd = -1
+    }
+
+    private func gone(_ what: String, _ e: Int32) -> DFUError {
+        .deviceDisappeared(detail: "\(what) \(path) failed: \(String(cString: strerror(e)))", firmwareOffset: nil, firmwareSize: nil)
     }
 
     public func write(_ bytes: [UInt8]) throws(DFUError) {
-        guard let port else { throw .port("\(path) is closed") }
+        guard fd >= 0 else { throw .port("\(path) is closed") }
         var done = 0
+        let deadline = Date().addingTimeInterval(2)
         while done < bytes.count {
-            let n = bytes[done...].withUnsafeBufferPointer { sp_blocking_write(port, $0.baseAddress, $0.count, 2000) }
-            if n.rawValue < 0 { throw .deviceDisappeared(detail: "write to \(path) failed: \(Self.lastError())", firmwareOffset: nil, firmwareSize: nil) }
-            if n.rawValue == 0 { throw .port("write to \(path) timed out (device not reading?)") }
-            done += Int(n.rawValue)
+            let n = bytes[done...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if n > 0 { done += n; continue }
+            let e = errno
+            if n < 0 && (e == EAGAIN || e == EINTR) {
+                if Date() > deadline { throw .port("write to \(path) timed out (device not reading?)") }
+                var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&pfd, 1, 50)
+                continue
+            }
+            throw gone("write to", e)
         }
     }
 
     public func read(timeoutMs: Int) throws(DFUError) -> [UInt8] {
-        guard let port else { throw .port("\(path) is closed") }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let n = buffer.withUnsafeMutableBytes { sp_blocking_read_next(port, $0.baseAddress, $0.count, UInt32(max(1, timeoutMs))) }
-        if n.rawValue < 0 {
-            throw .deviceDisappeared(detail: "read from \(path) failed: \(Self.lastError())", firmwareOffset: nil, firmwareSize: nil)
+        guard fd >= 0 else { throw .port("\(path) is closed") }
+        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let r = poll(&pfd, 1, Int32(clamping: max(1, timeoutMs)))
+        if r < 0 {
+            if errno == EINTR { return [] }
+            throw gone("poll on", errno)
         }
-        return Array(buffer[0..<Int(n.rawValue)])
-    }
-
-    static func lastError() -> String {
-        guard let m = sp_last_error_message() else { return "unknown error" }
-        defer { sp_free_error_message(m) }
-        return String(cString: m)
+        if r == 0 { return [] }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        if n > 0 { return Array(buffer[0..<n]) }
+        if n < 0 && (errno == EAGAIN || errno == EINTR) { return [] }
+        // Readable but 0 bytes (hang-up) or an error such as EIO/ENODEV: the device went away.
+        throw gone("read from", n == 0 ? EIO : errno)
     }
 }
 
