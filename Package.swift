@@ -34,9 +34,15 @@ let package = Package(
             pkgConfig: "libserialport",
             providers: [.apt(["libserialport-dev"])]
         ),
+        // zlib: CRC-32 and raw inflate for Nordic DFU packages (ZIP files nrfutil writes).
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
         .target(
             name: "HeraldRuntime",
-            dependencies: ["BluetoothHost", "Herald", "CSerialPort"],
+            dependencies: ["BluetoothHost", "Herald", "CSerialPort", "CZlib"],
             swiftSettings: coreSettings
         ),
         .executableTarget(

@@ -17,6 +17,7 @@ struct HeraldCommand: ParsableCommand {
         PortsCommand.self,
         KeysCommand.self,
         MatchCommand.self,
+        FlashCommand.self,
     ]
 }
 
