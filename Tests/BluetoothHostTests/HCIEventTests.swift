@@ -230,3 +230,58 @@ private func parseMeta<T>(_ bytes: [UInt8], _ body: (HCILEMetaEvent) throws(Deco
         }
     }
 }
+
+/// Every proper prefix of a real packet must be refused with a typed error (never accepted, never a trap).
+@Suite struct HCIEventTruncationTests {
+    /// Runs the parser that matches the event on the first `n` parameter octets; true if it threw.
+    private func rejects(_ full: [UInt8], prefix n: Int) -> Bool {
+        let code = full[0]
+        let params = Array(full[2..<(2 + n)])
+        do {
+            switch code {
+            case HCIEventCode.commandComplete:
+                let cc = try HCICommandCompleteEvent(parsing: params.span)
+                do { _ = try cc.decode(HCIReadLocalVersionInformation.self) } catch { return true }
+            case HCIEventCode.commandStatus: _ = try HCICommandStatusEvent(parsing: params.span)
+            case HCIEventCode.disconnectionComplete: _ = try HCIDisconnectionCompleteEvent(parsing: params.span)
+            case HCIEventCode.numberOfCompletedPackets: _ = try HCINumberOfCompletedPacketsEvent(parsing: params.span).count
+            case HCIEventCode.leMeta:
+                let m = try HCILEMetaEvent(parsing: params.span)
+                switch m.subevent {
+                case HCILESubeventCode.connectionComplete: _ = try HCILEConnectionCompleteEvent(m)
+                case HCILESubeventCode.advertisingSetTerminated: _ = try HCILEAdvertisingSetTerminatedEvent(m)
+                case HCILESubeventCode.extendedAdvertisingReport:
+                    var it = try HCILEExtendedAdvertisingReportEvent(m)
+                    while let r = try it.next() { _ = r.kind }
+                default: return false
+                }
+            default: return false
+            }
+        } catch {
+            return true
+        }
+        return false
+    }
+
+    @Test(arguments: [
+        "0e0c 01 0110 00 09 0000 09 ffff 0000",
+        "0f04 00 01 0d20",
+        "0504 00 0100 13",
+        "1305 01 0100 0100",
+        "3e13 01 00 0100 00 01 f5f4f3f2f1f0 0c00 0000 4800 00",
+        "3e06 12 00 00 0100 00",
+        "3e39 0d 01 0800 01 f5f4f3f2f1f0 01 01 00 00 ce 0000 00 000000000000 1f 02010611079bfd5bd672451e80d3424647af32814209fffaff47bc67741cca",
+    ])
+    func everyPrefixIsRejected(_ eventHex: String) throws {
+        let full = hex(eventHex)
+        #expect(!rejects(full, prefix: full.count - 2))  // the whole packet parses
+        for n in 0..<(full.count - 2) {
+            #expect(rejects(full, prefix: n), "prefix of \(n) octets accepted")
+            // The packet layer itself notices the missing octets.
+            let cut = Array(full[0..<(2 + n)])
+            #expect(throws: DecodeError.truncated(needed: full.count, available: cut.count)) {
+                _ = try HCIEventPacket(parsing: cut.span).code
+            }
+        }
+    }
+}
