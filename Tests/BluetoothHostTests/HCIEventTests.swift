@@ -68,6 +68,12 @@ private func parseMeta<T>(_ bytes: [UInt8], _ body: (HCILEMetaEvent) throws(Deco
         }
     }
 
+    @Test func statusNames() {
+        #expect(HCIStatus.commandDisallowed.specificationName?.description == "Command Disallowed")
+        #expect(HCIStatus(rawValue: 0x3E).specificationName?.description == "Connection Failed to be Established / Synchronization Timeout")
+        #expect(HCIStatus(rawValue: 0x2B).specificationName == nil && HCIStatus(rawValue: 0xFF).specificationName == nil)
+    }
+
     @Test func commandStatusFromCapture() throws {
         let s = try HCICommandStatusEvent(try HCIEventPacket(parsing: hex("0f04 00 01 0d20").span))
         #expect(s.status == .success && s.numHCICommandPackets == 1 && s.opcode == HCILECreateConnection.opcode)
