@@ -124,6 +124,12 @@ public struct HCICommandStatusEvent: Equatable, Sendable {
     public var numHCICommandPackets: UInt8
     public var opcode: HCIOpcode
 
+    public init(status: HCIStatus, numHCICommandPackets: UInt8, opcode: HCIOpcode) {
+        self.status = status
+        self.numHCICommandPackets = numHCICommandPackets
+        self.opcode = opcode
+    }
+
     public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
         var r = ByteReader(parameters)
         status = HCIStatus(rawValue: try r.u8())
@@ -144,6 +150,12 @@ public struct HCIDisconnectionCompleteEvent: Equatable, Sendable {
     public var status: HCIStatus
     public var handle: UInt16
     public var reason: HCIStatus
+
+    public init(status: HCIStatus, handle: UInt16, reason: HCIStatus) {
+        self.status = status
+        self.handle = handle
+        self.reason = reason
+    }
 
     public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
         var r = ByteReader(parameters)
