@@ -14,9 +14,16 @@ struct ControllerOptions: ParsableArguments {
     @Option(name: .long, help: "Write a btsnoop capture (H4, both directions) to this file.")
     var btsnoop: String?
 
-    /// Opens the transport and the capture. Errors are reported and mapped to exit codes:
-    /// 2 for a port that does not exist or a bad spec.
-    func openSession() throws -> ControllerSession {
+    /// Opens the transport and the capture and builds a session around `stack`. Errors become
+    /// exit status 2: a port that does not exist, a bad spec, an unwritable capture.
+    func openSession<App: LEApplication, let L: Int, let A: Int, let V: Int>(
+        _ stack: BluetoothStack<App, L, A, V>
+    ) throws -> StackSession<App, L, A, V> {
+        let (link, snoop) = try openLink()
+        return StackSession(transport: link, snoop: snoop, stack: stack)
+    }
+
+    func openLink() throws -> (HCITransport, BTSnoopWriter?) {
         let profile = try selectedBoard()
         let spec: TransportSpec
         if let transport {
@@ -47,7 +54,7 @@ struct ControllerOptions: ParsableArguments {
                 throw CLIError(exitCode: 2, message: "cannot write btsnoop capture \(btsnoop): \(error)")
             }
         }
-        return ControllerSession(transport: link, snoop: snoop)
+        return (link, snoop)
     }
 
     private func selectedBoard() throws -> BoardProfile? {
@@ -70,31 +77,37 @@ struct CLIError: Error, CustomStringConvertible {
     var description: String { message }
 }
 
-/// Runs bring-up to completion, or throws the CLI error the user should see.
-struct BringUpWaiter: HostDelegate {
-    var ready: ControllerInfo?
-    var failure: ControllerFailure?
-    mutating func hostDidBecomeReady(_ info: ControllerInfo) { ready = info }
-    mutating func hostControllerDidFail(_ f: ControllerFailure) { failure = f }
+extension StackSession {
+    /// Brings the controller up; exit status 3 when it never answers or fails.
+    func bringUp(limit: UInt64 = 15_000) throws -> ControllerInfo {
+        try start()
+        try run(deadline: MonotonicClock.now() + limit) { s in
+            switch s.stack.hci.state {
+            case .ready, .failed: return .stop
+            default: return .keepRunning
+            }
+        }
+        switch stack.hci.state {
+        case .ready:
+            return stack.hci.info
+        case .failed(.noResponse(let resets)):
+            throw CLIError(exitCode: 3, message: "no HCI response on \(transport.name) after \(resets) resets; is it running the hci_uart image?")
+        case .failed(let f):
+            throw CLIError(exitCode: 3, message: "controller on \(transport.name) failed during bring-up: \(ControllerDescriptions.failureDescription(f))")
+        default:
+            throw CLIError(exitCode: 3, message: "controller on \(transport.name) did not finish bring-up in \(limit / 1000) s")
+        }
+    }
 }
 
-extension ControllerSession {
-    /// Brings the controller up; exit status 3 when it never answers.
-    func bringUp() throws -> ControllerInfo {
-        try start()
-        var waiter = BringUpWaiter()
-        try run(delegate: &waiter, deadline: MonotonicClock.now() + 15_000) { d, _ in
-            d.ready != nil || d.failure != nil ? .stop : .keepRunning
-        }
-        if let info = waiter.ready { return info }
-        switch waiter.failure {
-        case .noResponse(let resets)?:
-            throw CLIError(exitCode: 3, message: "no HCI response on \(transport.name) after \(resets) resets; is it running the hci_uart image?")
-        case let f?:
-            throw CLIError(exitCode: 3, message: "controller on \(transport.name) failed during bring-up: \(ControllerDescriptions.failureDescription(f))")
-        case nil:
-            throw CLIError(exitCode: 3, message: "controller on \(transport.name) did not finish bring-up in 15 s")
-        }
+/// An application that does nothing: for commands that only need the controller.
+struct NoApplication: LEApplication {}
+
+/// The smallest GATT database (GAP and GATT services only), for commands that serve nothing.
+func minimalDatabase() throws -> GATTDatabase<16, 128, 1> {
+    let name: [UInt8] = Array("herald".utf8)
+    do { return try GATTDatabase<16, 128, 1>(deviceName: name.span) } catch {
+        throw CLIError(exitCode: 1, message: "internal error building the GATT database: \(error)")
     }
 }
 

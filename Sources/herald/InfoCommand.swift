@@ -14,8 +14,10 @@ struct InfoCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
-            let session = try controller.openSession()
-            defer { session.snoop?.close(); session.transport.close() }
+            let stack = BluetoothStack(configuration: StackSession<NoApplication, 1, 16, 128>.defaultConfiguration(),
+                                       database: try minimalDatabase(), app: NoApplication())
+            let session = try controller.openSession(stack)
+            defer { session.close() }
             let info = try session.bringUp()
             let report = ControllerReport(info: info, transport: session.transport.name)
             if json {

@@ -16,33 +16,31 @@ struct ScanCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
-            let session = try controller.openSession()
-            defer { session.snoop?.close(); session.transport.close() }
-            let info = try session.bringUp()
-            // Scan continuously: interval = window = 100 ms (Core 5.4 Vol 4 Part E 7.8.10 units of 0.625 ms).
-            try session.send(HCILESetScanParameters(
-                scanType: active ? .active : .passive, interval: 0x00A0, window: 0x00A0,
-                ownAddressType: info.addressType == .publicDevice ? .publicAddress : .randomAddress,
-                filterPolicy: .acceptAll), tag: .gap)
-            try session.send(HCILESetScanEnable(enable: true, filterDuplicates: false), tag: .gap)
+            let printer = ReportPrinter(json: json, active: active)
+            let stack = BluetoothStack(configuration: StackSession<ReportPrinter, 1, 16, 128>.defaultConfiguration(),
+                                       database: try minimalDatabase(), app: printer)
+            let session = try controller.openSession(stack)
+            defer { session.close() }
+            _ = try session.bringUp()
             let stop = SignalFlag.install()
-            var printer = ReportPrinter(json: json)
             let deadline = duration.map { MonotonicClock.now() + UInt64($0 * 1000) }
-            try session.run(delegate: &printer, deadline: deadline) { p, _ in
-                if let failure = p.failure { throw CLIError(exitCode: 4, message: "controller failed: \(ControllerDescriptions.failureDescription(failure))") }
+            try session.run(deadline: deadline) { s in
+                if case .failed(let f) = s.stack.hci.state {
+                    throw CLIError(exitCode: 4, message: "controller failed: \(ControllerDescriptions.failureDescription(f))")
+                }
                 return stop.isSet ? .stop : .keepRunning
             }
-            try? session.send(HCILESetScanEnable(enable: false, filterDuplicates: false), tag: .gap)
-            FileHandle.standardError.write(Data("scan: \(printer.count) reports\n".utf8))
+            try? session.perform { $0.control.stopScanning() }
+            FileHandle.standardError.write(Data("scan: \(session.app.count) reports\n".utf8))
         }
     }
 }
 
-/// Prints reports as they arrive.
-struct ReportPrinter: HostDelegate {
+/// Scans from bring-up on and prints each report as it arrives.
+struct ReportPrinter: LEApplication {
     let json: Bool
+    let active: Bool
     var count = 0
-    var failure: ControllerFailure?
     let encoder: JSONEncoder = {
         let e = JSONEncoder()
         e.outputFormatting = [.sortedKeys]
@@ -50,7 +48,12 @@ struct ReportPrinter: HostDelegate {
         return e
     }()
 
-    mutating func hostDidReceive(advertisingReport: borrowing AdvertisingReport) {
+    mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout StackControl) {
+        // Continuous: interval = window = 100 ms (Core 5.4 Vol 4 Part E 7.8.10, units of 0.625 ms).
+        control.startScanning(active: active)
+    }
+
+    mutating func stackDidReceive(advertisingReport: borrowing AdvertisingReport, now: UInt64, control: inout StackControl) {
         let record = AdvertisementRecord(advertisingReport)
         count += 1
         if json, let data = try? encoder.encode(record) {
@@ -60,6 +63,4 @@ struct ReportPrinter: HostDelegate {
         }
         fflush(nil)
     }
-
-    mutating func hostControllerDidFail(_ f: ControllerFailure) { failure = f }
 }

@@ -1,8 +1,5 @@
 /// Our role on a link, as LE Connection Complete reports it (Core 5.4 Vol 4 Part E 7.7.65.1).
-public enum ConnectionRole: UInt8, Sendable, Equatable {
-    case central = 0x00
-    case peripheral = 0x01
-}
+public typealias ConnectionRole = HCIRole
 
 /// Per-link state owned by layers above L2CAP (e.g. the ATT bearer). The table creates it with
 /// `init()` when a link comes up and hands it back when the link goes down.

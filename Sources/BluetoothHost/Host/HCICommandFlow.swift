@@ -1,6 +1,13 @@
-/// Where the core writes whole H4 packets (indicator included) bound for the controller.
+/// Where the core writes whole H4 packets (indicator included) bound for the controller. It also
+/// sees every whole packet received, before the host acts on it, so a runtime can capture both
+/// directions (btsnoop) in one place.
 public protocol H4Output {
     mutating func send(h4 packet: Span<UInt8>)
+    mutating func didReceive(h4 packet: Span<UInt8>)
+}
+
+extension H4Output {
+    public mutating func didReceive(h4 packet: Span<UInt8>) {}
 }
 
 /// Who asked for a command, so its completion can be routed without closures.
@@ -82,6 +89,17 @@ public struct HCICommandFlow<let slots: Int> {
         queue[(head + queuedCount) % slots] = QueuedCommand(opcode: C.opcode, tag: tag, timeout: timeout ?? self.timeout, packet: packet)
         queuedCount += 1
     }
+
+    /// Queues a command that was encoded elsewhere (the application's deferred commands).
+    mutating func enqueue(encoded command: QueuedCommand) throws(CommandQueueError) {
+        guard queuedCount < slots else { throw .queueFull }
+        var c = command
+        if c.timeout == 0 { c.timeout = timeout }
+        queue[(head + queuedCount) % slots] = c
+        queuedCount += 1
+    }
+
+    public var freeSlots: Int { slots - queuedCount }
 
     /// Sends the next command if the controller has a credit and nothing is outstanding.
     public mutating func pump<O: H4Output>(now: UInt64, to output: inout O) {

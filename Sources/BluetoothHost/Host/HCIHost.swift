@@ -16,8 +16,6 @@ public protocol HostDelegate {
     mutating func hostDidReceive(event: borrowing HCIEventPacket)
     /// An ACL data packet, without its H4 indicator.
     mutating func hostDidReceive(acl: Span<UInt8>)
-    /// Every whole H4 packet received, indicator included, before the host acts on it (for capture).
-    mutating func hostDidFrame(packet: Span<UInt8>)
 }
 
 extension HostDelegate {
@@ -28,7 +26,6 @@ extension HostDelegate {
     public mutating func hostDidReceive(advertisingReport: borrowing AdvertisingReport) {}
     public mutating func hostDidReceive(event: borrowing HCIEventPacket) {}
     public mutating func hostDidReceive(acl: Span<UInt8>) {}
-    public mutating func hostDidFrame(packet: Span<UInt8>) {}
 }
 
 public struct HostConfiguration: Sendable {
@@ -97,6 +94,23 @@ public struct HCIHost {
         commands.pump(now: now, to: &output)
     }
 
+    /// Moves commands the application queued into the command queue, as far as there is room;
+    /// the rest stay in `control` for the next call.
+    mutating func takeCommands<O: H4Output>(from control: inout StackControl, now: UInt64, output: inout O) {
+        var taken = 0
+        while taken < control.commandCount, commands.freeSlots > 0, let c = control.commands[taken] {
+            var command = c
+            if command.opcode.isVendorSpecific { command.timeout = configuration.vendorCommandTimeout }
+            do throws(CommandQueueError) { try commands.enqueue(encoded: command) } catch { break }
+            taken += 1
+        }
+        if taken > 0 {
+            for i in 0..<control.commandCount { control.commands[i] = i + taken < control.commandCount ? control.commands[i + taken] : nil }
+            control.commandCount -= taken
+        }
+        commands.pump(now: now, to: &output)
+    }
+
     /// The next time `tick` must run, if any timer is armed.
     public var nextDeadline: UInt64? {
         var d = commands.deadline
@@ -152,7 +166,7 @@ public struct HCIHost {
     private mutating func handlePacket<D: HostDelegate, O: H4Output>(
         type: H4PacketType, _ packet: Span<UInt8>, now: UInt64, delegate: inout D, output: inout O
     ) {
-        delegate.hostDidFrame(packet: packet)
+        output.didReceive(h4: packet)
         let body = packet.extracting(1..<packet.count)
         switch type {
         case .event:

@@ -1,0 +1,92 @@
+/// The whole host: the controller-facing `HCIHost` and everything above it in `LEStack`, side by side.
+///
+/// Keeping the two as sibling values is what makes the design work without references: while
+/// `hci` delivers an event, `le` is its delegate, and whatever `le` or the application wants sent is
+/// queued in `le.control` and flushed into `hci` (commands) and the output (ACL data) once the call
+/// returns. Runtime and firmware drive this type: bytes and time in, H4 packets out.
+public struct BluetoothStack<App: LEApplication, let links: Int, let attributes: Int, let values: Int> {
+    public var hci: HCIHost
+    public var le: LEStack<App, links, attributes, values>
+
+    public init(configuration: HostConfiguration, database: GATTDatabase<attributes, values, links>, app: App,
+                maximumMTU: UInt16 = ATTMTU.defaultMaximum) {
+        hci = HCIHost(configuration: configuration)
+        le = LEStack(app: app, database: database, maximumMTU: maximumMTU)
+    }
+
+    public var app: App {
+        get { le.app }
+        _modify { yield &le.app }
+    }
+
+    /// Starts (or restarts) bring-up.
+    public mutating func start<O: H4Output>(now: UInt64, output: inout O) {
+        le.now = now
+        if le.isReady || !le.connections.isEmpty { le.hostControllerDidFail(.noResponse(resets: 0)) }
+        hci.start(now: now, output: &output)
+    }
+
+    public mutating func receive<O: H4Output>(_ bytes: Span<UInt8>, now: UInt64, output: inout O) {
+        le.now = now
+        hci.receive(bytes, now: now, delegate: &le, output: &output)
+        flush(now: now, output: &output)
+    }
+
+    /// Runs every timer that is due (call at `nextDeadline`).
+    public mutating func tick<O: H4Output>(now: UInt64, output: inout O) {
+        le.now = now
+        if let d = hci.nextDeadline, now >= d { hci.tick(now: now, delegate: &le, output: &output) }
+        le.tick(now: now)
+        flush(now: now, output: &output)
+    }
+
+    public var nextDeadline: UInt64? {
+        switch (hci.nextDeadline, le.nextDeadline) {
+        case let (a?, b?): return min(a, b)
+        case let (a?, nil): return a
+        case let (nil, b?): return b
+        case (nil, nil): return nil
+        }
+    }
+
+    /// Lets the caller act on the application and the stack from outside any callback (a CLI command,
+    /// a firmware button), then sends what it queued.
+    public mutating func perform<O: H4Output, R>(
+        now: UInt64, output: inout O, _ body: (inout LEStack<App, links, attributes, values>) -> R
+    ) -> R {
+        le.now = now
+        let result = body(&le)
+        flush(now: now, output: &output)
+        return result
+    }
+
+    /// Sends queued commands and as much ACL data as the controller has buffers for. The stack never
+    /// leaves the wire idle while it holds both credits and data.
+    mutating func flush<O: H4Output>(now: UInt64, output: inout O) {
+        guard hci.isReady else { return }
+        hci.takeCommands(from: &le.control, now: now, output: &output)
+        var splitter = H4PacketSplitter(output: output)
+        le.control.acl.drain(credits: &le.control.credits, into: &splitter)
+        output = splitter.output
+    }
+}
+
+/// Turns a stream of whole H4 packets written byte by byte into one `send` per packet, so captures
+/// and UART drivers see packet boundaries.
+struct H4PacketSplitter<O: H4Output>: ByteSink {
+    var output: O
+    var packet = FixedBytes<260>()
+
+    mutating func append(_ byte: UInt8) {
+        packet.append(byte)
+        guard let total = expectedLength, packet.count == total else { return }
+        output.send(h4: packet.span)
+        packet.removeAll()
+    }
+
+    /// Whole packet length once its header is in (ACL: indicator, handle, 16-bit length).
+    private var expectedLength: Int? {
+        guard packet.count >= 5, packet[0] == H4PacketType.acl.rawValue else { return nil }
+        return 5 + (Int(packet[3]) | Int(packet[4]) << 8)
+    }
+}

@@ -1,0 +1,59 @@
+/// What runs on top of the stack: a GATT server's delegate plus the GAP and link events.
+///
+/// Every method has a default that ignores the call. Each receives the `StackControl` through which
+/// it may act (connect, advertise, send ATT PDUs); nothing is sent until the callback returns.
+public protocol LEApplication: GATTServerDelegate {
+    /// The controller is up; `info` says what it is and which address we use.
+    mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout StackControl)
+    /// The controller failed; every link is gone. The runtime restarts bring-up.
+    mutating func stackControllerDidFail(_ failure: ControllerFailure, now: UInt64, control: inout StackControl)
+    mutating func stackDidReceive(advertisingReport: borrowing AdvertisingReport, now: UInt64, control: inout StackControl)
+    /// A link came up, in either role.
+    mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl)
+    /// Our LE Create Connection to `peer` failed or timed out (status 0x08 Connection Timeout then).
+    mutating func stackDidFailToConnect(to peer: DeviceAddress, status: HCIStatus, now: UInt64, control: inout StackControl)
+    mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl)
+    /// An ATT PDU for the client role (responses, notifications, indications) on `handle`.
+    mutating func stackDidReceiveATT(handle: UInt16, pdu: Span<UInt8>, now: UInt64, control: inout StackControl)
+    /// The peer confirmed our indication of `attribute`.
+    mutating func stackIndicationConfirmed(handle: UInt16, attribute: UInt16, now: UInt64, control: inout StackControl)
+    /// A command the application sent completed (tags `.application` and its own).
+    mutating func stackCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus,
+                                          returnParameters: Span<UInt8>, control: inout StackControl)
+    /// Events the stack does not consume.
+    mutating func stackDidReceive(event: borrowing HCIEventPacket, control: inout StackControl)
+    /// The application's own next timer, if any; `stackTimerFired` runs when it passes.
+    var applicationDeadline: UInt64? { get }
+    mutating func stackTimerFired(now: UInt64, control: inout StackControl)
+}
+
+extension LEApplication {
+    public mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout StackControl) {}
+    public mutating func stackControllerDidFail(_ failure: ControllerFailure, now: UInt64, control: inout StackControl) {}
+    public mutating func stackDidReceive(advertisingReport: borrowing AdvertisingReport, now: UInt64, control: inout StackControl) {}
+    public mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {}
+    public mutating func stackDidFailToConnect(to peer: DeviceAddress, status: HCIStatus, now: UInt64, control: inout StackControl) {}
+    public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {}
+    public mutating func stackDidReceiveATT(handle: UInt16, pdu: Span<UInt8>, now: UInt64, control: inout StackControl) {}
+    public mutating func stackIndicationConfirmed(handle: UInt16, attribute: UInt16, now: UInt64, control: inout StackControl) {}
+    public mutating func stackCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus,
+                                                 returnParameters: Span<UInt8>, control: inout StackControl) {}
+    public mutating func stackDidReceive(event: borrowing HCIEventPacket, control: inout StackControl) {}
+    public var applicationDeadline: UInt64? { nil }
+    public mutating func stackTimerFired(now: UInt64, control: inout StackControl) {}
+}
+
+/// Per-link state above L2CAP: the ATT bearer (MTU, prepare queue, indication in flight).
+public struct LinkState: ConnectionExtra {
+    public var bearer = ATTStandardBearer()
+    public init() {}
+}
+
+/// Counters for robustness checks: nothing here should grow on a healthy link.
+public struct LEStackCounters: Equatable, Sendable {
+    public var malformedACL = 0
+    public var malformedEvents = 0
+    public var rejectedConnections = 0
+    public var attResponses = 0
+    public init() {}
+}

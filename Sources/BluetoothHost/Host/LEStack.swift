@@ -1,0 +1,265 @@
+/// Everything above HCI for LE links: connections, ACL credits, L2CAP fixed channels, the ATT server
+/// and GATT database, and the application. It is the `HCIHost`'s delegate.
+///
+/// Sized entirely by generic parameters: `links` simultaneous connections (Zephyr's hci_uart
+/// defaults to a handful and allows 16), and the GATT database's `attributes` and value `values` bytes.
+public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, let values: Int>: HostDelegate {
+    public var app: App
+    public var control = StackControl()
+    public var database: GATTDatabase<attributes, values, links>
+    public var server: ATTServer
+    public internal(set) var connections = ConnectionTable<links, 247, LinkState>()
+    public private(set) var router = L2CAPFixedChannelRouter()
+    public private(set) var counters = LEStackCounters()
+    public private(set) var isReady = false
+    /// The time of the call in progress; HCI callbacks do not carry it.
+    var now: UInt64 = 0
+
+    public init(app: App, database: GATTDatabase<attributes, values, links>, maximumMTU: UInt16 = ATTMTU.defaultMaximum) {
+        self.app = app
+        self.database = database
+        self.server = ATTServer(maximumMTU: maximumMTU)
+    }
+
+    // MARK: HostDelegate
+
+    public mutating func hostDidBecomeReady(_ info: ControllerInfo) {
+        if info.aclBuffersShared {
+            control.credits.configure(leDataLength: 0, leTotalPackets: 0, sharedDataLength: info.aclDataPacketLength,
+                                      sharedTotalPackets: info.aclDataPacketCount)
+        } else {
+            control.credits.configure(leDataLength: info.aclDataPacketLength,
+                                      leTotalPackets: UInt8(clamping: info.aclDataPacketCount))
+        }
+        control.ownAddressType = info.addressType == .publicDevice ? .publicAddress : .randomAddress
+        isReady = true
+        app.stackDidBecomeReady(info, now: now, control: &control)
+        // Advertising asked for before a restart is resumed: the controller forgot it in Reset.
+        if let a = control.advertising { control.startAdvertising(a) }
+    }
+
+    public mutating func hostControllerDidFail(_ failure: ControllerFailure) {
+        isReady = false
+        dropAllLinks(reason: .hardwareFailure)
+        let advertising = control.advertising
+        control.reset()
+        control.advertising = advertising
+        app.stackControllerDidFail(failure, now: now, control: &control)
+    }
+
+    public mutating func hostCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus, returnParameters: Span<UInt8>) {
+        // A refused LE Create Connection completes with Command Status; nothing else will follow.
+        if opcode == HCILECreateConnection.opcode, status != .success, let c = control.connecting {
+            control.connecting = nil
+            app.stackDidFailToConnect(to: c.peer, status: status, now: now, control: &control)
+            return
+        }
+        if tag == .gap || tag == .connection { return }
+        app.stackCommandDidComplete(tag: tag, opcode: opcode, status: status, returnParameters: returnParameters, control: &control)
+    }
+
+    public mutating func hostDidReceive(advertisingReport: borrowing AdvertisingReport) {
+        app.stackDidReceive(advertisingReport: advertisingReport, now: now, control: &control)
+    }
+
+    public mutating func hostDidReceive(event: borrowing HCIEventPacket) {
+        switch event.code {
+        case HCIEventCode.disconnectionComplete:
+            guard let e = try? HCIDisconnectionCompleteEvent(parsing: event.parameters) else { return malformedEvent() }
+            guard e.status == .success else { return }
+            linkDown(handle: e.handle, reason: e.reason)
+        case HCIEventCode.numberOfCompletedPackets:
+            if (try? control.credits.applyNumberOfCompletedPackets(event.parameters)) == nil { malformedEvent() }
+        case HCIEventCode.leMeta:
+            guard let meta = try? HCILEMetaEvent(parsing: event.parameters) else { return malformedEvent() }
+            switch meta.subevent {
+            case HCILESubeventCode.connectionComplete:
+                guard let c = try? HCILEConnectionCompleteEvent(meta) else { return malformedEvent() }
+                linkUp(c)
+            case HCILESubeventCode.enhancedConnectionCompleteV1, HCILESubeventCode.enhancedConnectionCompleteV2:
+                guard let c = try? HCILEEnhancedConnectionCompleteEvent(meta) else { return malformedEvent() }
+                linkUp(c.basic)
+            case HCILESubeventCode.connectionUpdateComplete:
+                guard let u = try? HCILEConnectionUpdateCompleteEvent(meta), u.status == .success else { return }
+                _ = connections.update(handle: u.handle) { link in
+                    link.timing = ConnectionTiming(interval: u.connectionInterval, latency: u.peripheralLatency,
+                                                   supervisionTimeout: u.supervisionTimeout)
+                }
+            default:
+                app.stackDidReceive(event: event, control: &control)
+            }
+        default:
+            app.stackDidReceive(event: event, control: &control)
+        }
+    }
+
+    public mutating func hostDidReceive(acl: Span<UInt8>) {
+        guard let packet = try? HCIACLDataPacket(parsing: acl) else {
+            counters.malformedACL += 1
+            return
+        }
+        // The reassembled PDU borrows the link's buffer; copy it (at most 247 bytes) so the layers
+        // above can change the link while handling it.
+        var pdu = FixedBytes<247>()
+        var channel = L2CAPChannelID.null
+        var summary: ConnectionSummary?
+        let outcome = connections.receive(packet) { _, s, ch, payload in
+            pdu = FixedBytes<247>(payload)
+            channel = ch
+            summary = s
+        }
+        guard case .delivered = outcome, let link = summary else { return }
+        deliver(link: link, channel: channel, payload: pdu.span)
+    }
+
+    // MARK: Links
+
+    mutating func linkUp(_ c: HCILEConnectionCompleteEvent) {
+        let peer = c.peer
+        if c.role == .central, let pending = control.connecting {
+            control.connecting = nil
+            if c.status != .success {
+                // After our own timeout we cancelled: the controller reports Unknown Connection
+                // Identifier (Core 5.4 Vol 4 Part E 7.8.13); tell the application it timed out.
+                let status: HCIStatus = control.cancelSent ? .connectionTimeout : c.status
+                app.stackDidFailToConnect(to: pending.peer, status: status, now: now, control: &control)
+                return
+            }
+        }
+        guard c.status == .success else { return }
+        let timing = ConnectionTiming(interval: c.connectionInterval, latency: c.peripheralLatency,
+                                      supervisionTimeout: c.supervisionTimeout)
+        do throws(ConnectionTableError) {
+            try connections.insert(handle: c.handle, role: c.role, peer: peer, timing: timing)
+        } catch {
+            // No room to account for this link's traffic: refuse it (0x14 remote terminated: low
+            // resources is the reason a host gives for that, Core 5.4 Vol 1 Part F 2.20).
+            counters.rejectedConnections += 1
+            control.disconnect(handle: c.handle, reason: HCIStatus(rawValue: 0x14))
+            return
+        }
+        control.credits.open(handle: c.handle)
+        if c.role == .peripheral, let a = control.advertising, a.restartAfterConnection {
+            control.send(HCILESetAdvertisingEnable(true), tag: .gap)
+        }
+        let summary = ConnectionSummary(handle: c.handle, role: c.role, peer: peer, timing: timing)
+        app.stackDidConnect(summary, now: now, control: &control)
+    }
+
+    mutating func linkDown(handle: UInt16, reason: HCIStatus) {
+        if let i = connections.index(of: handle) { database.resetLink(i) }
+        guard connections.remove(handle: handle) != nil else { return }
+        control.credits.close(handle: handle)
+        control.acl.removeAll(handle: handle)
+        app.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control)
+    }
+
+    mutating func dropAllLinks(reason: HCIStatus) {
+        for position in 0..<links {
+            if let handle = connections.handle(at: position) { linkDown(handle: handle, reason: reason) }
+        }
+    }
+
+    // MARK: L2CAP and ATT
+
+    mutating func deliver(link: ConnectionSummary, channel: L2CAPChannelID, payload: Span<UInt8>) {
+        var reply = FixedBytes<23>()
+        let inbound = router.route(channel: channel, payload: payload, role: link.role, reply: &reply)
+        if let replyChannel = inbound.replyChannel, !reply.isEmpty {
+            control.sendL2CAP(handle: link.handle, channel: replyChannel, payload: reply.span)
+        }
+        switch inbound {
+        case .att:
+            handleATT(link: link, pdu: payload)
+        case .signaling(.updateConnectionParameters(let request)):
+            // We are central: accept what passed validation and apply it (Core 5.4 Vol 3 Part A 4.21).
+            var response = FixedBytes<23>()
+            L2CAPConnectionParameterUpdateResponse(identifier: request.identifier, accepted: true).write(to: &response)
+            control.sendL2CAP(handle: link.handle, channel: .leSignaling, payload: response.span)
+            control.send(HCILEConnectionUpdate(
+                handle: link.handle, connectionIntervalMin: request.intervalMin, connectionIntervalMax: request.intervalMax,
+                maxLatency: request.latency, supervisionTimeout: request.timeout), tag: .connection)
+        default:
+            break
+        }
+    }
+
+    mutating func handleATT(link: ConnectionSummary, pdu: Span<UInt8>) {
+        guard pdu.count > 0 else { return }
+        switch ATTOpcode(rawValue: pdu[0]).kind {
+        case .request, .command, .confirmation:
+            guard let i = connections.index(of: link.handle) else { return }
+            var response = FixedBytes<247>()
+            let action = server.handle(pdu: pdu, bearer: &connections.entries[i]!.extra.bearer, connection: i,
+                                       now: now, database: &database, delegate: &app, response: &response)
+            switch action {
+            case .respond:
+                counters.attResponses += 1
+                control.sendATT(handle: link.handle, pdu: response.span)
+            case .indicationConfirmed(let attribute):
+                app.stackIndicationConfirmed(handle: link.handle, attribute: attribute, now: now, control: &control)
+            case .disconnect:
+                control.disconnect(handle: link.handle)
+            case .none:
+                break
+            }
+        default:
+            app.stackDidReceiveATT(handle: link.handle, pdu: pdu, now: now, control: &control)
+        }
+    }
+
+    /// Notifies `attribute`'s value to `handle` if that client enabled notifications. Returns whether sent.
+    @discardableResult
+    public mutating func notify(handle: UInt16, attribute: UInt16, value: Span<UInt8>) -> Bool {
+        guard let i = connections.index(of: handle) else { return false }
+        var pdu = FixedBytes<247>()
+        guard server.notify(handle: attribute, value: value, bearer: connections.entries[i]!.extra.bearer,
+                            connection: i, database: database, into: &pdu) else { return false }
+        return control.sendATT(handle: handle, pdu: pdu.span)
+    }
+
+    /// Indicates `attribute`'s value to `handle` (one outstanding per link until confirmed).
+    public mutating func indicate(handle: UInt16, attribute: UInt16, value: Span<UInt8>) -> ATTIndicationResult {
+        guard let i = connections.index(of: handle) else { return .bearerClosed }
+        var pdu = FixedBytes<247>()
+        let result = server.indicate(handle: attribute, value: value, bearer: &connections.entries[i]!.extra.bearer,
+                                     connection: i, now: now, database: database, into: &pdu)
+        if result == .sent { control.sendATT(handle: handle, pdu: pdu.span) }
+        return result
+    }
+
+    /// The negotiated ATT_MTU on `handle` (23 until exchanged).
+    public func mtu(handle: UInt16) -> Int? {
+        connections[handle: handle].map { Int($0.extra.bearer.mtu) }
+    }
+
+    // MARK: Timers
+
+    public var nextDeadline: UInt64? {
+        var d: UInt64? = nil
+        func take(_ t: UInt64?) { if let t { d = min(d ?? .max, t) } }
+        if let c = control.connecting, !control.cancelSent { take(c.deadline) }
+        for position in 0..<links {
+            if let link = connections.entries[position] { take(link.extra.bearer.nextDeadline) }
+        }
+        take(app.applicationDeadline)
+        return d
+    }
+
+    mutating func tick(now: UInt64) {
+        self.now = now
+        if let c = control.connecting, !control.cancelSent, now >= c.deadline {
+            control.cancelSent = true
+            control.send(HCILECreateConnectionCancel(), tag: .connection)
+        }
+        for position in 0..<links {
+            guard connections.entries[position] != nil else { continue }
+            if server.poll(bearer: &connections.entries[position]!.extra.bearer, now: now) == .disconnect {
+                control.disconnect(handle: connections.entries[position]!.handle)
+            }
+        }
+        if let d = app.applicationDeadline, now >= d { app.stackTimerFired(now: now, control: &control) }
+    }
+
+    mutating func malformedEvent() { counters.malformedEvents += 1 }
+}

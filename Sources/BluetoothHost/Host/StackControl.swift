@@ -1,0 +1,142 @@
+/// What an application may ask the stack to do, from inside any callback.
+///
+/// Callbacks run while the HCI host is busy delivering an event, so nothing is sent from inside them:
+/// commands and ACL data are queued here and flushed by `BluetoothStack` as soon as the callback
+/// returns (within the same `receive`/`tick` call). This is what lets the whole stack be plain values
+/// with no references between layers.
+public struct StackControl {
+    /// Commands waiting to enter the HCI host's queue.
+    var commands: InlineArray<8, QueuedCommand?> = .init(repeating: nil)
+    var commandCount = 0
+    /// Commands that did not fit (the application asked for more than 8 in one callback).
+    public private(set) var droppedCommands = 0
+    /// Outbound ACL fragments waiting for controller buffers. 16 slots of 256 bytes hold a 251-byte
+    /// fragment each, or two full 247-byte ATT PDUs per link for all 8 links when the controller
+    /// takes 27-byte fragments (10 each): enough to keep the wire busy without a second pool.
+    public internal(set) var acl = ACLOutboundQueue<16, 256>()
+    /// Host→controller flow control (Core 5.4 Vol 4 Part E 4.1.1), for up to 16 links (the most
+    /// Zephyr's hci_uart can be built for), whatever the connection table holds.
+    public internal(set) var credits = ACLCredits<16>()
+    /// The outstanding LE Create Connection, if any: the controller's own connect procedure has no
+    /// timeout, so the host keeps one and cancels (Core 5.4 Vol 4 Part E 7.8.13).
+    public internal(set) var connecting: (peer: DeviceAddress, deadline: UInt64)?
+    var cancelSent = false
+    /// Our identity: which own-address type to use in advertising, scanning and connecting.
+    public internal(set) var ownAddressType: HCIOwnAddressType = .randomAddress
+    /// Advertising the application asked for; re-enabled after a peripheral connection if wanted.
+    public internal(set) var advertising: AdvertisingIntent?
+    /// Set when an ATT PDU could not be queued (queue full): the caller should retry later.
+    public private(set) var aclQueueFullEvents = 0
+
+    public init() {}
+
+    /// Queues any HCI command; its completion reaches the application with `tag`.
+    public mutating func send<C: HCICommand>(_ command: C, tag: CommandTag = .application) {
+        guard commandCount < 8, command.parameterLength <= QueuedCommand.maximumParameters else {
+            droppedCommands += 1
+            return
+        }
+        var packet = FixedBytes<68>()
+        command.writePacket(to: &packet)
+        commands[commandCount] = QueuedCommand(opcode: C.opcode, tag: tag, timeout: 0, packet: packet)
+        commandCount += 1
+    }
+
+    /// Queues an L2CAP PDU on `handle`, fragmented to the controller's ACL length. False when the
+    /// queue has no room for all of it (nothing is queued then).
+    @discardableResult
+    public mutating func sendL2CAP(handle: UInt16, channel: L2CAPChannelID, payload: Span<UInt8>) -> Bool {
+        do throws(ACLQueueError) {
+            try acl.enqueue(handle: handle, channel: channel, payload: payload, maxDataLength: max(credits.maxDataLength, 27))
+            return true
+        } catch {
+            aclQueueFullEvents += 1
+            return false
+        }
+    }
+
+    /// Queues an ATT PDU (channel 0x0004).
+    @discardableResult
+    public mutating func sendATT(handle: UInt16, pdu: Span<UInt8>) -> Bool {
+        sendL2CAP(handle: handle, channel: .att, payload: pdu)
+    }
+
+    /// Starts connecting to `peer` as central, with our own timeout. One attempt at a time: the
+    /// controller allows a single LE Create Connection (Core 5.4 Vol 4 Part E 7.8.12); returns false
+    /// when one is already under way.
+    @discardableResult
+    public mutating func connect(to peer: DeviceAddress, now: UInt64, timeout: UInt64 = 8_000,
+                                 interval: UInt16 = 0x0018, supervisionTimeout: UInt16 = 0x0048) -> Bool {
+        guard connecting == nil else { return false }
+        connecting = (peer, now &+ timeout)
+        cancelSent = false
+        // Peer address types 0x02/0x03 (identity) are only meaningful with a resolving list, which
+        // this host does not use: connect to the address as advertised (Core 5.4 Vol 4 Part E 7.8.12).
+        let peerType: AddressType = peer.type == .publicDevice || peer.type == .publicIdentity ? .publicDevice : .randomDevice
+        send(HCILECreateConnection(
+            peerAddressType: peerType, peerAddress: peer.address, ownAddressType: ownAddressType,
+            connectionIntervalMin: interval, connectionIntervalMax: interval, maxLatency: 0,
+            supervisionTimeout: supervisionTimeout), tag: .connection)
+        return true
+    }
+
+    public mutating func disconnect(handle: UInt16, reason: HCIStatus = .remoteUserTerminated) {
+        send(HCIDisconnect(handle: handle, reason: reason), tag: .connection)
+    }
+
+    /// Configures and enables legacy advertising. With `restartAfterConnection` the stack enables it
+    /// again whenever a peripheral connection is made (legacy connectable advertising stops then,
+    /// Core 5.4 Vol 6 Part B 4.4.2.3), so more centrals can find us.
+    public mutating func startAdvertising(_ intent: AdvertisingIntent) {
+        advertising = intent
+        var parameters = intent.parameters
+        parameters.ownAddressType = ownAddressType
+        send(HCILESetAdvertisingEnable(false), tag: .gap)
+        send(parameters, tag: .gap)
+        send(HCILESetAdvertisingData(data: intent.data), tag: .gap)
+        send(HCILESetScanResponseData(data: intent.scanResponse), tag: .gap)
+        send(HCILESetAdvertisingEnable(true), tag: .gap)
+    }
+
+    public mutating func stopAdvertising() {
+        advertising = nil
+        send(HCILESetAdvertisingEnable(false), tag: .gap)
+    }
+
+    /// Scans continuously (interval = window) until `stopScanning`.
+    public mutating func startScanning(active: Bool, interval: UInt16 = 0x00A0) {
+        send(HCILESetScanParameters(scanType: active ? .active : .passive, interval: interval, window: interval,
+                                    ownAddressType: ownAddressType, filterPolicy: .acceptAll), tag: .gap)
+        send(HCILESetScanEnable(enable: true, filterDuplicates: false), tag: .gap)
+    }
+
+    public mutating func stopScanning() {
+        send(HCILESetScanEnable(enable: false, filterDuplicates: false), tag: .gap)
+    }
+
+    /// Drops everything tied to the controller (after a failure or Reset).
+    mutating func reset() {
+        commands = .init(repeating: nil)
+        commandCount = 0
+        acl = ACLOutboundQueue<16, 256>()
+        credits = ACLCredits<16>()
+        connecting = nil
+        cancelSent = false
+    }
+}
+
+/// Legacy advertising the application wants (Core 5.4 Vol 4 Part E 7.8.5-7.8.9).
+public struct AdvertisingIntent {
+    public var parameters: HCILESetAdvertisingParameters
+    public var data: FixedBytes<31>
+    public var scanResponse: FixedBytes<31>
+    public var restartAfterConnection: Bool
+
+    public init(parameters: HCILESetAdvertisingParameters, data: FixedBytes<31>,
+                scanResponse: FixedBytes<31> = FixedBytes<31>(), restartAfterConnection: Bool = true) {
+        self.parameters = parameters
+        self.data = data
+        self.scanResponse = scanResponse
+        self.restartAfterConnection = restartAfterConnection
+    }
+}
