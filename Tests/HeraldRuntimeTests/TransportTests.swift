@@ -79,6 +79,7 @@ import Glibc
         ("tcp:[::1:80", "unterminated"),
         ("pty:/tmp/hci0", "for a pty use tty:PATH"),
         ("usb:0", "unknown transport 'usb'"),
+        ("localhost:9000", "did you mean tcp:localhost:9000?"),
     ])
     func rejectsBadSpecs(text: String, fragment: String) {
         #expect {
