@@ -91,6 +91,14 @@ import Glibc
         }
     }
 
+    @Test func onlyIOAndClosedAreDisconnections() {
+        #expect(TransportError.io("p", reason: "r").isDisconnection)
+        #expect(TransportError.closed("p").isDisconnection)
+        #expect(!TransportError.notFound("p").isDisconnection)
+        #expect(!TransportError.openFailed("p", reason: "r").isDisconnection)
+        #expect(!TransportError.invalidSpec("p", reason: "r").isDisconnection)
+    }
+
     @Test func errorMessagesNameThePort() {
         #expect(TransportError.notFound("serial:/dev/ttyACM9").description.contains("/dev/ttyACM9"))
         #expect(TransportError.io("tty:/tmp/h", reason: "x").description.contains("tty:/tmp/h"))

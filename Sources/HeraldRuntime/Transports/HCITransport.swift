@@ -33,6 +33,15 @@ public enum TransportError: Error, Equatable, CustomStringConvertible {
     /// Autodetection found more than one board, so the user must pick one.
     case severalBoards([String])
 
+    /// A transport that worked and then failed (`.io`, `.closed`): the run loop should close it and
+    /// retry opening, e.g. while a dongle is replugged. Other errors need the user to act.
+    public var isDisconnection: Bool {
+        switch self {
+        case .io, .closed: return true
+        default: return false
+        }
+    }
+
     public var description: String {
         switch self {
         case .notFound(let port):
