@@ -137,6 +137,15 @@ final class BoardDirectory {
         }
     }
 
+    @Test func lookupByNameListsKnownBoards() throws {
+        let dir = try BoardDirectory(["a.json": dongleJSON, "b.json": uartBoardJSON])
+        let boards = try BoardProfile.loadAll(from: dir.url)
+        #expect(try BoardProfile.named("nrf52dk", in: boards).soc == "nRF52832")
+        #expect(throws: BoardProfileError(file: "pca10056", key: "", reason: "unknown board; known boards: nrf52840dongle, nrf52dk")) {
+            _ = try BoardProfile.named("pca10056", in: boards)
+        }
+    }
+
     @Test func usbIDParsingAndFormatting() {
         #expect(USBID("2fe3:0100") == USBID(vid: 0x2FE3, pid: 0x0100))
         #expect(USBID(vid: 0x1915, pid: 0x00AB).description == "1915:00AB")

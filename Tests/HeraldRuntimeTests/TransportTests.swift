@@ -79,6 +79,7 @@ import Glibc
         ("tcp:[::1:80", "unterminated"),
         ("pty:/tmp/hci0", "for a pty use tty:PATH"),
         ("usb:0", "unknown transport 'usb'"),
+        ("localhost:9000", "did you mean tcp:localhost:9000?"),
     ])
     func rejectsBadSpecs(text: String, fragment: String) {
         #expect {
@@ -88,6 +89,14 @@ import Glibc
             let message = (error as! TransportError).description
             return quoted == text && reason.contains(fragment) && message.contains("invalid transport")
         }
+    }
+
+    @Test func onlyIOAndClosedAreDisconnections() {
+        #expect(TransportError.io("p", reason: "r").isDisconnection)
+        #expect(TransportError.closed("p").isDisconnection)
+        #expect(!TransportError.notFound("p").isDisconnection)
+        #expect(!TransportError.openFailed("p", reason: "r").isDisconnection)
+        #expect(!TransportError.invalidSpec("p", reason: "r").isDisconnection)
     }
 
     @Test func errorMessagesNameThePort() {
@@ -218,6 +227,39 @@ extension HCITransport {
         pty.closeMaster()
         #expect(throws: TransportError.closed(transport.name)) {
             _ = try transport.readBytes(capacity: 8, timeout: .seconds(1))
+        }
+    }
+
+    @Test func vanishedDeviceNodeIsAnIOErrorNamingIt() throws {
+        // An unplugged USB dongle's /dev node disappears; a quiet read must notice rather than
+        // time out forever. Simulated with a symlink to a pty that we delete.
+        let pty = try PTYPair()
+        let link = FileManager.default.temporaryDirectory.appendingPathComponent("herald-unplug-\(getpid())").path
+        try? FileManager.default.removeItem(atPath: link)
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: pty.slavePath)
+        let transport = try TTYTransport(path: link)
+        defer { transport.close() }
+        #expect(try transport.readBytes(capacity: 4, timeout: .milliseconds(20)).isEmpty)
+        try FileManager.default.removeItem(atPath: link)
+        #expect {
+            _ = try transport.readBytes(capacity: 4, timeout: .milliseconds(20))
+        } throws: { error in
+            guard case .io(let name, let reason) = error as? TransportError else { return false }
+            return name == "tty:\(link)" && reason.contains("disappeared") && reason.contains(link)
+        }
+    }
+
+    @Test func writeThatCannotDrainTimesOut() throws {
+        // Nobody reads the master: the pty's buffers fill and the write must fail, not hang.
+        let pty = try PTYPair()
+        let transport = try TTYTransport(path: pty.slavePath, writeTimeout: .milliseconds(100))
+        defer { transport.close() }
+        let chunk = [UInt8](repeating: 0x02, count: 4096)
+        #expect {
+            for _ in 0..<1024 { try transport.writeBytes(chunk) }  // 4 MiB: far beyond any pty buffer
+        } throws: { error in
+            guard case .io(let name, let reason) = error as? TransportError else { return false }
+            return name == transport.name && reason.contains("timed out")
         }
     }
 

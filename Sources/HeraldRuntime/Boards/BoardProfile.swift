@@ -164,6 +164,13 @@ extension BoardProfile {
         return boards.sorted { $0.name < $1.name }
     }
 
+    /// The board called `name` (for `--board NAME`); the error lists the known names.
+    public static func named(_ name: String, in boards: [BoardProfile]) throws -> BoardProfile {
+        if let board = boards.first(where: { $0.name == name }) { return board }
+        let known = boards.isEmpty ? "none loaded" : boards.map(\.name).joined(separator: ", ")
+        throw BoardProfileError(file: name, key: "", reason: "unknown board; known boards: \(known)")
+    }
+
     /// Loads and validates one board file.
     public static func load(file: URL) throws -> BoardProfile {
         let data: Data

@@ -3,7 +3,8 @@ import Foundation
 /// A byte pipe to an HCI controller speaking H4 (Core 5.4 Vol 4 Part A): the run loop reads whatever
 /// bytes arrive and hands them to the core's H4 reassembler; it writes whole H4 packets.
 ///
-/// Transports are not thread-safe: one owner reads and writes. `close()` is idempotent.
+/// One thread may read while another writes (they use separate kernel paths on the same descriptor),
+/// but `close()` must not race either; it is idempotent, and a closed transport throws `.closed`.
 public protocol HCITransport: AnyObject {
     /// Names the port the way the user would spell it, e.g. `tty:/tmp/hci0`; every error quotes it.
     var name: String { get }
@@ -31,6 +32,15 @@ public enum TransportError: Error, Equatable, CustomStringConvertible {
     case noBoardFound(ports: [String])
     /// Autodetection found more than one board, so the user must pick one.
     case severalBoards([String])
+
+    /// A transport that worked and then failed (`.io`, `.closed`): the run loop should close it and
+    /// retry opening, e.g. while a dongle is replugged. Other errors need the user to act.
+    public var isDisconnection: Bool {
+        switch self {
+        case .io, .closed: return true
+        default: return false
+        }
+    }
 
     public var description: String {
         switch self {
@@ -139,7 +149,9 @@ public struct TransportSpec: Equatable, Sendable, CustomStringConvertible {
                 kind = known
                 rest = trimmed[trimmed.index(after: colon)...]
             } else if word.allSatisfy({ $0.isLetter || $0 == "-" }) && !word.isEmpty {
-                let hint = word == "pty" ? " (for a pty use tty:PATH)" : ""
+                let after = trimmed[trimmed.index(after: colon)...]
+                let hint = word == "pty" ? " (for a pty use tty:PATH)"
+                    : UInt16(after) != nil ? " (did you mean tcp:\(trimmed)?)" : ""
                 throw .invalidSpec(text, reason: "unknown transport '\(word)'; expected serial:, tty:, tcp: or a path\(hint)")
             }
         }

@@ -39,7 +39,11 @@ public final class TCPTransport: HCITransport {
             if fd < 0 { lastError = errno; continue }
             if Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) != 0 {
                 guard errno == EINPROGRESS else { lastError = errno; closeDescriptor(fd); continue }
-                let revents = try io.wait(fd: fd, events: Int16(POLLOUT), timeout: timeout)
+                let revents: Int16
+                do { revents = try io.wait(fd: fd, events: Int16(POLLOUT), timeout: timeout) } catch {
+                    closeDescriptor(fd)
+                    throw error
+                }
                 var soError: Int32 = 0
                 var length = socklen_t(MemoryLayout<Int32>.size)
                 getsockopt(fd, SOL_SOCKET, SO_ERROR, &soError, &length)

@@ -16,11 +16,15 @@ public final class TTYTransport: HCITransport {
     private var fd: Int32
     private let io: FileDescriptorIO
 
-    public init(path: String, baud: Int = TransportSpec.defaultBaud, flow: FlowControl = TransportSpec.defaultFlow) throws(TransportError) {
+    /// `writeTimeout`: how long a write may make no progress (flow control stuck) before it fails.
+    public init(path: String, baud: Int = TransportSpec.defaultBaud, flow: FlowControl = TransportSpec.defaultFlow,
+                writeTimeout: Duration = .seconds(2)) throws(TransportError) {
         let name = "tty:\(path)"
         self.name = name
         self.path = path
-        self.io = FileDescriptorIO(name: name, devicePath: path, zeroReadIsEOF: false)
+        var io = FileDescriptorIO(name: name, devicePath: path, zeroReadIsEOF: false)
+        io.writeTimeout = writeTimeout
+        self.io = io
 
         let fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else {
