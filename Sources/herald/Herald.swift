@@ -12,6 +12,9 @@ struct HeraldCommand: ParsableCommand {
     /// Every subcommand, in the order `herald --help` lists them. Add new ones here.
     static let all: [ParsableCommand.Type] = [
         VersionCommand.self,
+        InfoCommand.self,
+        ScanCommand.self,
+        PortsCommand.self,
         KeysCommand.self,
         MatchCommand.self,
     ]

@@ -27,7 +27,8 @@ class Controllers:
 
     def __init__(self, count: int):
         self.dir = tempfile.mkdtemp(prefix="herald-ctl-")
-        self.paths = [os.path.join(self.dir, f"hci{i}") for i in range(count)]
+        # bumble.apps.controllers needs at least two; extra ones just sit on the simulated radio.
+        self.paths = [os.path.join(self.dir, f"hci{i}") for i in range(max(count, 2))]
         args = [sys.executable, "-m", "bumble.apps.controllers"] + [f"pty:{p}" for p in self.paths]
         self.log = open(os.path.join(self.dir, "controllers.log"), "w")
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)

@@ -1,0 +1,184 @@
+// LE Advertising Report (legacy, 0x02) and LE Extended Advertising Report (0x0D) events, both
+// yielding one normalised `AdvertisingReport` so scanning code does not care which one the
+// controller sends (Bumble's virtual controller answers a legacy scan with extended reports).
+
+/// What kind of PDU a report came from, as the extended report's Event_Type bits
+/// (Core 5.4 Vol 4 Part E 7.7.65.13). Legacy event types are mapped onto the same bits using the
+/// equivalences that section lists, so one test (`isConnectable`, ...) works for both events.
+public struct AdvertisingReportKind: Equatable, Hashable, Sendable {
+    public var rawValue: UInt16
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
+
+    public static let connectable = AdvertisingReportKind(rawValue: 0x0001)
+    public static let scannable = AdvertisingReportKind(rawValue: 0x0002)
+    public static let directed = AdvertisingReportKind(rawValue: 0x0004)
+    public static let scanResponse = AdvertisingReportKind(rawValue: 0x0008)
+    public static let legacy = AdvertisingReportKind(rawValue: 0x0010)
+
+    public func contains(_ other: AdvertisingReportKind) -> Bool { rawValue & other.rawValue == other.rawValue }
+
+    public var isConnectable: Bool { contains(.connectable) }
+    public var isScannable: Bool { contains(.scannable) }
+    public var isDirected: Bool { contains(.directed) }
+    public var isScanResponse: Bool { contains(.scanResponse) }
+    public var isLegacy: Bool { contains(.legacy) }
+
+    /// Bits 5-6: 0 complete, 1 incomplete (more reports follow), 2 incomplete and truncated.
+    public var dataStatus: UInt8 { UInt8(truncatingIfNeeded: (rawValue &>> 5) & 0x3) }
+    public var isDataComplete: Bool { dataStatus == 0 }
+
+    /// Legacy Event_Type (Core 5.4 Vol 4 Part E 7.7.65.2): ADV_IND 0, ADV_DIRECT_IND 1,
+    /// ADV_SCAN_IND 2, ADV_NONCONN_IND 3, SCAN_RSP 4. A legacy SCAN_RSP does not say which
+    /// advertisement it answers; it is mapped as a response to a scannable one.
+    public init(legacyEventType: UInt8) throws(DecodeError) {
+        switch legacyEventType {
+        case 0x00: rawValue = 0b001_0011
+        case 0x01: rawValue = 0b001_0101
+        case 0x02: rawValue = 0b001_0010
+        case 0x03: rawValue = 0b001_0000
+        case 0x04: rawValue = 0b001_1010
+        default: throw .invalidValue(field: "Event_Type", value: Int(legacyEventType))
+        }
+    }
+}
+
+/// One advertising report, borrowed from the event.
+public struct AdvertisingReport: ~Escapable {
+    public let kind: AdvertisingReportKind
+    public let address: DeviceAddress
+    /// dBm; nil when the controller could not measure it (0x7F).
+    public let rssi: Int8?
+    /// The advertiser's Tx power in dBm; extended reports only, nil when absent (0x7F).
+    public let txPower: Int8?
+    /// Extended reports only: Advertising SID, nil when no ADI field was present (0xFF).
+    public let advertisingSID: UInt8?
+    /// Advertising or scan response data (AD structures; see `AdvertisingDataParser`).
+    public let data: Span<UInt8>
+
+    @_lifetime(copy data)
+    public init(
+        kind: AdvertisingReportKind, address: DeviceAddress, rssi: Int8?, txPower: Int8?, advertisingSID: UInt8?,
+        data: Span<UInt8>
+    ) {
+        self.kind = kind
+        self.address = address
+        self.rssi = rssi
+        self.txPower = txPower
+        self.advertisingSID = advertisingSID
+        self.data = data
+    }
+}
+
+/// 0x7F means "not available" for RSSI and Tx power in both report events.
+@inline(__always)
+private func optionalPower(_ v: Int8) -> Int8? { v == 0x7F ? nil : v }
+
+private func readAdvertiserAddress(_ r: inout ByteReader, allowAnonymous: Bool) throws(DecodeError) -> DeviceAddress {
+    let rawType = try r.u8()
+    let address = try BDAddress.read(&r)
+    guard let type = AddressType(rawValue: rawType), allowAnonymous || type != .anonymous else {
+        throw .invalidValue(field: "Address_Type", value: Int(rawType))
+    }
+    return DeviceAddress(type: type, address: address)
+}
+
+/// LE Advertising Report (Core 5.4 Vol 4 Part E 7.7.65.2), iterated report by report:
+///
+///     var reports = try HCILEAdvertisingReportEvent(meta)
+///     while let report = try reports.next() { ... }
+///
+/// Each report is length-checked as it is read; a truncated or inconsistent report throws and
+/// ends the iteration. Bytes left after the last declared report are `trailingBytes`.
+public struct HCILEAdvertisingReportEvent: ~Escapable {
+    public static let subevent = HCILESubeventCode.advertisingReport
+    public let numberOfReports: Int
+    var reader: ByteReader
+    var index = 0
+    var failed = false
+
+    @_lifetime(copy parameters)
+    public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
+        var r = ByteReader(parameters)
+        let n = Int(try r.u8())
+        guard n >= 1 else { throw .invalidValue(field: "Num_Reports", value: n) }
+        numberOfReports = n
+        reader = r
+    }
+
+    @_lifetime(copy meta)
+    public init(_ meta: HCILEMetaEvent) throws(DecodeError) {
+        try expectSubevent(meta.subevent, Self.subevent)
+        try self.init(parsing: meta.parameters)
+    }
+
+    @_lifetime(copy self)
+    public mutating func next() throws(DecodeError) -> AdvertisingReport? {
+        guard !failed else { return nil }
+        guard index < numberOfReports else {
+            if !reader.isAtEnd { failed = true }
+            try reader.expectEnd()
+            return nil
+        }
+        index += 1
+        failed = true  // cleared on success below, so an error ends the iteration
+        let kind = try AdvertisingReportKind(legacyEventType: try reader.u8())
+        let address = try readAdvertiserAddress(&reader, allowAnonymous: false)
+        let length = Int(try reader.u8())
+        guard length <= 31 else { throw .badLength(field: "Data_Length", declared: length, limit: 31) }
+        let data = try reader.bytes(length)
+        let rssi = try reader.i8()
+        failed = false
+        return AdvertisingReport(
+            kind: kind, address: address, rssi: optionalPower(rssi), txPower: nil, advertisingSID: nil, data: data)
+    }
+}
+
+/// LE Extended Advertising Report (Core 5.4 Vol 4 Part E 7.7.65.13), iterated like the legacy one.
+/// Each report is 24 octets plus its data.
+public struct HCILEExtendedAdvertisingReportEvent: ~Escapable {
+    public static let subevent = HCILESubeventCode.extendedAdvertisingReport
+    public let numberOfReports: Int
+    var reader: ByteReader
+    var index = 0
+    var failed = false
+
+    @_lifetime(copy parameters)
+    public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
+        var r = ByteReader(parameters)
+        let n = Int(try r.u8())
+        guard n >= 1 else { throw .invalidValue(field: "Num_Reports", value: n) }
+        numberOfReports = n
+        reader = r
+    }
+
+    @_lifetime(copy meta)
+    public init(_ meta: HCILEMetaEvent) throws(DecodeError) {
+        try expectSubevent(meta.subevent, Self.subevent)
+        try self.init(parsing: meta.parameters)
+    }
+
+    @_lifetime(copy self)
+    public mutating func next() throws(DecodeError) -> AdvertisingReport? {
+        guard !failed else { return nil }
+        guard index < numberOfReports else {
+            if !reader.isAtEnd { failed = true }
+            try reader.expectEnd()
+            return nil
+        }
+        index += 1
+        failed = true
+        let kind = AdvertisingReportKind(rawValue: try reader.u16())
+        let address = try readAdvertiserAddress(&reader, allowAnonymous: true)
+        try reader.skip(2)  // Primary_PHY, Secondary_PHY
+        let sid = try reader.u8()
+        let txPower = try reader.i8()
+        let rssi = try reader.i8()
+        try reader.skip(2 + 1 + 6)  // Periodic_Advertising_Interval, Direct_Address_Type, Direct_Address
+        let length = Int(try reader.u8())
+        let data = try reader.bytes(length)
+        failed = false
+        return AdvertisingReport(
+            kind: kind, address: address, rssi: optionalPower(rssi), txPower: optionalPower(txPower),
+            advertisingSID: sid == 0xFF ? nil : sid, data: data)
+    }
+}

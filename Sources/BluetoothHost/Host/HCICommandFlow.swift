@@ -1,0 +1,133 @@
+/// Where the core writes whole H4 packets (indicator included) bound for the controller.
+public protocol H4Output {
+    mutating func send(h4 packet: Span<UInt8>)
+}
+
+/// Who asked for a command, so its completion can be routed without closures.
+/// Values below 0x100 belong to the host itself (bring-up, GAP); upper layers pick their own.
+public struct CommandTag: RawRepresentable, Equatable, Hashable, Sendable {
+    public var rawValue: UInt16
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
+    public static let bringUp = CommandTag(rawValue: 0x0001)
+    public static let gap = CommandTag(rawValue: 0x0002)
+    public static let connection = CommandTag(rawValue: 0x0003)
+    public static let application = CommandTag(rawValue: 0x0100)
+}
+
+/// A command waiting to be sent, already encoded.
+struct QueuedCommand {
+    /// Largest command we send: LE Set Advertising Data / LE Encrypt are 32 parameter bytes;
+    /// 64 leaves room for every command in the HCI folder.
+    static let maximumParameters = 64
+    var opcode: HCIOpcode
+    var tag: CommandTag
+    var timeout: UInt64
+    var packet: FixedBytes<68>  // 1 indicator + 2 opcode + 1 length + 64 parameters
+}
+
+/// Why a command could not be queued.
+public enum CommandQueueError: Error, Equatable, Sendable {
+    case queueFull
+    case parametersTooLong(Int)
+}
+
+/// The result of matching a Command Complete / Command Status against what we sent.
+public enum CommandMatch: Equatable, Sendable {
+    /// It completes the command we were waiting for.
+    case pending(CommandTag)
+    /// Opcode 0x0000: the controller only announces its command credits (Core 5.4 Vol 4 Part E 7.7.14).
+    case nop
+    /// A completion for a command no longer pending (it timed out, or a Reset overtook it): ignored.
+    case late
+}
+
+/// Host→controller command flow control (Core 5.4 Vol 4 Part E 4.4).
+///
+/// The controller says in every Command Complete/Status how many commands it will accept
+/// (Num_HCI_Command_Packets); Zephyr's controller accepts one. We keep at most one command outstanding
+/// whatever the controller allows, which is always within its limit and keeps completions
+/// unambiguous, and queue the rest in fixed storage. After power-on the host may assume one credit.
+public struct HCICommandFlow<let slots: Int> {
+    private var queue: InlineArray<slots, QueuedCommand?> = .init(repeating: nil)
+    private var head = 0
+    public private(set) var queuedCount = 0
+    /// Commands the controller will accept now.
+    public private(set) var credits = 1
+    public private(set) var pending: (opcode: HCIOpcode, tag: CommandTag, deadline: UInt64)?
+    public private(set) var lateCompletions = 0
+    /// How long a command may go unanswered unless `enqueue` says otherwise.
+    public var timeout: UInt64
+
+    public init(timeout: UInt64 = 2_000) { self.timeout = timeout }
+
+    /// Forgets every queued and pending command (after Reset or a controller failure).
+    public mutating func clear() {
+        for i in 0..<slots { queue[i] = nil }
+        head = 0
+        queuedCount = 0
+        pending = nil
+        credits = 1
+    }
+
+    /// Queues `command`; `timeout` overrides the default (vendor commands use a short one, because a
+    /// controller that does not know them may never answer).
+    public mutating func enqueue<C: HCICommand>(
+        _ command: C, tag: CommandTag, timeout: UInt64? = nil
+    ) throws(CommandQueueError) {
+        let length = command.parameterLength
+        guard length <= QueuedCommand.maximumParameters else { throw .parametersTooLong(length) }
+        guard queuedCount < slots else { throw .queueFull }
+        var packet = FixedBytes<68>()
+        command.writePacket(to: &packet)
+        queue[(head + queuedCount) % slots] = QueuedCommand(opcode: C.opcode, tag: tag, timeout: timeout ?? self.timeout, packet: packet)
+        queuedCount += 1
+    }
+
+    /// Sends the next command if the controller has a credit and nothing is outstanding.
+    public mutating func pump<O: H4Output>(now: UInt64, to output: inout O) {
+        guard pending == nil, credits > 0, queuedCount > 0, let next = queue[head] else { return }
+        queue[head] = nil
+        head = (head + 1) % slots
+        queuedCount -= 1
+        credits -= 1
+        pending = (next.opcode, next.tag, now &+ next.timeout)
+        output.send(h4: next.packet.span)
+    }
+
+    /// Sends `command` at once, dropping everything queued or pending: used only for HCI Reset, which
+    /// the controller must accept whatever state it is in (Core 5.4 Vol 4 Part E 7.3.2).
+    public mutating func sendImmediately<C: HCICommand, O: H4Output>(
+        _ command: C, tag: CommandTag, now: UInt64, to output: inout O
+    ) {
+        clear()
+        var packet = FixedBytes<68>()
+        command.writePacket(to: &packet)
+        credits = 0
+        pending = (C.opcode, tag, now &+ timeout)
+        output.send(h4: packet.span)
+    }
+
+    /// Records a Command Complete or Command Status for `opcode` that grants `numPackets` credits.
+    public mutating func complete(opcode: HCIOpcode, numPackets: UInt8) -> CommandMatch {
+        credits = Int(numPackets)
+        if opcode == .nop { return .nop }
+        guard let p = pending, p.opcode == opcode else {
+            lateCompletions += 1
+            return .late
+        }
+        pending = nil
+        return .pending(p.tag)
+    }
+
+    /// The pending command, if it has waited past its deadline. It is forgotten and one credit
+    /// assumed, so a controller that silently drops a command (Bumble with unknown vendor
+    /// commands) does not stall the queue forever.
+    public mutating func expired(now: UInt64) -> (opcode: HCIOpcode, tag: CommandTag)? {
+        guard let p = pending, now >= p.deadline else { return nil }
+        pending = nil
+        credits = max(credits, 1)
+        return (p.opcode, p.tag)
+    }
+
+    public var deadline: UInt64? { pending?.deadline }
+}

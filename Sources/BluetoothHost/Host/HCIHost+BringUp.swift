@@ -1,0 +1,167 @@
+/// Bring-up: each step's command, what its answer teaches us, and the choice of identity address.
+extension HCIHost {
+    mutating func bringUpCompleted<D: HostDelegate, O: H4Output>(
+        _ step: BringUpStep, status: HCIStatus, returnParameters: Span<UInt8>,
+        now: UInt64, delegate: inout D, output: inout O
+    ) {
+        guard status == .success else {
+            if step.isEssential {
+                fail(.commandFailed(opcode(of: step), status), delegate: &delegate)
+            } else {
+                advance(from: step, now: now, delegate: &delegate, output: &output)
+            }
+            return
+        }
+        do throws(DecodeError) {
+            try record(step, returnParameters)
+        } catch {
+            // Vendor answers are validated by exact length; a mismatch means "not Zephyr's layout".
+            if step.isEssential {
+                fail(.malformedResponse(opcode(of: step)), delegate: &delegate)
+                return
+            }
+        }
+        advance(from: step, now: now, delegate: &delegate, output: &output)
+    }
+
+    /// Stores what a successful step returned.
+    private mutating func record(_ step: BringUpStep, _ p: Span<UInt8>) throws(DecodeError) {
+        switch step {
+        case .reset, .setEventMask, .leSetEventMask, .leWriteSuggestedDefaultDataLength, .leSetRandomAddress:
+            break
+        case .readLocalVersion:
+            info.localVersion = try HCILocalVersionInformation(parsing: p)
+        case .readLocalSupportedCommands:
+            info.supportedCommands = try HCISupportedCommands(parsing: p)
+        case .readLocalSupportedFeatures:
+            info.lmpFeatures = try HCILMPFeatures(parsing: p)
+        case .leReadBufferSizeV2:
+            let b = try HCILEReadBufferSizeV2.ReturnParameters(parsing: p)
+            info.aclDataPacketLength = b.leACLDataPacketLength
+            info.aclDataPacketCount = UInt16(b.totalNumLEACLDataPackets)
+        case .leReadBufferSize:
+            let b = try HCILEReadBufferSize.ReturnParameters(parsing: p)
+            info.aclDataPacketLength = b.leACLDataPacketLength
+            info.aclDataPacketCount = UInt16(b.totalNumLEACLDataPackets)
+        case .readBufferSize:
+            let b = try HCIReadBufferSize.ReturnParameters(parsing: p)
+            info.aclDataPacketLength = b.aclDataPacketLength
+            info.aclDataPacketCount = b.totalNumACLDataPackets
+            info.aclBuffersShared = true
+        case .leReadLocalSupportedFeatures:
+            info.leFeatures = try LEFeatures(parsing: p)
+        case .readBDADDR:
+            let a = try HCIReadBDADDR.ReturnParameters(parsing: p)
+            info.publicAddress = a
+            if !a.isZero {
+                info.address = a
+                info.addressType = .publicDevice
+                info.addressSource = .publicAddress
+            }
+        case .leReadMaximumDataLength:
+            info.maximumDataLength = try HCILEReadMaximumDataLength.ReturnParameters(parsing: p)
+        case .zephyrReadVersionInformation:
+            info.zephyrVersion = try ZephyrReadVersionInformation.ReturnParameters(parsing: p)
+        case .zephyrReadSupportedCommands:
+            info.zephyrCommands = try ZephyrReadSupportedCommands.ReturnParameters(parsing: p)
+        case .zephyrReadStaticAddresses:
+            let s = try ZephyrReadStaticAddresses.ReturnParameters(parsing: p)
+            if info.addressSource != .publicAddress, let first = s.first?.address,
+                first.randomSubtype == RandomAddressSubtype.staticAddress {
+                info.address = first
+                info.addressType = .randomDevice
+                info.addressSource = .zephyrStatic
+            }
+        }
+    }
+
+    /// Moves to the next step, or finishes bring-up.
+    mutating func advance<D: HostDelegate, O: H4Output>(
+        from step: BringUpStep, now: UInt64, delegate: inout D, output: inout O
+    ) {
+        guard let next = step.next(info, configuration) else {
+            state = .ready
+            delegate.hostDidBecomeReady(info)
+            return
+        }
+        if next == .leSetRandomAddress, info.addressSource == .generatedStatic {
+            info.address = staticRandomAddress()
+            info.addressType = .randomDevice
+        }
+        state = .bringingUp(next)
+        do throws(CommandQueueError) {
+            try issue(next, now: now, output: &output)
+        } catch {
+            // The queue is empty during bring-up, so this cannot happen; fail loudly rather than hang.
+            fail(.commandFailed(opcode(of: next), .hardwareFailure), delegate: &delegate)
+        }
+    }
+
+    private mutating func issue<O: H4Output>(_ step: BringUpStep, now: UInt64, output: inout O) throws(CommandQueueError) {
+        switch step {
+        case .reset: sendReset(now: now, output: &output)
+        case .readLocalVersion: try send(HCIReadLocalVersionInformation(), tag: .bringUp, now: now, output: &output)
+        case .readLocalSupportedCommands: try send(HCIReadLocalSupportedCommands(), tag: .bringUp, now: now, output: &output)
+        case .readLocalSupportedFeatures: try send(HCIReadLocalSupportedFeatures(), tag: .bringUp, now: now, output: &output)
+        case .setEventMask: try send(HCISetEventMask(mask: HostEventMasks.events), tag: .bringUp, now: now, output: &output)
+        case .leSetEventMask: try send(HCILESetEventMask(mask: HostEventMasks.leEvents), tag: .bringUp, now: now, output: &output)
+        case .leReadBufferSizeV2: try send(HCILEReadBufferSizeV2(), tag: .bringUp, now: now, output: &output)
+        case .leReadBufferSize: try send(HCILEReadBufferSize(), tag: .bringUp, now: now, output: &output)
+        case .readBufferSize: try send(HCIReadBufferSize(), tag: .bringUp, now: now, output: &output)
+        case .leReadLocalSupportedFeatures: try send(HCILEReadLocalSupportedFeatures(), tag: .bringUp, now: now, output: &output)
+        case .readBDADDR: try send(HCIReadBDADDR(), tag: .bringUp, now: now, output: &output)
+        case .leReadMaximumDataLength: try send(HCILEReadMaximumDataLength(), tag: .bringUp, now: now, output: &output)
+        case .leWriteSuggestedDefaultDataLength:
+            var (octets, time) = configuration.suggestedDataLength ?? (27, 328)
+            if let max = info.maximumDataLength {
+                octets = min(octets, max.supportedMaxTxOctets)
+                time = min(time, max.supportedMaxTxTime)
+            }
+            try send(HCILEWriteSuggestedDefaultDataLength(txOctets: octets, txTime: time), tag: .bringUp, now: now, output: &output)
+        case .zephyrReadVersionInformation: try send(ZephyrReadVersionInformation(), tag: .bringUp, now: now, output: &output)
+        case .zephyrReadSupportedCommands: try send(ZephyrReadSupportedCommands(), tag: .bringUp, now: now, output: &output)
+        case .zephyrReadStaticAddresses: try send(ZephyrReadStaticAddresses(), tag: .bringUp, now: now, output: &output)
+        case .leSetRandomAddress: try send(HCILESetRandomAddress(address: info.address), tag: .bringUp, now: now, output: &output)
+        }
+    }
+
+    func opcode(of step: BringUpStep) -> HCIOpcode {
+        switch step {
+        case .reset: return HCIReset.opcode
+        case .readLocalVersion: return HCIReadLocalVersionInformation.opcode
+        case .readLocalSupportedCommands: return HCIReadLocalSupportedCommands.opcode
+        case .readLocalSupportedFeatures: return HCIReadLocalSupportedFeatures.opcode
+        case .setEventMask: return HCISetEventMask.opcode
+        case .leSetEventMask: return HCILESetEventMask.opcode
+        case .leReadBufferSizeV2: return HCILEReadBufferSizeV2.opcode
+        case .leReadBufferSize: return HCILEReadBufferSize.opcode
+        case .readBufferSize: return HCIReadBufferSize.opcode
+        case .leReadLocalSupportedFeatures: return HCILEReadLocalSupportedFeatures.opcode
+        case .readBDADDR: return HCIReadBDADDR.opcode
+        case .leReadMaximumDataLength: return HCILEReadMaximumDataLength.opcode
+        case .leWriteSuggestedDefaultDataLength: return HCILEWriteSuggestedDefaultDataLength.opcode
+        case .zephyrReadVersionInformation: return ZephyrReadVersionInformation.opcode
+        case .zephyrReadSupportedCommands: return ZephyrReadSupportedCommands.opcode
+        case .zephyrReadStaticAddresses: return ZephyrReadStaticAddresses.opcode
+        case .leSetRandomAddress: return HCILESetRandomAddress.opcode
+        }
+    }
+
+    /// A static random address: the two most significant bits 0b11, and the random part neither all
+    /// zeros nor all ones (Core 5.4 Vol 6 Part B 1.3.2.1). Generated once per host lifetime.
+    mutating func staticRandomAddress() -> BDAddress {
+        if let a = generatedAddress { return a }
+        var a = BDAddress(bytes: configuration.randomAddressSeed)
+        a.bytes[5] |= 0xC0
+        var allOnes = true, allZeros = true
+        for i in 0..<6 {
+            let part = i == 5 ? a.bytes[i] & 0x3F : a.bytes[i]
+            let full: UInt8 = i == 5 ? 0x3F : 0xFF
+            if part != 0 { allZeros = false }
+            if part != full { allOnes = false }
+        }
+        if allZeros || allOnes { a.bytes[0] ^= 0x5A }
+        generatedAddress = a
+        return a
+    }
+}

@@ -1,0 +1,234 @@
+/// What the host tells the layer above it. Every method has a default that ignores the call, so an
+/// observer implements only what it needs.
+public protocol HostDelegate {
+    /// Bring-up finished: the controller is ready for advertising, scanning and connections.
+    mutating func hostDidBecomeReady(_ info: ControllerInfo)
+    /// The controller failed; the host is idle until `start` is called again.
+    mutating func hostControllerDidFail(_ failure: ControllerFailure)
+    /// A command sent with `Host.send` completed (Command Complete, or Command Status for commands
+    /// that complete later with their own event). `returnParameters` follow the status byte.
+    mutating func hostCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus, returnParameters: Span<UInt8>)
+    /// A command sent with `Host.send` was never answered.
+    mutating func hostCommandDidTimeOut(tag: CommandTag, opcode: HCIOpcode)
+    /// One advertising report, legacy or extended.
+    mutating func hostDidReceive(advertisingReport: borrowing AdvertisingReport)
+    /// Any event the host itself does not consume (connection events, other LE subevents).
+    mutating func hostDidReceive(event: borrowing HCIEventPacket)
+    /// An ACL data packet, without its H4 indicator.
+    mutating func hostDidReceive(acl: Span<UInt8>)
+    /// Every whole H4 packet received, indicator included, before the host acts on it (for capture).
+    mutating func hostDidFrame(packet: Span<UInt8>)
+}
+
+extension HostDelegate {
+    public mutating func hostDidBecomeReady(_ info: ControllerInfo) {}
+    public mutating func hostControllerDidFail(_ failure: ControllerFailure) {}
+    public mutating func hostCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus, returnParameters: Span<UInt8>) {}
+    public mutating func hostCommandDidTimeOut(tag: CommandTag, opcode: HCIOpcode) {}
+    public mutating func hostDidReceive(advertisingReport: borrowing AdvertisingReport) {}
+    public mutating func hostDidReceive(event: borrowing HCIEventPacket) {}
+    public mutating func hostDidReceive(acl: Span<UInt8>) {}
+    public mutating func hostDidFrame(packet: Span<UInt8>) {}
+}
+
+public struct HostConfiguration: Sendable {
+    /// HCI Reset is resent this often until answered (a board may still be booting).
+    public var resetInterval: UInt64 = 200
+    /// How many Resets before the controller is declared absent.
+    public var resetAttempts = 15
+    public var commandTimeout: UInt64 = 2_000
+    /// Vendor commands get less patience: controllers that do not know them may never answer.
+    public var vendorCommandTimeout: UInt64 = 500
+    /// LE Write Suggested Default Data Length; clamped to the controller's maximum. 251 octets /
+    /// 2120 µs is the largest LE 1M packet (Core 5.4 Vol 6 Part B 4.5.10).
+    public var suggestedDataLength: (octets: UInt16, time: UInt16)? = (251, 2120)
+    /// Six bytes from the runtime's random number generator, for a static random address when the
+    /// controller has neither a public nor a factory static address (Core 5.4 Vol 6 Part B 1.3.2.1).
+    public var randomAddressSeed: InlineArray<6, UInt8>
+
+    public init(randomAddressSeed: InlineArray<6, UInt8>) { self.randomAddressSeed = randomAddressSeed }
+}
+
+public enum HostState: Equatable, Sendable {
+    case off
+    case bringingUp(BringUpStep)
+    case ready
+    case failed(ControllerFailure)
+}
+
+/// The controller-facing half of the host: H4 in, H4 out, bring-up, command flow, failure detection.
+///
+/// Sans-I/O: the runtime passes received bytes and the current time (milliseconds on any monotonic
+/// clock) and calls `tick` at `nextDeadline`; outgoing packets go to the `H4Output` it passes in.
+public struct HCIHost {
+    public var configuration: HostConfiguration
+    public internal(set) var state: HostState = .off
+    public internal(set) var info = ControllerInfo()
+    public internal(set) var commands = HCICommandFlow<8>()
+    public private(set) var framer = H4Framer<260>()
+    private var resetsSent = 0
+    private var nextResetAt: UInt64 = 0
+    /// Generated once and kept across Resets, so our identity does not change when the controller
+    /// restarts (a static address may only change at power-up).
+    var generatedAddress: BDAddress?
+
+    public init(configuration: HostConfiguration) {
+        self.configuration = configuration
+        commands.timeout = configuration.commandTimeout
+    }
+
+    public var isReady: Bool { state == .ready }
+
+    /// Starts (or restarts, after a failure) bring-up with HCI Reset.
+    public mutating func start<O: H4Output>(now: UInt64, output: inout O) {
+        framer.reset()
+        info = ControllerInfo()
+        resetsSent = 0
+        state = .bringingUp(.reset)
+        sendReset(now: now, output: &output)
+    }
+
+    /// Queues a command for the controller; its completion goes to the delegate with `tag`.
+    public mutating func send<C: HCICommand, O: H4Output>(
+        _ command: C, tag: CommandTag, now: UInt64, output: inout O
+    ) throws(CommandQueueError) {
+        let timeout = C.opcode.isVendorSpecific ? configuration.vendorCommandTimeout : configuration.commandTimeout
+        try commands.enqueue(command, tag: tag, timeout: timeout)
+        commands.pump(now: now, to: &output)
+    }
+
+    /// The next time `tick` must run, if any timer is armed.
+    public var nextDeadline: UInt64? {
+        var d = commands.deadline
+        if state == .bringingUp(.reset) { d = min(d ?? .max, nextResetAt) }
+        return d
+    }
+
+    /// Runs timers: Reset retries and command timeouts.
+    public mutating func tick<D: HostDelegate, O: H4Output>(now: UInt64, delegate: inout D, output: inout O) {
+        if state == .bringingUp(.reset), now >= nextResetAt {
+            if resetsSent >= configuration.resetAttempts {
+                fail(.noResponse(resets: resetsSent), delegate: &delegate)
+                return
+            }
+            sendReset(now: now, output: &output)
+            return
+        }
+        if let expired = commands.expired(now: now) {
+            if case .bringingUp(let step) = state, expired.tag == .bringUp {
+                // A vendor command that is never answered means "not supported", not a dead controller.
+                if step.isVendorCommand {
+                    advance(from: step, now: now, delegate: &delegate, output: &output)
+                } else {
+                    fail(.commandTimeout(expired.opcode), delegate: &delegate)
+                }
+            } else {
+                delegate.hostCommandDidTimeOut(tag: expired.tag, opcode: expired.opcode)
+                commands.pump(now: now, to: &output)
+            }
+        }
+    }
+
+    /// Feeds bytes received from the controller.
+    public mutating func receive<D: HostDelegate, O: H4Output>(
+        _ bytes: Span<UInt8>, now: UInt64, delegate: inout D, output: inout O
+    ) {
+        var offset = 0
+        while true {
+            while let type = framer.completedType {
+                // Handling a packet mutates the host, so it cannot borrow the framer's buffer:
+                // copy it out (at most 260 bytes) and free the framer first.
+                let packet = FixedBytes<260>(framer.completedPacket)
+                framer.release()
+                handlePacket(type: type, packet.span, now: now, delegate: &delegate, output: &output)
+            }
+            guard offset < bytes.count else { return }
+            offset += framer.ingest(bytes.extracting(offset..<bytes.count))
+        }
+    }
+
+    // MARK: - Packets
+
+    private mutating func handlePacket<D: HostDelegate, O: H4Output>(
+        type: H4PacketType, _ packet: Span<UInt8>, now: UInt64, delegate: inout D, output: inout O
+    ) {
+        delegate.hostDidFrame(packet: packet)
+        let body = packet.extracting(1..<packet.count)
+        switch type {
+        case .event:
+            guard let event = try? HCIEventPacket(parsing: body) else { return }
+            handleEvent(event, now: now, delegate: &delegate, output: &output)
+        case .acl:
+            delegate.hostDidReceive(acl: body)
+        default:
+            return
+        }
+    }
+
+    private mutating func handleEvent<D: HostDelegate, O: H4Output>(
+        _ event: borrowing HCIEventPacket, now: UInt64, delegate: inout D, output: inout O
+    ) {
+        switch event.code {
+        case 0x0E:  // Command Complete (Core 5.4 Vol 4 Part E 7.7.14)
+            guard let complete = try? HCICommandCompleteEvent(parsing: event.parameters) else { return }
+            let match = commands.complete(opcode: complete.opcode, numPackets: complete.numHCICommandPackets)
+            guard case .pending(let tag) = match else {
+                commands.pump(now: now, to: &output)
+                return
+            }
+            let status = complete.status ?? .success
+            if tag == .bringUp, case .bringingUp(let step) = state {
+                bringUpCompleted(step, status: status, returnParameters: complete.returnParameters, now: now, delegate: &delegate, output: &output)
+            } else {
+                delegate.hostCommandDidComplete(tag: tag, opcode: complete.opcode, status: status, returnParameters: complete.returnParameters)
+            }
+            commands.pump(now: now, to: &output)
+        case 0x0F:  // Command Status (7.7.15)
+            guard let s = try? HCICommandStatusEvent(parsing: event.parameters) else { return }
+            if case .pending(let tag) = commands.complete(opcode: s.opcode, numPackets: s.numHCICommandPackets) {
+                let empty = InlineArray<1, UInt8>(repeating: 0)
+                delegate.hostCommandDidComplete(tag: tag, opcode: s.opcode, status: s.status, returnParameters: empty.span.extracting(0..<0))
+            }
+            commands.pump(now: now, to: &output)
+        case 0x10:  // Hardware Error (7.7.16)
+            let code = event.parameters.count > 0 ? event.parameters[0] : 0
+            fail(.hardwareError(code: code), delegate: &delegate)
+        case 0xFF:  // Vendor specific
+            if let v = try? HCIVendorEvent(parsing: event.parameters), v.isZephyrFatal {
+                fail(.controllerAssert, delegate: &delegate)
+            } else {
+                delegate.hostDidReceive(event: event)
+            }
+        case 0x3E:  // LE Meta (7.7.65)
+            handleLEMeta(event, delegate: &delegate)
+        default:
+            delegate.hostDidReceive(event: event)
+        }
+    }
+
+    private mutating func handleLEMeta<D: HostDelegate>(_ event: borrowing HCIEventPacket, delegate: inout D) {
+        guard let meta = try? HCILEMetaEvent(parsing: event.parameters) else { return }
+        switch meta.subevent {
+        case HCILEAdvertisingReportEvent.subevent:
+            guard var reports = try? HCILEAdvertisingReportEvent(meta) else { return }
+            while let report = try? reports.next() { delegate.hostDidReceive(advertisingReport: report) }
+        case HCILEExtendedAdvertisingReportEvent.subevent:
+            guard var reports = try? HCILEExtendedAdvertisingReportEvent(meta) else { return }
+            while let report = try? reports.next() { delegate.hostDidReceive(advertisingReport: report) }
+        default:
+            delegate.hostDidReceive(event: event)
+        }
+    }
+
+    mutating func fail<D: HostDelegate>(_ failure: ControllerFailure, delegate: inout D) {
+        commands.clear()
+        state = .failed(failure)
+        delegate.hostControllerDidFail(failure)
+    }
+
+    mutating func sendReset<O: H4Output>(now: UInt64, output: inout O) {
+        resetsSent += 1
+        nextResetAt = now &+ configuration.resetInterval
+        commands.sendImmediately(HCIReset(), tag: .bringUp, now: now, to: &output)
+    }
+}

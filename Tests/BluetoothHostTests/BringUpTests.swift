@@ -1,0 +1,278 @@
+import Testing
+@testable import BluetoothHost
+
+/// Records what the host writes.
+struct WireLog: H4Output {
+    var packets: [[UInt8]] = []
+    mutating func send(h4 packet: Span<UInt8>) {
+        var bytes: [UInt8] = []
+        for i in packet.indices { bytes.append(packet[i]) }
+        packets.append(bytes)
+    }
+}
+
+/// Records what the host reports.
+struct DelegateLog: HostDelegate {
+    var ready: ControllerInfo?
+    var failures: [ControllerFailure] = []
+    var completions: [(CommandTag, UInt16, UInt8)] = []
+    var reports: [(address: BDAddress, rssi: Int8?, data: [UInt8])] = []
+    mutating func hostDidBecomeReady(_ info: ControllerInfo) { ready = info }
+    mutating func hostControllerDidFail(_ failure: ControllerFailure) { failures.append(failure) }
+    mutating func hostCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus, returnParameters: Span<UInt8>) {
+        completions.append((tag, opcode.rawValue, status.rawValue))
+    }
+    mutating func hostDidReceive(advertisingReport r: borrowing AdvertisingReport) {
+        var d: [UInt8] = []
+        for i in r.data.indices { d.append(r.data[i]) }
+        reports.append((r.address.address, r.rssi, d))
+    }
+}
+
+/// A scripted controller: answers each command with what a real one of its kind would.
+struct FakeController {
+    var manufacturer: UInt16 = 0x05F1
+    var publicAddress: [UInt8] = [0, 0, 0, 0, 0, 0]
+    var answersVendorCommands = true
+    var staticAddress: [UInt8]? = [0x11, 0x22, 0x33, 0x44, 0x55, 0xD6]  // top bits 11: static
+    var resetsToIgnore = 0
+    var silent = false
+    var sendNOPFirst = false
+    var supportsBufferSizeV2 = false
+    var aclLength: UInt16 = 27
+    var aclCount: UInt8 = 3
+    var seen: [UInt16] = []
+
+    static func commandComplete(_ opcode: UInt16, _ params: [UInt8]) -> [UInt8] {
+        [0x04, 0x0E, UInt8(3 + params.count), 0x01, UInt8(opcode & 0xFF), UInt8(opcode >> 8)] + params
+    }
+
+    mutating func answer(_ packet: [UInt8]) -> [UInt8] {
+        guard packet.first == 0x01, packet.count >= 4, !silent else { return [] }
+        let opcode = UInt16(packet[1]) | UInt16(packet[2]) << 8
+        seen.append(opcode)
+        let ok: UInt8 = 0
+        switch opcode {
+        case 0x0C03:  // Reset
+            if resetsToIgnore > 0 { resetsToIgnore -= 1; return [] }
+            let nop: [UInt8] = sendNOPFirst ? [0x04, 0x0E, 0x03, 0x01, 0x00, 0x00] : []
+            return nop + Self.commandComplete(opcode, [ok])
+        case 0x1001:  // Read Local Version
+            return Self.commandComplete(opcode, [ok, 0x0D, 0x00, 0x00, 0x0D, UInt8(manufacturer & 0xFF), UInt8(manufacturer >> 8), 0x00, 0x00])
+        case 0x1002:  // Read Local Supported Commands
+            var bitmap = [UInt8](repeating: 0, count: 64)
+            bitmap[15] |= 0x02; bitmap[34] |= 0x01; bitmap[35] |= 0x08
+            if supportsBufferSizeV2 { bitmap[41] |= 0x20 }
+            return Self.commandComplete(opcode, [ok] + bitmap)
+        case 0x1003: return Self.commandComplete(opcode, [ok] + [UInt8](repeating: 0, count: 8))
+        case 0x0C01, 0x2001, 0x2024, 0x2005: return Self.commandComplete(opcode, [ok])
+        case 0x2002:  // LE Read Buffer Size v1
+            return Self.commandComplete(opcode, [ok, UInt8(aclLength & 0xFF), UInt8(aclLength >> 8), aclCount])
+        case 0x2060:  // v2
+            return Self.commandComplete(opcode, [ok, UInt8(aclLength & 0xFF), UInt8(aclLength >> 8), aclCount, 0, 0, 0])
+        case 0x2003: return Self.commandComplete(opcode, [ok, 0xFF, 0x01, 0, 0, 0, 0, 0, 0])
+        case 0x1009: return Self.commandComplete(opcode, [ok] + publicAddress)
+        case 0x202F: return Self.commandComplete(opcode, [ok, 0xFB, 0x00, 0x48, 0x08, 0xFB, 0x00, 0x48, 0x08])
+        case 0xFC01:
+            guard answersVendorCommands else { return [] }
+            return Self.commandComplete(opcode, [ok, 0x02, 0x00, 0x01, 0x00, 0x01, 0x03, 0x07, 0x00, 0x00, 0x00, 0x00, 0x00])
+        case 0xFC02:
+            guard answersVendorCommands else { return [] }
+            var bitmap = [UInt8](repeating: 0, count: 64)
+            bitmap[0] = 0x3F  // 0xFC01-0xFC06
+            bitmap[1] = 0x01  // 0xFC09... see ZephyrSupportedCommands
+            return Self.commandComplete(opcode, [ok] + bitmap)
+        case 0xFC09:
+            guard answersVendorCommands, let s = staticAddress else { return [] }
+            return Self.commandComplete(opcode, [ok, 0x01] + s + [UInt8](repeating: 0xAB, count: 16))
+        default:
+            return Self.commandComplete(opcode, [0x01])  // Unknown HCI Command
+        }
+    }
+}
+
+/// Drives a host against a fake controller in simulated time until it settles.
+struct BringUpHarness {
+    var host = HCIHost(configuration: HostConfiguration(randomAddressSeed: [0x01, 0x02, 0x03, 0x04, 0x05, 0x06]))
+    var controller: FakeController
+    var wire = WireLog()
+    var delegate = DelegateLog()
+    var now: UInt64 = 0
+
+    init(_ controller: FakeController) { self.controller = controller }
+
+    mutating func deliverPending() {
+        while !wire.packets.isEmpty {
+            let sent = wire.packets.removeFirst()
+            let reply = controller.answer(sent)
+            if !reply.isEmpty { host.receive(reply.span, now: now, delegate: &delegate, output: &wire) }
+        }
+    }
+
+    /// Runs until ready/failed or `limit` ms of simulated time pass.
+    mutating func run(limit: UInt64 = 20_000) {
+        host.start(now: now, output: &wire)
+        while now < limit {
+            deliverPending()
+            if delegate.ready != nil || !delegate.failures.isEmpty { return }
+            guard let deadline = host.nextDeadline else { return }
+            now = max(now, deadline)
+            host.tick(now: now, delegate: &delegate, output: &wire)
+        }
+    }
+}
+
+@Suite struct BringUpTests {
+    @Test func zephyrControllerUsesItsStaticAddress() throws {
+        var h = BringUpHarness(FakeController())
+        h.run()
+        let info = try #require(h.delegate.ready)
+        #expect(info.addressSource == .zephyrStatic)
+        #expect(info.address.bytes[5] == 0xD6 && info.address.bytes[0] == 0x11)
+        #expect(info.aclDataPacketLength == 27 && info.aclDataPacketCount == 3)
+        #expect(info.zephyrVersion != nil)
+        // The last command sets that address (Reset cleared it).
+        #expect(h.controller.seen.last == 0x2005)
+        #expect(h.controller.seen.contains(0xFC09))
+        #expect(h.host.isReady)
+    }
+
+    @Test func controllerWithoutVendorCommandsGetsAGeneratedStaticAddress() throws {
+        var c = FakeController()
+        c.manufacturer = 0x000F  // not a Zephyr link layer: no 0xFCxx is sent at all
+        var h = BringUpHarness(c)
+        h.run()
+        let info = try #require(h.delegate.ready)
+        #expect(info.addressSource == .generatedStatic)
+        #expect(info.address.randomSubtype == .staticAddress)
+        #expect(!h.controller.seen.contains { $0 >> 10 == 0x3F })
+    }
+
+    @Test func publicAddressIsPreferredAndNoRandomAddressIsSet() throws {
+        var c = FakeController()
+        c.manufacturer = 0x000F
+        c.publicAddress = [0x66, 0x55, 0x44, 0x33, 0x22, 0x11]
+        var h = BringUpHarness(c)
+        h.run()
+        let info = try #require(h.delegate.ready)
+        #expect(info.addressSource == .publicAddress)
+        #expect(info.addressType == .publicDevice)
+        #expect(!h.controller.seen.contains(0x2005))
+    }
+
+    @Test func nordicControllerThatIgnoresVendorCommandsStillComesUp() throws {
+        var c = FakeController()
+        c.manufacturer = 0x0059
+        c.answersVendorCommands = false
+        var h = BringUpHarness(c)
+        h.run()
+        let info = try #require(h.delegate.ready)
+        #expect(info.addressSource == .generatedStatic)
+        #expect(info.zephyrVersion == nil)
+        // One vendor command timed out and bring-up moved on; total time stays bounded.
+        #expect(h.now < 5_000)
+    }
+
+    @Test func lateResetIsRetried() throws {
+        var c = FakeController()
+        c.resetsToIgnore = 3
+        var h = BringUpHarness(c)
+        h.run()
+        #expect(h.delegate.ready != nil)
+        #expect(h.controller.seen.filter { $0 == 0x0C03 }.count == 4)
+        #expect(h.now >= 600)
+    }
+
+    @Test func unsolicitedNOPIsAccepted() {
+        var c = FakeController()
+        c.sendNOPFirst = true
+        var h = BringUpHarness(c)
+        h.run()
+        #expect(h.delegate.ready != nil)
+    }
+
+    @Test func silentControllerFailsAfterBoundedResets() {
+        var c = FakeController()
+        c.silent = true
+        var h = BringUpHarness(c)
+        h.run()
+        #expect(h.delegate.failures == [.noResponse(resets: 15)])
+        #expect(h.delegate.ready == nil)
+        #expect(h.now <= 4_000)
+    }
+
+    @Test func bufferSizeV2IsUsedWhenSupported() throws {
+        var c = FakeController()
+        c.supportsBufferSizeV2 = true
+        c.aclLength = 251
+        var h = BringUpHarness(c)
+        h.run()
+        #expect(h.controller.seen.contains(0x2060))
+        #expect(try #require(h.delegate.ready).aclDataPacketLength == 251)
+    }
+
+    @Test func hardwareErrorMarksControllerFailed() {
+        var h = BringUpHarness(FakeController())
+        h.run()
+        let hardwareError: [UInt8] = [0x04, 0x10, 0x01, 0x42]
+        h.host.receive(hardwareError.span, now: h.now, delegate: &h.delegate, output: &h.wire)
+        #expect(h.delegate.failures == [.hardwareError(code: 0x42)])
+        #expect(h.host.state == .failed(.hardwareError(code: 0x42)))
+    }
+
+    @Test func zephyrAssertVendorEventMarksControllerFailed() {
+        var h = BringUpHarness(FakeController())
+        h.run()
+        let assertEvent: [UInt8] = [0x04, 0xFF, 0x03, 0xAA, 0x01, 0x02]
+        h.host.receive(assertEvent.span, now: h.now, delegate: &h.delegate, output: &h.wire)
+        #expect(h.delegate.failures == [.controllerAssert])
+    }
+
+    @Test func restartAfterFailureRunsBringUpAgainWithTheSameGeneratedAddress() throws {
+        var c = FakeController()
+        c.manufacturer = 0x000F
+        var h = BringUpHarness(c)
+        h.run()
+        let first = try #require(h.delegate.ready).address
+        h.host.receive([0x04, 0x10, 0x01, 0x00].span, now: h.now, delegate: &h.delegate, output: &h.wire)
+        h.delegate.ready = nil
+        h.delegate.failures = []
+        h.run()
+        #expect(try #require(h.delegate.ready).address == first)
+    }
+
+    @Test func lateCommandCompleteIsIgnored() {
+        var h = BringUpHarness(FakeController())
+        h.run()
+        // A Command Complete for Read BD_ADDR nobody is waiting for.
+        let late = FakeController.commandComplete(0x1009, [0, 1, 2, 3, 4, 5, 6])
+        h.host.receive(late.span, now: h.now, delegate: &h.delegate, output: &h.wire)
+        #expect(h.host.commands.lateCompletions == 1)
+        #expect(h.delegate.completions.isEmpty)
+        #expect(h.host.isReady)
+    }
+
+    @Test func extendedAndLegacyAdvertisingReportsReachTheDelegate() throws {
+        var h = BringUpHarness(FakeController())
+        h.run()
+        // Captured from Bumble's virtual controller answering a legacy scan (Extended Advertising
+        // Report, legacy ADV_IND, random address F0:F1:F2:F3:F4:F5, RSSI -50).
+        let extended: [UInt8] = [
+            0x04, 0x3E, 0x31, 0x0D, 0x01, 0x13, 0x00, 0x01, 0xF5, 0xF4, 0xF3, 0xF2, 0xF1, 0xF0, 0x01, 0x01,
+            0x00, 0x00, 0xCE, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x17, 0x02, 0x01, 0x06,
+            0x06, 0xFF, 0xFA, 0xFF, 0xCA, 0xFE, 0x01, 0x0C, 0x09, 0x68, 0x65, 0x72, 0x61, 0x6C, 0x64, 0x2D,
+            0x70, 0x65, 0x65, 0x72,
+        ]
+        h.host.receive(extended.span, now: h.now, delegate: &h.delegate, output: &h.wire)
+        let r = try #require(h.delegate.reports.first)
+        #expect(r.address == BDAddress(displayOrder: 0xF0, 0xF1, 0xF2, 0xF3, 0xF4, 0xF5))
+        #expect(r.rssi == -50)
+        #expect(r.data.count == 0x17 && r.data[0] == 0x02 && r.data[3] == 0x06)
+        // Legacy LE Advertising Report: ADV_IND, public address, 3 bytes of flags AD, RSSI -60.
+        let legacy: [UInt8] = [0x04, 0x3E, 0x0F, 0x02, 0x01, 0x00, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x03, 0x02, 0x01, 0x06, 0xC4]
+        h.host.receive(legacy.span, now: h.now, delegate: &h.delegate, output: &h.wire)
+        #expect(h.delegate.reports.count == 2)
+        #expect(h.delegate.reports.last?.rssi == -60)
+        #expect(h.delegate.reports.last?.data == [0x02, 0x01, 0x06])
+    }
+}
