@@ -60,6 +60,22 @@ import BluetoothHost
         #expect(!ResolvablePrivateAddress.matches(BDAddress(displayOrder: 0x70, 0x81, 0x94, 0x0D, 0xFB, 0xAB), encrypted: encrypted))
     }
 
+    @Test func leEncryptCommandRoundTrip() throws {
+        let irk = ResolvablePrivateAddress.reversed(inline16(hex("ec0234a357c8ad05341010a60a397d9b")))
+        let command = ResolvablePrivateAddress.encryptCommand(irk: irk, prand: 0x708194)
+        var packet = ArraySink()
+        command.writePacket(to: &packet)
+        // H4 command 0x2017, 32 parameter octets: key then plaintext, LSB first.
+        #expect(packet.bytes == hex("011720 20 9b7d390aa610103405adc857a33402ec 94817000000000000000000000000000"))
+        // Command Complete return parameters (after the status octet), LSB first.
+        let returned = hex("aafb0dc4dc1b8ca41123be2eb75f9d15")
+        let result = try returned.withUnsafeBufferPointer { b throws(DecodeError) in
+            try HCILEEncrypt.ReturnParameters(parsing: Span(_unsafeElements: b))
+        }
+        #expect(ResolvablePrivateAddress.address(prand: 0x708194, result: result) == BDAddress(displayOrder: 0x70, 0x81, 0x94, 0x0D, 0xFB, 0xAA))
+        #expect(ResolvablePrivateAddress.prand(fromLERand: 0x1122_3344_5566_7788) == 0x66_7788)
+    }
+
     @Test func prandAlwaysMarksResolvable() {
         #expect(ResolvablePrivateAddress.prand(fromRandom: 0xff, 0xff, 0xff) == 0x7F_FFFE)
         #expect(ResolvablePrivateAddress.prand(fromRandom: 0, 0, 0) == 0x40_0001)

@@ -25,6 +25,22 @@ public enum ResolvablePrivateAddress {
         return (irk, plaintext)
     }
 
+    /// The LE Encrypt command computing ah(IRK, prand).
+    public static func encryptCommand(irk: InlineArray<16, UInt8>, prand: UInt32) -> HCILEEncrypt {
+        let input = encryptInput(irk: irk, prand: prand)
+        return HCILEEncrypt(key: input.key, plaintext: input.plaintext)
+    }
+
+    /// The address from the Command Complete of `encryptCommand(irk:prand:)`.
+    public static func address(prand: UInt32, result: HCILEEncrypt.ReturnParameters) -> BDAddress {
+        address(prand: prand, encrypted: result.encryptedData)
+    }
+
+    /// prand from LE Rand's 64 random bits (the low 24 are used).
+    public static func prand(fromLERand random: UInt64) -> UInt32 {
+        normalized(prand: UInt32(truncatingIfNeeded: random))
+    }
+
     /// The address: hash in the least significant 24 bits, prand in the most significant 24 bits
     /// (Core 5.4 Vol 6 Part B Figure 1.4). `encrypted` is LE Encrypt's Encrypted_Data, LSB first.
     public static func address(prand: UInt32, encrypted: InlineArray<16, UInt8>) -> BDAddress {
