@@ -304,3 +304,31 @@ private func flash(_ sim: DFUBootloaderSimulator, _ pkg: DFUPackage, prn: UInt16
         #expect(l?.hasPrefix("resuming: the device already holds 4096 bytes") == true)
     }
 }
+
+@Suite struct DFUPingTests {
+    /// A bootloader that rejects Ping (answers with an error result) is still a bootloader.
+    @Test func rejectedPingCountsAsAlive() throws {
+        final class RejectingPing: DFUByteLink {
+            var inbox: [UInt8] = []
+            func write(_ bytes: [UInt8]) throws(DFUError) {
+                var d = SLIPDecoder()
+                for p in d.feed(bytes) where p.first == DFUOpcode.ping.rawValue {
+                    inbox += SLIP.encode([0x60, 0x09, DFUResultCode.opCodeNotSupported.rawValue])
+                }
+            }
+            func read(timeoutMs: Int) throws(DFUError) -> [UInt8] { defer { inbox = [] }; return inbox }
+        }
+        try DFUClient(link: RejectingPing(), timeoutMs: 50).ping()
+    }
+
+    @Test func wrongPingIDIsReported() {
+        final class EchoWrongID: DFUByteLink {
+            var inbox: [UInt8] = []
+            func write(_ bytes: [UInt8]) throws(DFUError) { inbox += SLIP.encode([0x60, 0x09, 0x01, 0xEE]) }
+            func read(timeoutMs: Int) throws(DFUError) -> [UInt8] { defer { inbox = [] }; return inbox }
+        }
+        #expect(throws: DFUError.malformedResponse("ping answered with id 238, sent 3", [0xEE])) {
+            try DFUClient(link: EchoWrongID(), timeoutMs: 50).ping(attempts: 3)
+        }
+    }
+}
