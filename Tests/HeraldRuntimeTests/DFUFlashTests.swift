@@ -236,8 +236,10 @@ private func flash(_ sim: DFUBootloaderSimulator, _ pkg: DFUPackage, prn: UInt16
         sim.vanishAtFirmwareOffset = 15000
         let pty = try PTYBootloader(sim)
         let pkg0 = try fixturePackage()
+        var lines: [String] = []
+        defer { #expect(lines.last?.hasPrefix("no new application was activated") == true) }
         do throws(DFUError) {
-            _ = try DFUFlasher.run(package: pkg0, port: pty.slavePath, timeoutMs: 2000, terminal: false) { _ in }
+            _ = try DFUFlasher.run(package: pkg0, port: pty.slavePath, timeoutMs: 2000, terminal: false) { lines.append($0) }
             Issue.record("flash should fail")
         } catch {
             guard case let .deviceDisappeared(_, offset, size) = error else { Issue.record("got \(error)"); return }

@@ -39,6 +39,9 @@ public enum DFUFlasher {
             return report
         } catch {
             if terminal && printer.drewBar { output("\n") }
+            // The bootloader only activates an image after the last object passes its hash check, so a
+            // failure at any point leaves it in DFU mode with no new application: say so, never imply otherwise.
+            output("no new application was activated; the device stays in its DFU bootloader — fix the cause and run the same command again (it resumes where the data on the device matches)\n")
             throw error
         }
     }
