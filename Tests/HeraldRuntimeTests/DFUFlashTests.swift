@@ -298,6 +298,9 @@ private func flash(_ sim: DFUBootloaderSimulator, _ pkg: DFUPackage, prn: UInt16
         #expect(line == "\r[###############               ] 0.5 KB / 1.0 KB  1.0 KB/s ")
         // Throttled: another draw within 100 ms is skipped.
         #expect(p.render(DFUProgress(phase: .firmware, sent: 600, total: 1024, resumedFrom: 0, elapsed: 0.55)) == nil)
+        // The end is always drawn, once.
+        #expect(p.render(DFUProgress(phase: .firmware, sent: 1024, total: 1024, resumedFrom: 0, elapsed: 0.56)) != nil)
+        #expect(p.render(DFUProgress(phase: .firmware, sent: 1024, total: 1024, resumedFrom: 0, elapsed: 0.57)) == nil)
     }
 
     @Test func resumeIsAnnounced() {
@@ -331,6 +334,46 @@ private func flash(_ sim: DFUBootloaderSimulator, _ pkg: DFUPackage, prn: UInt16
         }
         #expect(throws: DFUError.malformedResponse("ping answered with id 238, sent 3", [0xEE])) {
             try DFUClient(link: EchoWrongID(), timeoutMs: 50).ping(attempts: 3)
+        }
+    }
+}
+
+@Suite struct DFUResponseTests {
+    @Test func responsesParseAndMalformedOnesAreTypedErrors() throws {
+        let r = try DFUResponse(decoding: [0x60, 0x06, 0x01, 0x00, 0x10, 0x00, 0x00])
+        #expect(r.request == 0x06 && r.result == 0x01 && r.payload == [0x00, 0x10, 0x00, 0x00])
+        #expect(throws: DFUError.self) { try DFUResponse(decoding: [0x60, 0x06]) }
+        #expect(throws: DFUError.self) { try DFUResponse(decoding: [0x61, 0x06, 0x01]) }
+    }
+
+    @Test func everyResultAndExtendedErrorHasAName() {
+        #expect(Set(DFUResultCode.allCases.map(\.name)).count == DFUResultCode.allCases.count)
+        #expect(Set(DFUExtendedError.allCases.map(\.name)).count == DFUExtendedError.allCases.count)
+        let e = DFUError.rejected(request: 0x01, result: DFUResultCode.insufficientResources.rawValue, extended: nil, context: "")
+        #expect(e.description == "Create rejected: insufficient resources")
+        let unknown = DFUError.rejected(request: 0x04, result: 0x0B, extended: 0x77, context: "init packet")
+        #expect(unknown.description == "init packet rejected: extended error 0x77 (Execute request)")
+    }
+
+    @Test func writeErrorsAreReportedEvenWhenNoAnswerWasDue() throws {
+        // A Write the bootloader refuses is answered at once; the client reports it by name.
+        final class RefuseWrites: DFUByteLink {
+            let sim = DFUBootloaderSimulator()
+            var inbox: [UInt8] = []
+            func write(_ bytes: [UInt8]) throws(DFUError) {
+                var d = SLIPDecoder()
+                for p in d.feed(bytes) {
+                    if p.first == DFUOpcode.write.rawValue {
+                        inbox += SLIP.encode([0x60, 0x08, DFUResultCode.operationFailed.rawValue])
+                    } else {
+                        inbox += sim.receive(SLIP.encode(p))
+                    }
+                }
+            }
+            func read(timeoutMs: Int) throws(DFUError) -> [UInt8] { defer { inbox = [] }; return inbox }
+        }
+        #expect(throws: DFUError.rejected(request: 0x08, result: DFUResultCode.operationFailed.rawValue, extended: nil, context: "")) {
+            try DFUClient(link: RefuseWrites(), timeoutMs: 100).flash(try DFUFlasher.loadPackage(zipPath: DFUFixtures.zipPath))
         }
     }
 }

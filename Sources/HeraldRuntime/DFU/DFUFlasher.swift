@@ -52,6 +52,7 @@ public struct DFUProgressPrinter {
     public let terminal: Bool
     public private(set) var drewBar = false
     private var lastDraw = -1.0
+    private var lastSent = -1
     private var lastDecile = -1
     private var announcedResume = false
 
@@ -68,8 +69,9 @@ public struct DFUProgressPrinter {
             let rate = p.elapsed > 0 ? Double(fresh) / p.elapsed : 0
             if terminal {
                 // Redraw at most ten times a second, and always at the end.
-                if p.sent < p.total && p.elapsed - lastDraw < 0.1 { return nil }
+                if p.sent == lastSent || (p.sent < p.total && p.elapsed - lastDraw < 0.1) { return nil }
                 lastDraw = p.elapsed
+                lastSent = p.sent
                 drewBar = true
                 let width = 30
                 let filled = p.total > 0 ? width * p.sent / p.total : width
