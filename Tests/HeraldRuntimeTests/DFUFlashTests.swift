@@ -236,8 +236,10 @@ private func flash(_ sim: DFUBootloaderSimulator, _ pkg: DFUPackage, prn: UInt16
         sim.vanishAtFirmwareOffset = 15000
         let pty = try PTYBootloader(sim)
         let pkg0 = try fixturePackage()
+        var lines: [String] = []
+        defer { #expect(lines.last?.hasPrefix("no new application was activated") == true) }
         do throws(DFUError) {
-            _ = try DFUFlasher.run(package: pkg0, port: pty.slavePath, timeoutMs: 2000, terminal: false) { _ in }
+            _ = try DFUFlasher.run(package: pkg0, port: pty.slavePath, timeoutMs: 2000, terminal: false) { lines.append($0) }
             Issue.record("flash should fail")
         } catch {
             guard case let .deviceDisappeared(_, offset, size) = error else { Issue.record("got \(error)"); return }
@@ -296,11 +298,82 @@ private func flash(_ sim: DFUBootloaderSimulator, _ pkg: DFUPackage, prn: UInt16
         #expect(line == "\r[###############               ] 0.5 KB / 1.0 KB  1.0 KB/s ")
         // Throttled: another draw within 100 ms is skipped.
         #expect(p.render(DFUProgress(phase: .firmware, sent: 600, total: 1024, resumedFrom: 0, elapsed: 0.55)) == nil)
+        // The end is always drawn, once.
+        #expect(p.render(DFUProgress(phase: .firmware, sent: 1024, total: 1024, resumedFrom: 0, elapsed: 0.56)) != nil)
+        #expect(p.render(DFUProgress(phase: .firmware, sent: 1024, total: 1024, resumedFrom: 0, elapsed: 0.57)) == nil)
     }
 
     @Test func resumeIsAnnounced() {
         var p = DFUProgressPrinter(terminal: false)
         let l = p.render(DFUProgress(phase: .firmware, sent: 4096, total: 8192, resumedFrom: 4096, elapsed: 0.1))
         #expect(l?.hasPrefix("resuming: the device already holds 4096 bytes") == true)
+    }
+}
+
+@Suite struct DFUPingTests {
+    /// A bootloader that rejects Ping (answers with an error result) is still a bootloader.
+    @Test func rejectedPingCountsAsAlive() throws {
+        final class RejectingPing: DFUByteLink {
+            var inbox: [UInt8] = []
+            func write(_ bytes: [UInt8]) throws(DFUError) {
+                var d = SLIPDecoder()
+                for p in d.feed(bytes) where p.first == DFUOpcode.ping.rawValue {
+                    inbox += SLIP.encode([0x60, 0x09, DFUResultCode.opCodeNotSupported.rawValue])
+                }
+            }
+            func read(timeoutMs: Int) throws(DFUError) -> [UInt8] { defer { inbox = [] }; return inbox }
+        }
+        try DFUClient(link: RejectingPing(), timeoutMs: 50).ping()
+    }
+
+    @Test func wrongPingIDIsReported() {
+        final class EchoWrongID: DFUByteLink {
+            var inbox: [UInt8] = []
+            func write(_ bytes: [UInt8]) throws(DFUError) { inbox += SLIP.encode([0x60, 0x09, 0x01, 0xEE]) }
+            func read(timeoutMs: Int) throws(DFUError) -> [UInt8] { defer { inbox = [] }; return inbox }
+        }
+        #expect(throws: DFUError.malformedResponse("ping answered with id 238, sent 3", [0xEE])) {
+            try DFUClient(link: EchoWrongID(), timeoutMs: 50).ping(attempts: 3)
+        }
+    }
+}
+
+@Suite struct DFUResponseTests {
+    @Test func responsesParseAndMalformedOnesAreTypedErrors() throws {
+        let r = try DFUResponse(decoding: [0x60, 0x06, 0x01, 0x00, 0x10, 0x00, 0x00])
+        #expect(r.request == 0x06 && r.result == 0x01 && r.payload == [0x00, 0x10, 0x00, 0x00])
+        #expect(throws: DFUError.self) { try DFUResponse(decoding: [0x60, 0x06]) }
+        #expect(throws: DFUError.self) { try DFUResponse(decoding: [0x61, 0x06, 0x01]) }
+    }
+
+    @Test func everyResultAndExtendedErrorHasAName() {
+        #expect(Set(DFUResultCode.allCases.map(\.name)).count == DFUResultCode.allCases.count)
+        #expect(Set(DFUExtendedError.allCases.map(\.name)).count == DFUExtendedError.allCases.count)
+        let e = DFUError.rejected(request: 0x01, result: DFUResultCode.insufficientResources.rawValue, extended: nil, context: "")
+        #expect(e.description == "Create rejected: insufficient resources")
+        let unknown = DFUError.rejected(request: 0x04, result: 0x0B, extended: 0x77, context: "init packet")
+        #expect(unknown.description == "init packet rejected: extended error 0x77 (Execute request)")
+    }
+
+    @Test func writeErrorsAreReportedEvenWhenNoAnswerWasDue() throws {
+        // A Write the bootloader refuses is answered at once; the client reports it by name.
+        final class RefuseWrites: DFUByteLink {
+            let sim = DFUBootloaderSimulator()
+            var inbox: [UInt8] = []
+            func write(_ bytes: [UInt8]) throws(DFUError) {
+                var d = SLIPDecoder()
+                for p in d.feed(bytes) {
+                    if p.first == DFUOpcode.write.rawValue {
+                        inbox += SLIP.encode([0x60, 0x08, DFUResultCode.operationFailed.rawValue])
+                    } else {
+                        inbox += sim.receive(SLIP.encode(p))
+                    }
+                }
+            }
+            func read(timeoutMs: Int) throws(DFUError) -> [UInt8] { defer { inbox = [] }; return inbox }
+        }
+        #expect(throws: DFUError.rejected(request: 0x08, result: DFUResultCode.operationFailed.rawValue, extended: nil, context: "")) {
+            try DFUClient(link: RefuseWrites(), timeoutMs: 100).flash(try DFUFlasher.loadPackage(zipPath: DFUFixtures.zipPath))
+        }
     }
 }

@@ -48,7 +48,11 @@ final class DFUBootloaderSimulator: @unchecked Sendable {
     private var prn: UInt16 = 0
     private var writesSincePRN = 0
     private var decoder = SLIPDecoder(maxFrame: 4096)
-    private(set) var gone = false
+    private var goneFlag = false
+    /// True once the device vanished or reset after installing; read from any thread.
+    var gone: Bool {
+        get { lock.lock(); defer { lock.unlock() }; return goneFlag }
+    }
 
     // Statistics.
     private(set) var firmwareBytesReceived = 0
@@ -60,7 +64,7 @@ final class DFUBootloaderSimulator: @unchecked Sendable {
     /// The device comes back (re-plugged or reset into the bootloader): progress kept, session reset.
     func reconnect() {
         lock.lock(); defer { lock.unlock() }
-        gone = false
+        goneFlag = false
         selected = nil
         prn = 0
         writesSincePRN = 0
@@ -69,10 +73,10 @@ final class DFUBootloaderSimulator: @unchecked Sendable {
 
     func receive(_ bytes: [UInt8]) -> [UInt8] {
         lock.lock(); defer { lock.unlock() }
-        if gone { return [] }
+        if goneFlag { return [] }
         var out: [UInt8] = []
         for packet in decoder.feed(bytes) {
-            if gone { break }
+            if goneFlag { break }
             if packet.count > SLIP.maxPacketSize(forEncodedMTU: config.mtu) {
                 log.append("request of \(packet.count) bytes exceeds MTU")
                 out += SLIP.encode(respond(packet[0], .insufficientResources))
@@ -163,13 +167,14 @@ final class DFUBootloaderSimulator: @unchecked Sendable {
                 firmwareBytesReceived += data.count
                 if let vanish = vanishAtFirmwareOffset, firmware.count >= vanish {
                     vanishAtFirmwareOffset = nil
-                    gone = true
+                    goneFlag = true
                     return nil
                 }
             case nil:
                 return respond(op, .operationNotPermitted)
             }
             writesSincePRN += 1
+            // nrf_dfu_serial.c counts Writes since the last Create (or Set PRN).
             if prn > 0 && writesSincePRN >= Int(prn) {
                 writesSincePRN = 0
                 // The serial transport turns the PRN-th Write's response into a CRC response.
@@ -222,7 +227,7 @@ final class DFUBootloaderSimulator: @unchecked Sendable {
             if executedOffset == Int(ip.appSize ?? 0) {
                 guard DFUSHA256.hash(firmware) == ip.sha256Digest else { return ext(op, .verificationFailed) }
                 installedImage = firmware
-                gone = true // activates the image and resets: the port goes away after this answer
+                goneFlag = true // activates the image and resets: the port goes away after this answer
             }
             return respond(op, .success)
         case nil:

@@ -111,16 +111,20 @@ public final class DFUClient {
         var last: DFUError = .timeout(request: DFUOpcode.ping.rawValue, afterMs: timeoutMs)
         for _ in 0..<max(1, attempts) {
             pingID &+= 1
-            do {
+            do throws(DFUError) {
                 let payload = try transact(DFURequest.ping(pingID), context: "ping")
                 guard payload.first == pingID else {
                     throw DFUError.malformedResponse("ping answered with id \(payload.first.map(String.init) ?? "none"), sent \(pingID)", payload)
                 }
                 return
-            } catch let error as DFUError {
-                if case .deviceDisappeared = error { throw error }
-                last = error
-            } catch {}
+            } catch {
+                switch error {
+                case .deviceDisappeared: throw error
+                // Any answer means a bootloader is listening (pc-nrfutil treats it the same way).
+                case .rejected(let request, _, _, _) where request == DFUOpcode.ping.rawValue: return
+                default: last = error
+                }
+            }
         }
         throw last
     }

@@ -39,6 +39,9 @@ public enum DFUFlasher {
             return report
         } catch {
             if terminal && printer.drewBar { output("\n") }
+            // The bootloader only activates an image after the last object passes its hash check, so a
+            // failure at any point leaves it in DFU mode with no new application: say so, never imply otherwise.
+            output("no new application was activated; the device stays in its DFU bootloader — fix the cause and run the same command again (it resumes where the data on the device matches)\n")
             throw error
         }
     }
@@ -49,6 +52,7 @@ public struct DFUProgressPrinter {
     public let terminal: Bool
     public private(set) var drewBar = false
     private var lastDraw = -1.0
+    private var lastSent = -1
     private var lastDecile = -1
     private var announcedResume = false
 
@@ -65,8 +69,9 @@ public struct DFUProgressPrinter {
             let rate = p.elapsed > 0 ? Double(fresh) / p.elapsed : 0
             if terminal {
                 // Redraw at most ten times a second, and always at the end.
-                if p.sent < p.total && p.elapsed - lastDraw < 0.1 { return nil }
+                if p.sent == lastSent || (p.sent < p.total && p.elapsed - lastDraw < 0.1) { return nil }
                 lastDraw = p.elapsed
+                lastSent = p.sent
                 drewBar = true
                 let width = 30
                 let filled = p.total > 0 ? width * p.sent / p.total : width
