@@ -129,6 +129,11 @@ public struct ATTServer: Sendable {
         }
     }
 
+    /// When `poll` must next be called for this bearer (the pending indication's timeout), if ever.
+    public func nextDeadline<let Q: Int, let QB: Int>(bearer: borrowing ATTBearer<Q, QB>) -> UInt64? {
+        bearer.nextDeadline
+    }
+
     /// Checks the outstanding indication's transaction timer. Call when `bearer.nextDeadline` passes.
     public func poll<let Q: Int, let QB: Int>(bearer: inout ATTBearer<Q, QB>, now: UInt64) -> ATTServerAction {
         if bearer.isTimedOut { return .none }
