@@ -42,6 +42,11 @@ import Testing
         for (request, response) in exchange { #expect(h.ask(request) == attHex(response), "\(request)") }
         let w = h.delegate.writes
         #expect(w.count == 5)
+        // The application's own error codes reach the client unchanged, on the written handle.
+        h.delegate.refuseWrites = .application(1)
+        #expect(h.ask("12 12 00 01") == attHex("01 12 12 00 81"))
+        _ = h.ask("16 12 00 00 00 01")
+        #expect(h.ask("18 01") == attHex("01 18 12 00 81"))
         #expect(w.map(\.offset) == [0, 0, 18, 36, 0] && w.allSatisfy { $0.id == 10 })
         let shared = w[1].value + w[2].value + w[3].value
         // Signal message 0x03 (payload sharing): RSSI -42, length 42, then the shared payloads.
