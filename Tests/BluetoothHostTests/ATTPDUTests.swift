@@ -75,6 +75,46 @@ import Testing
             == .invalidValue(field: "Execute Write flags", value: 2))
     }
 
+    /// Truncated and wrong-opcode variants of the PDUs that carry values or lists (they have no
+    /// "oversized" form: the value takes the rest of the PDU).
+    @Test func variablePDUsRejectMalformedInput() {
+        typealias Parse = (Span<UInt8>) throws(DecodeError) -> Void
+        let cases: [(String, Int, Parse)] = [
+            ("06 01 00 ff ff 00 28 00 18", 7, { s throws(DecodeError) in _ = try ATTFindByTypeValueRequest(s) }),
+            ("08 01 00 ff ff 03 28", 7, { s throws(DecodeError) in _ = try ATTReadByTypeRequest(s) }),
+            ("10 01 00 ff ff 00 28", 7, { s throws(DecodeError) in _ = try ATTReadByGroupTypeRequest(s) }),
+            ("0b 01", 1, { s throws(DecodeError) in _ = try ATTReadResponse(s) }),
+            ("0d 01", 1, { s throws(DecodeError) in _ = try ATTReadBlobResponse(s) }),
+            ("0f 01", 1, { s throws(DecodeError) in _ = try ATTReadMultipleResponse(s) }),
+            ("12 03 00 01", 3, { s throws(DecodeError) in _ = try ATTWriteRequest(s) }),
+            ("52 03 00 01", 3, { s throws(DecodeError) in _ = try ATTWriteCommand(s) }),
+            ("16 03 00 00 00 01", 5, { s throws(DecodeError) in _ = try ATTPrepareWriteRequest(s) }),
+            ("17 03 00 00 00 01", 5, { s throws(DecodeError) in _ = try ATTPrepareWriteResponse(s) }),
+            ("1b 03 00 01", 3, { s throws(DecodeError) in _ = try ATTHandleValueNotification(s) }),
+            ("1d 03 00 01", 3, { s throws(DecodeError) in _ = try ATTHandleValueIndication(s) }),
+            ("05 01 03 00 00 2a", 6, { s throws(DecodeError) in _ = try ATTFindInformationResponse(s) }),
+            ("07 01 00 05 00", 5, { s throws(DecodeError) in _ = try ATTFindByTypeValueResponse(s) }),
+            ("09 03 01 00 01", 5, { s throws(DecodeError) in _ = try ATTReadByTypeResponse(s) }),
+            ("11 06 01 00 05 00 00 18", 8, { s throws(DecodeError) in _ = try ATTReadByGroupTypeResponse(s) }),
+            ("0e 01 00 02 00", 5, { s throws(DecodeError) in _ = try ATTReadMultipleRequest(s) }),
+            ("20 01 00 02 00", 5, { s throws(DecodeError) in _ = try ATTReadMultipleVariableRequest(s) }),
+            ("21 01 00 01", 1, { s throws(DecodeError) in _ = try ATTReadMultipleVariableResponse(s) }),
+            ("23 01 00 01 00 01", 6, { s throws(DecodeError) in _ = try ATTMultipleHandleValueNotification(s) }),
+            ("d2 01 00" + String(repeating: " 00", count: 12), 15, { s throws(DecodeError) in _ = try ATTSignedWriteCommand(s) }),
+        ]
+        for (text, minimum, parse) in cases {
+            let good = attHex(text)
+            #expect(attDecodeError(good, parse) == nil, "\(text)")
+            var wrong = good
+            wrong[0] = wrong[0] == 0x01 ? 0x02 : 0x01
+            #expect(attDecodeError(wrong, parse) == .unexpectedCode(field: "ATT opcode", value: Int(wrong[0])), "\(text)")
+            // Every prefix shorter than the minimum is refused.
+            for n in 0..<minimum {
+                #expect(attDecodeError(Array(good.prefix(n)), parse) != nil, "\(text) cut to \(n)")
+            }
+        }
+    }
+
     @Test func exchangeMTUFromCapture() throws {
         let req = attHex("02 f7 00")  // frame 40
         #expect(try ATTExchangeMTURequest(req.span).clientRxMTU == 247)

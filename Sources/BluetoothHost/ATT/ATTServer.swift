@@ -50,6 +50,12 @@ public struct ATTServer: Sendable {
         if poll(bearer: &bearer, now: now) == .disconnect { return .disconnect }
         guard !bearer.isTimedOut, pdu.count > 0 else { return .none }
         let opcode = ATTOpcode(rawValue: pdu[0])
+        // Nothing longer than ATT_MTU may be sent (Part F 3.2.8); answering such a request could need a
+        // response longer than ATT_MTU too (a Prepare Write echo), so it is an Invalid PDU.
+        guard pdu.count <= Int(bearer.mtu) else {
+            guard opcode.kind == .request else { return .none }
+            return error(opcode, 0, .invalidPDU, &response)
+        }
         var context = Context(connection: connection, mtu: Int(bearer.mtu), security: bearer.security)
         do throws(DecodeError) {
             switch opcode {
@@ -121,6 +127,11 @@ public struct ATTServer: Sendable {
             guard opcode.kind == .request else { return .none }
             return self.error(opcode, 0, .invalidPDU, &response)
         }
+    }
+
+    /// When `poll` must next be called for this bearer (the pending indication's timeout), if ever.
+    public func nextDeadline<let Q: Int, let QB: Int>(bearer: borrowing ATTBearer<Q, QB>) -> UInt64? {
+        bearer.nextDeadline
     }
 
     /// Checks the outstanding indication's transaction timer. Call when `bearer.nextDeadline` passes.
