@@ -3,15 +3,17 @@
 ///
 /// Core 5.4 Vol 3 Part A 4: each new command uses a different identifier, 0x00 is never used, and an
 /// identifier may be reused once all others have been used — so a counter over 1…255 suffices.
-/// Vol 3 Part A 6.2.1: a request unanswered when the RTX timer expires ends the procedure; this host
-/// then disconnects the link (as Zephyr does), so the lead only needs `requestTimedOut(now:)`.
+/// Vol 3 Part A 6.2.1: a request still unanswered when the RTX timer expires is abandoned;
+/// `requestTimedOut(now:)` tells the host when, and it decides whether to give up or disconnect.
 public struct L2CAPSignalingState: Sendable, Equatable {
-    /// Response timeout for our own requests. The RTX range is 1–60 s; 30 s matches common hosts.
+    /// Response timeout for our own requests (the RTX value is the implementation's choice within
+    /// 1–60 s).
     public static let responseTimeoutMilliseconds: UInt64 = 30_000
 
     var lastIdentifier: UInt8 = 0
-    /// Identifier of our Connection Parameter Update Request awaiting a response, and when it was sent.
+    /// Identifier of our Connection Parameter Update Request awaiting a response.
     public private(set) var outstandingRequest: UInt8? = nil
+    /// When it was sent (ms, caller's clock).
     public private(set) var outstandingSince: UInt64 = 0
     /// Identifier of the peer's update request that we accepted for HCI LE Connection Update and
     /// still have to answer.
