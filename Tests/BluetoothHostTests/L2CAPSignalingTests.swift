@@ -157,3 +157,44 @@ func signal(_ pdu: [UInt8], role: ConnectionRole = .central) -> (L2CAPSignalingA
         #expect(L2CAPCommandRejectReason.other(0x0003).rawValue == 0x0003)
     }
 }
+
+@Suite struct L2CAPSignalingStateTests {
+    @Test func identifiersSkipZeroAndWrap() {
+        var state = L2CAPSignalingState()
+        let first = state.nextIdentifier()
+        var last: UInt8 = 0
+        for _ in 2...255 { last = state.nextIdentifier() }
+        let wrapped = state.nextIdentifier()
+        #expect(first == 1 && last == 255 && wrapped == 1)
+    }
+
+    @Test func ourUpdateRequestIsTrackedUntilAnsweredOrTimedOut() throws {
+        var state = L2CAPSignalingState()
+        let made = state.makeParameterUpdateRequest(intervalMin: 24, intervalMax: 40, latency: 0, timeout: 42,
+                                                    now: 1_000)
+        let request = try #require(made)
+        var bytes = FixedBytes<16>()
+        request.write(to: &bytes)
+        #expect(aclArray(bytes) == L2CAPSignalingTests.updateRequest)  // identifier 1, as Bumble encodes it
+        // Only one at a time.
+        let second = state.makeParameterUpdateRequest(intervalMin: 24, intervalMax: 40, latency: 0, timeout: 42,
+                                                      now: 1_001)
+        #expect(second == nil)
+        #expect(!state.requestTimedOut(now: 30_999))
+        #expect(state.requestTimedOut(now: 31_000))
+        // The central's response: a wrong identifier is not ours, the right one resolves it.
+        let (action, _) = signal(aclHex("13 02 02 00 00 00"), role: .peripheral)
+        guard case .connectionParameterUpdateResponse(let id, let accepted) = action else {
+            Issue.record("expected a response action")
+            return
+        }
+        #expect(accepted)
+        let wrong = state.resolve(identifier: id)
+        let right = state.resolve(identifier: 1)
+        #expect(!wrong && right)
+        #expect(state.outstandingRequest == nil && !state.requestTimedOut(now: 100_000))
+        let next = state.makeParameterUpdateRequest(intervalMin: 24, intervalMax: 40, latency: 0, timeout: 42,
+                                                    now: 2_000)
+        #expect(next?.identifier == 2)
+    }
+}

@@ -36,6 +36,8 @@ public struct Connection<let pduCapacity: Int, Extra: ConnectionExtra> {
     public let peer: DeviceAddress
     public var timing: ConnectionTiming
     public var reassembler: ACLReassembler<pduCapacity>
+    /// Identifiers and outstanding requests of the LE signalling channel.
+    public var signaling: L2CAPSignalingState
     public var extra: Extra
 
     public init(handle: UInt16, role: ConnectionRole, peer: DeviceAddress, timing: ConnectionTiming) {
@@ -44,6 +46,7 @@ public struct Connection<let pduCapacity: Int, Extra: ConnectionExtra> {
         self.peer = peer
         self.timing = timing
         reassembler = ACLReassembler()
+        signaling = L2CAPSignalingState()
         extra = Extra()
     }
 }

@@ -2,10 +2,11 @@
 public enum L2CAPSignalingAction: Sendable, Equatable {
     /// Nothing more (a reply may have been written).
     case none
-    /// We are central and the peripheral asked for new parameters, which passed validation. The host
-    /// issues HCI LE Connection Update (Core 5.4 Vol 4 Part E 7.8.18) and then answers with
-    /// `L2CAPConnectionParameterUpdateResponse(identifier:accepted:)`: accepted if the controller took
-    /// the command, rejected otherwise. No reply has been written yet.
+    /// We are central and the peripheral asked for new parameters, which passed validation. No reply
+    /// has been written yet: the host issues HCI LE Connection Update (Core 5.4 Vol 4 Part E 7.8.18)
+    /// and answers with `L2CAPConnectionParameterUpdateResponse(identifier:accepted:)`, accepted if the
+    /// controller took the command and rejected otherwise (Vol 3 Part A 4.21). Keep the identifier in
+    /// `L2CAPSignalingState.pendingPeerUpdate` meanwhile.
     case updateConnectionParameters(L2CAPConnectionParameterUpdateRequest)
     /// The central answered our Connection Parameter Update Request.
     case connectionParameterUpdateResponse(identifier: UInt8, accepted: Bool)
