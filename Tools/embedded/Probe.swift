@@ -40,3 +40,47 @@ public func probeHost(_ bytes: UnsafePointer<UInt8>, _ count: Int, _ now: UInt64
     _ = try? summary.addFlags(0x06)
     return Int32(delegate.reports + out.count + (delegate.ready ? 1 : 0) + summary.build().count)
 }
+
+/// A GATT application with one dynamic characteristic, as firmware would have.
+struct ProbeApplication: LEApplication {
+    var connected = 0
+    mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
+        for i in offset..<32 { sink.append(UInt8(truncatingIfNeeded: i)) }
+        return nil
+    }
+    mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? { nil }
+    mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout StackControl) {
+        control.startScanning(active: false)
+    }
+    mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {
+        connected += 1
+    }
+}
+
+/// The whole stack (bring-up, links, credits, L2CAP, ATT server, GATT database, notify) specialised
+/// for 4 links, as the wearable budget assumes.
+@_cdecl("herald_probe_stack")
+public func probeStack(_ bytes: UnsafePointer<UInt8>, _ count: Int, _ now: UInt64) -> Int32 {
+    let name: StaticString = "probe"
+    let nameSpan = Span(_unsafeStart: name.utf8Start, count: name.utf8CodeUnitCount)
+    guard var database = try? GATTDatabase<24, 256, 4>(deviceName: nameSpan) else { return -1 }
+    var valueHandle: UInt16 = 0
+    do throws(GATTDatabaseError) {
+        _ = try database.addPrimaryService(BluetoothUUID(uuid16: 0x180F))
+        valueHandle = try database.addCharacteristic(
+            BluetoothUUID(uuid16: 0x2A19), properties: .read | .notify | .indicate, permissions: .read,
+            value: .dynamic(id: 1)).value
+    } catch {
+        return -2
+    }
+    var stack = BluetoothStack(configuration: HostConfiguration(randomAddressSeed: [1, 2, 3, 4, 5, 6]),
+                               database: database, app: ProbeApplication())
+    var out = ProbeOutput()
+    stack.start(now: now, output: &out)
+    stack.receive(Span(_unsafeStart: bytes, count: count), now: now, output: &out)
+    stack.tick(now: now &+ 10, output: &out)
+    let sent = stack.perform(now: now, output: &out) { le in
+        le.notify(handle: 0x0040, attribute: valueHandle, value: nameSpan)
+    }
+    return Int32(out.count + stack.app.connected + (sent ? 1 : 0))
+}
