@@ -262,7 +262,9 @@ let heraldSignalUUID = BluetoothUUID("f617b813-092e-437a-8324-e09a80821a11")!
 
     @Test func writeWithoutResponseIsAllowedWhileBusy() {
         var c = TestClient()
+        #expect(c.client.currentProcedure == nil)
         _ = c.startBytes(.read(handle: 3))
+        #expect(c.client.currentProcedure == .read)
         #expect(c.start(.write(handle: 4, value: attHex("01").span)) == ([], .busy))
         #expect(c.start(.readLong(handle: 4)) == ([], .busy))
         #expect(c.start(.writeWithoutResponse(handle: 0x12, value: attHex("ca fe 01").span)) == (attHex("52 12 00 ca fe 01"), nil))

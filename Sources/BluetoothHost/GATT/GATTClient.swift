@@ -32,7 +32,7 @@ public struct GATTClient<let longWriteCapacity: Int> {
     public internal(set) var ignoredPDUs = 0
 
     var phase: Phase = .idle
-    var procedure: GATTProcedureKind = .exchangeMTU
+    var running: GATTProcedureKind = .exchangeMTU
     var requestSentAt: UInt64 = 0
     /// The UUID a Discover Primary Service by Service UUID looks for (responses carry only handles).
     var serviceUUID = BluetoothUUID(uuid16: 0)
@@ -90,6 +90,9 @@ public struct GATTClient<let longWriteCapacity: Int> {
     /// A procedure is outstanding.
     public var isBusy: Bool { phase != .idle }
 
+    /// The outstanding procedure, if any.
+    public var currentProcedure: GATTProcedureKind? { isBusy ? running : nil }
+
     /// When the outstanding request's transaction timer fires (nil when none is outstanding); call
     /// `tick` then.
     public var nextDeadline: UInt64? {
@@ -128,54 +131,47 @@ public struct GATTClient<let longWriteCapacity: Int> {
         case .exchangeMTU:
             guard !mtuExchangeSent else { throw .invalidParameter }
             mtuExchangeSent = true
-            self.procedure = .exchangeMTU
-            ATTExchangeMTURequest(clientRxMTU: maximumMTU).write(to: &request)
+            running = .exchangeMTU
             next = .exchangingMTU
         case .discoverAllPrimaryServices:
-            self.procedure = .discoverAllPrimaryServices
+            running = .discoverAllPrimaryServices
             next = .discoveringServices(start: 0x0001)
-            writeRequest(for: next, into: &request)
         case .discoverPrimaryServices(let uuid):
-            self.procedure = .discoverPrimaryServices
+            running = .discoverPrimaryServices
             serviceUUID = uuid
             next = .discoveringServicesByUUID(start: 0x0001)
-            writeRequest(for: next, into: &request)
         case .discoverAllCharacteristics(let start, let end):
             guard start != 0, start <= end else { throw .invalidParameter }
-            self.procedure = .discoverAllCharacteristics
+            running = .discoverAllCharacteristics
             next = .discoveringCharacteristics(start: start, end: end)
-            writeRequest(for: next, into: &request)
         case .discoverAllDescriptors(let start, let end):
             guard start != 0, start <= end else { throw .invalidParameter }
-            self.procedure = .discoverAllDescriptors
+            running = .discoverAllDescriptors
             next = .discoveringDescriptors(start: start, end: end)
-            writeRequest(for: next, into: &request)
         case .read(let handle):
             guard handle != 0 else { throw .invalidParameter }
-            self.procedure = .read
-            ATTReadRequest(handle: handle).write(to: &request)
+            running = .read
             next = .reading(handle: handle)
         case .readLong(let handle):
             guard handle != 0 else { throw .invalidParameter }
-            self.procedure = .readLong
-            ATTReadRequest(handle: handle).write(to: &request)
+            running = .readLong
             next = .reading(handle: handle)
         case .write(let handle, let value):
             guard handle != 0 else { throw .invalidParameter }
             try checkFits(value.count, limit: Int(mtu) - 3)
-            self.procedure = .write
+            running = .write
             ATTWriteRequest(handle: handle, value: value).write(to: &request)
             next = .writing(handle: handle)
         case .writeLong(let handle, let value):
             guard handle != 0, value.count > 0 else { throw .invalidParameter }
             try checkFits(value.count, limit: min(longWriteCapacity, ATTMTU.maximumAttributeLength))
-            self.procedure = .writeLong
+            running = .writeLong
             for i in value.indices { writeBuffer[i] = value[i] }
             writeLength = value.count
-            next = prepareNext(handle: handle, offset: 0, into: &request)
+            next = preparing(handle: handle, offset: 0)
         case .setClientConfiguration(let handle, let configuration):
             guard handle != 0 else { throw .invalidParameter }
-            self.procedure = .setClientConfiguration
+            running = .setClientConfiguration
             // The CCCD value is a 16-bit little-endian bit field (Part G 3.3.3.3).
             var value = FixedBytes<2>()
             value.append(u16: configuration.rawValue)
@@ -184,6 +180,7 @@ public struct GATTClient<let longWriteCapacity: Int> {
         case .writeWithoutResponse:
             return  // handled above
         }
+        writeRequest(for: next, into: &request)
         phase = next
         requestSentAt = now
     }
@@ -192,10 +189,20 @@ public struct GATTClient<let longWriteCapacity: Int> {
         guard length <= limit else { throw .valueTooLong(length: length, limit: limit) }
     }
 
-    /// Writes the request that `phase` waits for (the discovery requests, which repeat with a moving
-    /// start handle).
+    /// The Prepare Write of the chunk at `offset`: ATT_MTU-5 octets, since the request spends 5 on
+    /// opcode, handle and offset (Part F 3.4.6.1), or what is left of the value.
+    func preparing(handle: UInt16, offset: Int) -> Phase {
+        .preparing(handle: handle, offset: offset, length: min(Int(mtu) - 5, writeLength - offset))
+    }
+
+    /// Writes the request that `phase` waits for. Write Requests are written by `start` (their value
+    /// is the caller's and is not kept); every other request is rebuilt here from the phase.
     func writeRequest<S: ByteSink>(for phase: Phase, into out: inout S) {
         switch phase {
+        case .idle, .writing:
+            break
+        case .exchangingMTU:
+            ATTExchangeMTURequest(clientRxMTU: maximumMTU).write(to: &out)
         case .discoveringServices(let start):
             ATTReadByGroupTypeRequest(startingHandle: start, endingHandle: 0xFFFF,
                                       attributeGroupType: BluetoothUUID(uuid16: GATTAttributeType.primaryService)).write(to: &out)
@@ -211,18 +218,18 @@ public struct GATTClient<let longWriteCapacity: Int> {
                                  attributeType: BluetoothUUID(uuid16: GATTAttributeType.characteristic)).write(to: &out)
         case .discoveringDescriptors(let start, let end):
             ATTFindInformationRequest(startingHandle: start, endingHandle: end).write(to: &out)
-        default:
-            break
+        case .reading(let handle):
+            ATTReadRequest(handle: handle).write(to: &out)
+        case .readingBlob(let handle, let offset):
+            ATTReadBlobRequest(handle: handle, offset: offset).write(to: &out)
+        case .preparing(let handle, let offset, let length):
+            ATTPrepareWriteRequest(handle: handle, offset: UInt16(truncatingIfNeeded: offset),
+                                   partValue: writeBuffer.span.extracting(offset..<(offset + length))).write(to: &out)
+        case .executing:
+            ATTExecuteWriteRequest(flags: .write).write(to: &out)
+        case .cancelling:
+            ATTExecuteWriteRequest(flags: .cancel).write(to: &out)
         }
-    }
-
-    /// Writes the Prepare Write Request for the chunk at `offset`: ATT_MTU-5 octets, since the request
-    /// spends 5 on opcode, handle and offset (Part F 3.4.6.1).
-    mutating func prepareNext<S: ByteSink>(handle: UInt16, offset: Int, into out: inout S) -> Phase {
-        let length = min(Int(mtu) - 5, writeLength - offset)
-        ATTPrepareWriteRequest(handle: handle, offset: UInt16(truncatingIfNeeded: offset),
-                               partValue: writeBuffer.span.extracting(offset..<(offset + length))).write(to: &out)
-        return .preparing(handle: handle, offset: offset, length: length)
     }
 
     // MARK: Time
@@ -240,7 +247,7 @@ public struct GATTClient<let longWriteCapacity: Int> {
     mutating func finish<D: GATTClientDelegate>(_ error: GATTClientError?, delegate: inout D) {
         phase = .idle
         writeLength = 0
-        delegate.gattClientDidComplete(procedure, error: error)
+        delegate.gattClientDidComplete(running, error: error)
     }
 
     // MARK: Receiving

@@ -15,7 +15,7 @@ extension GATTClient {
                 guard e.requestOpcode.rawValue == expected.rawValue &- 1 else {
                     throw .unexpectedErrorResponse(requestOpcode: e.requestOpcode)
                 }
-                step = try errorStep(e)
+                step = errorStep(e)
             } else {
                 guard opcode == expected else { throw .unexpectedResponse(opcode) }
                 do throws(DecodeError) {
@@ -32,16 +32,7 @@ extension GATTClient {
         case .failed(let error):
             return fail(error, now: now, delegate: &delegate, reply: &reply)
         case .next(let phase):
-            switch phase {
-            case .readingBlob(let handle, let offset):
-                ATTReadBlobRequest(handle: handle, offset: offset).write(to: &reply)
-            case .preparing(let handle, let offset, _):
-                _ = prepareNext(handle: handle, offset: offset, into: &reply)
-            case .executing:
-                ATTExecuteWriteRequest(flags: .write).write(to: &reply)
-            default:
-                writeRequest(for: phase, into: &reply)
-            }
+            writeRequest(for: phase, into: &reply)
             self.phase = phase
             requestSentAt = now
             return .send
@@ -64,8 +55,8 @@ extension GATTClient {
     ) -> GATTClientAction {
         switch phase {
         case .preparing(let handle, _, _):
-            ATTExecuteWriteRequest(flags: .cancel).write(to: &reply)
             phase = .cancelling(handle: handle, error: error)
+            writeRequest(for: phase, into: &reply)
             requestSentAt = now
             return .send
         case .cancelling(_, let original):
@@ -78,7 +69,7 @@ extension GATTClient {
     }
 
     /// An Error Response to the outstanding request.
-    func errorStep(_ e: ATTErrorResponse) throws(GATTClientError) -> Step {
+    func errorStep(_ e: ATTErrorResponse) -> Step {
         switch phase {
         case .discoveringServices, .discoveringServicesByUUID, .discoveringCharacteristics, .discoveringDescriptors:
             // Attribute Not Found is how a server says the range is exhausted (Part G 4.4.1, 4.6.1, 4.7.1).
@@ -129,7 +120,7 @@ extension GATTClient {
                   r.partValue.count == length, sameBytes(r.partValue, offset: offset)
             else { return .failed(.prepareWriteMismatch(offset: UInt16(truncatingIfNeeded: offset))) }
             let nextOffset = offset + length
-            if nextOffset < writeLength { return .next(.preparing(handle: handle, offset: nextOffset, length: min(Int(mtu) - 5, writeLength - nextOffset))) }
+            if nextOffset < writeLength { return .next(preparing(handle: handle, offset: nextOffset)) }
             return .next(.executing(handle: handle))
         case .executing:
             _ = try ATTExecuteWriteResponse(pdu)
@@ -156,7 +147,7 @@ extension GATTClient {
         let reached = offset + value.count
         // Part G 4.8.3: a response shorter than ATT_MTU-1 is the value's last part; at 512 octets there
         // cannot be more.
-        guard procedure == .readLong, value.count == full, reached < ATTMTU.maximumAttributeLength else { return .done }
+        guard running == .readLong, value.count == full, reached < ATTMTU.maximumAttributeLength else { return .done }
         return .next(.readingBlob(handle: handle, offset: UInt16(truncatingIfNeeded: reached)))
     }
 
