@@ -11,8 +11,8 @@
 ///
 /// `longWriteCapacity` is the room for a Write Long value. The client copies the value at `start`
 /// rather than asking the application for each chunk, because it must compare every Prepare Write
-/// Response with the chunk it sent (Part G 4.9.4) and a copy is the only way to be sure the bytes did
-/// not change between asking and checking. 512 (`GATTStandardClient`) holds any attribute value
+/// Response with the chunk it sent (Part G 4.9.4); with its own copy that check cannot be fooled by
+/// an application whose bytes changed between sending and checking, and the delegate stays simple. 512 (`GATTStandardClient`) holds any attribute value
 /// (Part F 3.2.9); firmware that never writes long values can use `GATTClient<0>` and save the RAM.
 public struct GATTClient<let longWriteCapacity: Int> {
     /// ATT transaction timeout (Part F 3.3.3).
