@@ -83,4 +83,53 @@ public func probeStack(_ bytes: UnsafePointer<UInt8>, _ count: Int, _ now: UInt6
         le.notify(handle: 0x0040, attribute: valueHandle, value: nameSpan)
     }
     return Int32(out.count + stack.app.connected + (sent ? 1 : 0))
+
+/// Collects what a GATT client reports, as a firmware central would.
+struct ProbeGATTDelegate: GATTClientDelegate {
+    var found = 0
+    var octets = 0
+    var completions = 0
+    var failures = 0
+    mutating func gattClientDidDiscover(service: GATTDiscoveredService) { found += 1 }
+    mutating func gattClientDidDiscover(characteristic: GATTDiscoveredCharacteristic) { found += 1 }
+    mutating func gattClientDidDiscover(descriptor: GATTDiscoveredDescriptor) { found += 1 }
+    mutating func gattClientDidRead(handle: UInt16, offset: Int, value: Span<UInt8>) { octets += value.count }
+    mutating func gattClientDidReceiveNotification(handle: UInt16, value: Span<UInt8>) { octets += value.count }
+    mutating func gattClientDidReceiveIndication(handle: UInt16, value: Span<UInt8>) { octets += value.count }
+    mutating func gattClientDidComplete(_ procedure: GATTProcedureKind, error: GATTClientError?) {
+        completions += 1
+        if error != nil { failures += 1 }
+    }
+}
+
+/// Starts GATT client procedures and feeds `bytes` to the client as a server's response: the whole
+/// client path (every procedure, response, notification and timeout) specialised for one delegate and sink.
+@_cdecl("herald_probe_gatt_client")
+public func probeGATTClient(_ bytes: UnsafePointer<UInt8>, _ count: Int, _ now: UInt64, _ which: Int32) -> Int32 {
+    var client = GATTStandardClient()
+    var delegate = ProbeGATTDelegate()
+    var out = FixedBytes<247>()
+    let span = Span(_unsafeStart: bytes, count: count)
+    let value = span.extracting(0..<min(count, 20))
+    do throws(GATTClientError) {
+        switch which {
+        case 0: try client.start(.exchangeMTU, now: now, into: &out)
+        case 1: try client.start(.discoverAllPrimaryServices, now: now, into: &out)
+        case 2: try client.start(.discoverPrimaryServices(uuid: BluetoothUUID(uuid16: 0x180F)), now: now, into: &out)
+        case 3: try client.start(.discoverAllCharacteristics(serviceStart: 1, serviceEnd: 9), now: now, into: &out)
+        case 4: try client.start(.discoverAllDescriptors(start: 3, end: 9), now: now, into: &out)
+        case 5: try client.start(.read(handle: 3), now: now, into: &out)
+        case 6: try client.start(.readLong(handle: 3), now: now, into: &out)
+        case 7: try client.start(.write(handle: 3, value: value), now: now, into: &out)
+        case 8: try client.start(.writeLong(handle: 3, value: span.extracting(0..<min(count, 512))), now: now, into: &out)
+        case 9: try client.start(.writeWithoutResponse(handle: 3, value: value), now: now, into: &out)
+        default: try client.start(.setClientConfiguration(descriptorHandle: 4, .notification), now: now, into: &out)
+        }
+    } catch {
+        return -1
+    }
+    var reply = FixedBytes<247>()
+    _ = client.handle(pdu: span, now: now &+ 10, delegate: &delegate, reply: &reply)
+    _ = client.tick(now: now &+ 40_000, delegate: &delegate)
+    return Int32(delegate.found + delegate.octets + delegate.completions + delegate.failures + out.count + reply.count)
 }
