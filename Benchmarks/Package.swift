@@ -28,7 +28,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Benchmarks/HeraldBenchmarks",
-            swiftSettings: [.enableExperimentalFeature("Lifetimes")],
+            swiftSettings: [.enableExperimentalFeature("Lifetimes"), .enableExperimentalFeature("AddressableParameters")],
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
     ]
