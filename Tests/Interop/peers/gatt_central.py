@@ -10,7 +10,8 @@ Scenarios:
              normal read. args: {"pdus": [hex, ...], "read": HANDLE}
 
 Progress goes to stderr; the last stdout line is the JSON result. A line "connected" is printed as
-soon as the link is up, so a test can coordinate several centrals.
+soon as the link is up; with {"gate": true} the central then waits for a line on stdin before it
+starts, so a test can connect several centrals first. {"hold": S} keeps the link S seconds longer.
 """
 import asyncio
 import json
@@ -140,7 +141,7 @@ async def malformed(device: Device, connection, args: dict) -> dict:
     for h in args["pdus"]:
         connection.send_l2cap_pdu(0x0004, bytes.fromhex(h))
         try:
-            answers.append((await asyncio.wait_for(inbox.get(), 3)).hex())
+            answers.append((await asyncio.wait_for(inbox.get(), args.get("wait", 1.0))).hex())
         except asyncio.TimeoutError:
             answers.append(None)
     manager.register_fixed_channel(0x0004, original)
@@ -152,10 +153,17 @@ async def malformed(device: Device, connection, args: dict) -> dict:
 async def main(transport: str, own: str, target: str, scenario: str, args: dict) -> None:
     async with await open_transport(transport) as (source, sink):
         device = Device.with_hci("bumble-central", Address(own), source, sink)
+        t = time.monotonic()
         await device.power_on()
+        powered = time.monotonic() - t
+        t = time.monotonic()
         connection = await connect(device, target)
+        connected = time.monotonic() - t
         disconnected = asyncio.get_running_loop().create_future()
         connection.on("disconnection", lambda reason: disconnected.done() or disconnected.set_result(reason))
+        if args.get("gate"):
+            # Wait for the test's "go" on stdin, so several centrals can be connected before any starts.
+            await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
         if scenario == "exercise":
             result = await exercise(connection, args)
         elif scenario == "malformed":
@@ -163,6 +171,7 @@ async def main(transport: str, own: str, target: str, scenario: str, args: dict)
         else:
             raise SystemExit(f"unknown scenario {scenario}")
         result["disconnectedEarly"] = disconnected.done()
+        result.setdefault("timings", {}).update(powerOn=powered, connect=connected)
         if args.get("hold"):
             await asyncio.sleep(args["hold"])
         await connection.disconnect()
