@@ -19,6 +19,7 @@ struct HeraldCommand: ParsableCommand {
         MatchCommand.self,
         FlashCommand.self,
         ServeCommand.self,
+        GATTCommand.self,
     ]
 }
 
