@@ -76,9 +76,7 @@ struct ScriptedClient<let N: Int> {
 
 typealias TestClient = ScriptedClient<512>
 
-let heraldServiceUUID = BluetoothUUID("428132af-4746-42d3-801e-4572d65bfd9b")!
-let heraldPayloadUUID = BluetoothUUID("3e98c0f8-8f05-4829-a121-43e38f8933e7")!
-let heraldSignalUUID = BluetoothUUID("f617b813-092e-437a-8324-e09a80821a11")!
+// The Herald UUIDs used here are shared with the server tests (GATTServerTestSupport.swift).
 
 @Suite struct GATTClientCaptureTests {
     /// The whole central exchange of the capture: MTU 247, discovery of the Herald service and its two

@@ -83,6 +83,7 @@ public func probeStack(_ bytes: UnsafePointer<UInt8>, _ count: Int, _ now: UInt6
         le.notify(handle: 0x0040, attribute: valueHandle, value: nameSpan)
     }
     return Int32(out.count + stack.app.connected + (sent ? 1 : 0))
+}
 
 /// Collects what a GATT client reports, as a firmware central would.
 struct ProbeGATTDelegate: GATTClientDelegate {
