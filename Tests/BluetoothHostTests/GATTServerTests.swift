@@ -211,7 +211,8 @@ import Testing
         _ = h.ask("16 \(hl) 12 00" + String(repeating: " 22", count: 22))
         #expect(h.ask("18 01") == [0x19])
         #expect(attArray(h.db.value(handle)) == [UInt8](repeating: 0x11, count: 18) + [UInt8](repeating: 0x22, count: 22))
-        #expect(h.delegate.storedWrites == [handle, handle])
+        // The two consecutive parts were queued as one entry, so the value is written once.
+        #expect(h.delegate.storedWrites == [handle])
         // A part beyond the maximum fails the whole queue, nothing written, error names the handle.
         _ = h.ask("16 \(hl) 00 00 01")
         _ = h.ask("16 \(hl) 01 00" + String(repeating: " 02", count: 60))
@@ -232,9 +233,13 @@ import Testing
                                 delegate: &delegate, response: &out)
             return out.bytes
         }
+        // Parts that do not continue each other take one entry each.
         #expect(send("16 12 00 00 00 01 02") == attHex("17 12 00 00 00 01 02"))
-        #expect(send("16 12 00 02 00 03 04") == attHex("17 12 00 02 00 03 04"))
-        #expect(send("16 12 00 04 00 05") == attHex("01 16 12 00 09"))  // out of entries
+        #expect(send("16 12 00 04 00 03 04") == attHex("17 12 00 04 00 03 04"))
+        #expect(send("16 12 00 01 00 05") == attHex("01 16 12 00 09"))  // out of entries
+        // A continuing part extends the last entry: no new entry needed.
+        #expect(send("16 12 00 06 00 05") == attHex("17 12 00 06 00 05"))
+        #expect(bearer.queuedWrites == 2)
         #expect(send("18 00") == [0x19])
         #expect(send("16 12 00 00 00" + String(repeating: " 01", count: 17)) == attHex("01 16 12 00 09"))  // out of bytes
         #expect(delegate.writes.isEmpty)

@@ -33,9 +33,13 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         }
         control.ownAddressType = info.addressType == .publicDevice ? .publicAddress : .randomAddress
         isReady = true
+        let resume = control.advertising
+        let requests = control.advertisingRequests
         app.stackDidBecomeReady(info, now: now, control: &control)
-        // Advertising asked for before a restart is resumed: the controller forgot it in Reset.
-        if let a = control.advertising { control.startAdvertising(a) }
+        // Advertising asked for before a restart is resumed: the controller forgot it in Reset. Not
+        // when the application just (re)configured advertising itself: the intent it set is already
+        // queued, and queueing it twice overflows the 8-command queue and loses the final enable.
+        if let resume, control.advertisingRequests == requests { control.startAdvertising(resume) }
     }
 
     public mutating func hostControllerDidFail(_ failure: ControllerFailure) {
