@@ -20,6 +20,7 @@ struct HeraldCommand: ParsableCommand {
         FlashCommand.self,
         ServeCommand.self,
         GATTCommand.self,
+        BenchServeCommand.self,
     ]
 }
 

@@ -1,8 +1,9 @@
 """Notification throughput from our GATT server through a UART paced at a real baud rate.
 
-usage: python bench_uart.py HERALD_BIN [--baud 1000000] [--notifications N] [--mtu M]
+usage: python bench_uart.py HERALD_BIN [--baud 1000000] [--notifications N] [--mtu M] [--size S]
 
-A pacing proxy sits between `herald serve --profile test` and a Bumble virtual controller: it owns a
+A pacing proxy sits between `herald bench-serve` (notifications of S octets, default ATT_MTU - 3,
+sent as fast as the ACL queue takes them) and a Bumble virtual controller: it owns a
 pty for herald and relays bytes to and from the controller's pty, releasing each direction at the
 configured baud (8N1: 10 bits per byte, so 1,000,000 baud = 100,000 bytes/s). A Bumble central on a
 second controller subscribes to the notifying characteristic and times the notifications from the
@@ -30,10 +31,30 @@ from bumble.hci import Address
 from bumble.transport import open_transport
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_vs_bumble import Herald, find, start_controllers  # noqa: E402
+from bench_vs_bumble import find, start_controllers  # noqa: E402
 
 NOTIFYING = UUID("4c4d0004-7e57-4e3a-9d8c-5a1f3c2b1a00")
 ACL_BUFFER = 27  # Bumble's Controller.le_acl_data_packet_length (what LE Read Buffer Size reports)
+
+
+class BenchServe:
+    """`herald bench-serve` in the background; waits for its "advertising address=..." line."""
+
+    def __init__(self, binary: str, port: str, count: int, size: int, workdir: str):
+        self.err = open(os.path.join(workdir, "herald.err"), "w")
+        self.proc = subprocess.Popen([binary, "bench-serve", "--transport", f"tty:{port}", "--notify-count", str(count),
+                                      "--notify-size", str(size)], stdout=subprocess.PIPE, stderr=self.err, text=True)
+        self.address = None
+        ready = threading.Event()
+
+        def read():
+            for line in self.proc.stdout:
+                if line.startswith("advertising address="):
+                    self.address = line.strip().split("=", 1)[1]
+                    ready.set()
+        threading.Thread(target=read, daemon=True).start()
+        if not ready.wait(30):
+            raise SystemExit(f"herald bench-serve did not advertise; stderr: {open(self.err.name).read()}")
 
 
 class PacingProxy:
@@ -109,6 +130,7 @@ def main():
     p.add_argument("--baud", type=int, default=1_000_000)
     p.add_argument("--notifications", type=int, default=3000)
     p.add_argument("--mtu", type=int, default=247)
+    p.add_argument("--size", type=int, default=0, help="notification octets (0: ATT_MTU - 3)")
     args = p.parse_args()
     rate = args.baud / 10  # 8N1
     workdir = tempfile.mkdtemp(prefix="bench-uart-")
@@ -117,7 +139,7 @@ def main():
     link = os.path.join(workdir, "herald-uart")
     proxy = PacingProxy(paths[0], link, rate)
     try:
-        herald = Herald(args.herald, link, args.notifications, workdir)
+        herald = BenchServe(args.herald, link, args.notifications, args.size, workdir)
         procs.append(herald.proc)
         r = asyncio.run(client(paths[1], herald.address, args.notifications, args.mtu))
     finally:

@@ -90,7 +90,7 @@ func advertisingReports() -> [[UInt8]] {
 func hostBenchmarks() {
     // H4 decode: the captures' controller-to-host stream, repeated to 64 KiB, framed and decoded.
     let (stream, packetCount) = Captures.stream(atLeast: 64 * 1024)
-    Benchmark("H4 decode (64 KiB of recorded events+ACL)",
+    Benchmark("H4 decode (\(stream.count) octets, \(packetCount) recorded events+ACL)",
               configuration: .init(metrics: hostMetrics, maxDuration: .seconds(3))) { benchmark in
         for _ in benchmark.scaledIterations {
             var framer = H4Framer<260>()
@@ -119,6 +119,31 @@ func hostBenchmarks() {
         benchmark.stopMeasurement()
         precondition(out.packets == benchmark.scaledIterations.count + 1)
         blackHole(out.bytes)
+    }
+
+    // The same 1,000 requests as one iteration, against the empty baseline below: the harness's own
+    // allocations per sample show there, so any allocation by the stack shows as a difference.
+    Benchmark("ATT read round trip x1000 (allocation check)",
+              configuration: .init(metrics: [.mallocCountTotal, .wallClock], maxDuration: .seconds(2))) { benchmark in
+        var (stack, valueHandle, now) = makeServer()
+        var input = ScriptedController.attPacket(handle: 0x40, pdu: [0x0A, UInt8(valueHandle & 0xFF), UInt8(valueHandle >> 8)])
+        input += ScriptedController.completed(handle: 0x40)
+        var out = LastPacketOutput()
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            for _ in 0..<1000 {
+                now &+= 1
+                stack.receive(input.span, now: now, output: &out)
+            }
+        }
+        benchmark.stopMeasurement()
+        precondition(out.packets == benchmark.scaledIterations.count * 1000)
+    }
+    Benchmark("Baseline: empty iteration (harness allocations per sample)",
+              configuration: .init(metrics: [.mallocCountTotal, .wallClock], maxDuration: .seconds(1))) { benchmark in
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations { blackHole(0) }
+        benchmark.stopMeasurement()
     }
 
     // Advert processing: LE Advertising Report bytes → stack → classification → 64-device table →
