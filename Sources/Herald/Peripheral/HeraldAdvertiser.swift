@@ -1,0 +1,297 @@
+import BluetoothHost
+
+/// Maps the stack's monotonic milliseconds to UTC and back. The core reads no clock: the runtime
+/// (or firmware, from its RTC) says what UTC time stack time 0 was.
+public struct HeraldClock: Sendable, Equatable {
+    /// Milliseconds since 1970-01-01T00:00:00Z at stack time 0.
+    public var unixMillisAtZero: Int64
+
+    public init(unixMillisAtZero: Int64) { self.unixMillisAtZero = unixMillisAtZero }
+
+    public func unixMillis(now: UInt64) -> Int64 { unixMillisAtZero &+ Int64(bitPattern: now) }
+    public func unixSeconds(now: UInt64) -> Int64 { Self.floorDivide(unixMillis(now: now), 1_000) }
+
+    /// The stack time of `unixMillis` (0 for instants before stack time 0).
+    public func stackTime(unixMillis: Int64) -> UInt64 {
+        let t = unixMillis &- unixMillisAtZero
+        return t < 0 ? 0 : UInt64(bitPattern: t)
+    }
+
+    /// Division rounding towards minus infinity, so periods before the epoch still tile the line.
+    static func floorDivide(_ a: Int64, _ b: Int64) -> Int64 {
+        let q = a / b
+        return (a % b != 0 && (a < 0) != (b < 0)) ? q &- 1 : q
+    }
+}
+
+/// Command tags of the Herald peripheral (`CommandTag` values 0x0148...0x014A): an application that
+/// embeds it passes completions with these tags to `HeraldPeripheral.stackCommandDidComplete`.
+public enum HeraldCommandTag {
+    public static let random = CommandTag(rawValue: 0x0148)
+    public static let encrypt = CommandTag(rawValue: 0x0149)
+    public static let advertising = CommandTag(rawValue: 0x014A)
+
+    public static func owns(_ tag: CommandTag) -> Bool { tag.rawValue >= 0x0148 && tag.rawValue <= 0x014A }
+}
+
+/// How the peripheral advertises.
+public struct HeraldAdvertisingConfiguration: Sendable {
+    /// Which service UUID the advertisement carries (the other goes in the scan response).
+    public var identifiers: HeraldAdvertIdentifiers
+    /// Advertising interval in units of 0.625 ms (Core 5.4 Vol 4 Part E 7.8.5: 0x0020...0x4000).
+    public var intervalMin: UInt16
+    public var intervalMax: UInt16
+    public var txPower: Int8?
+    /// Identity resolving key, HCI byte order. With one, the peripheral advertises a resolvable
+    /// private address that changes with every payload period; without, the controller's identity
+    /// address (what a venue beacon, which has nothing to hide, uses).
+    public var irk: InlineArray<16, UInt8>?
+    /// The period grid (360 s periods from this epoch) the address rotates on; the same as the key
+    /// schedule's, so the address and the contact identifier change at the same instant.
+    public var epoch: KeyEpoch
+    /// How long before a period boundary the next address is computed (ms), so it is ready to set at
+    /// the boundary itself: LE Rand and LE Encrypt are two controller round trips.
+    public var preparationLead: Int64
+
+    public init(identifiers: HeraldAdvertIdentifiers = .specification, intervalMilliseconds: Int = 200,
+                txPower: Int8? = nil, irk: InlineArray<16, UInt8>? = nil, epoch: KeyEpoch = .standard,
+                preparationLead: Int64 = 5_000) {
+        self.identifiers = identifiers
+        let units = UInt16(clamping: max(0x20, min(0x4000, intervalMilliseconds * 8 / 5)))
+        intervalMin = units
+        intervalMax = units
+        self.txPower = txPower
+        self.irk = irk
+        self.epoch = epoch
+        self.preparationLead = preparationLead
+    }
+}
+
+/// Connectable Herald advertising with a resolvable private address rotated on the payload period grid.
+///
+/// The address is ah(IRK, prand) computed by the controller (LE Rand for prand, then LE Encrypt; Core 5.4
+/// Vol 6 Part B 1.3.2.2) ahead of each boundary. At the boundary the advertiser disables advertising,
+/// sets the new address and enables it again: the controller refuses LE Set Random Address while legacy
+/// advertising is enabled (Core 5.4 Vol 4 Part E 7.8.4). If the new address is not ready at the
+/// boundary, advertising stays off until it is, so no advertisement of a new period ever carries the
+/// previous period's address. Advertising is only ever enabled after the first address is set.
+public struct HeraldAdvertiser {
+    public let configuration: HeraldAdvertisingConfiguration
+    public var clock: HeraldClock
+    public private(set) var advertisement: HeraldAdvertisement
+    /// False to stop advertising (e.g. a sensor that wants to be invisible); see `setAdvertising`.
+    public private(set) var wanted = true
+    /// Set by an embedding application while it scans actively: active scanning also uses our
+    /// address, so the scan is stopped around the address change and restarted with these settings.
+    public var activeScanToPause: (active: Bool, interval: UInt16)?
+
+    /// The address in use (nil before the first one, or without an IRK).
+    public private(set) var currentAddress: BDAddress?
+    /// The period (index on the grid) the stack last entered.
+    public private(set) var period: Int64 = 0
+    public private(set) var isAdvertising = false
+    public private(set) var lastNow: UInt64 = 0
+
+    var ready = false
+    var configured = false
+    var fallbackAddressType: HCIOwnAddressType = .randomAddress
+    var job: Job = .none
+    var prepared: BDAddress?
+    var preparedPeriod: Int64 = .min
+    var attemptedPeriod: Int64 = .min
+
+    enum Job: Equatable {
+        case none
+        case random(period: Int64)
+        case encrypt(period: Int64, prand: UInt32)
+    }
+
+    public init(configuration: HeraldAdvertisingConfiguration, clock: HeraldClock) throws(AdvertisingDataError) {
+        self.configuration = configuration
+        self.clock = clock
+        advertisement = try HeraldAdvertisement(identifiers: configuration.identifiers, txPower: configuration.txPower)
+    }
+
+    var rotates: Bool { configuration.irk != nil }
+
+    /// The period index of stack time `now`.
+    public func period(at now: UInt64) -> Int64 {
+        let sinceEpoch = clock.unixMillis(now: now) &- configuration.epoch.unixSeconds &* 1_000
+        return HeraldClock.floorDivide(sinceEpoch, KeyEpoch.secondsPerPeriod &* 1_000)
+    }
+
+    /// Stack time at which period `p` starts.
+    public func start(ofPeriod p: Int64) -> UInt64 {
+        clock.stackTime(unixMillis: (configuration.epoch.unixSeconds &+ p &* KeyEpoch.secondsPerPeriod) &* 1_000)
+    }
+
+    // MARK: Stack events
+
+    public mutating func stackDidBecomeReady<D: HeraldPeripheralDelegate>(
+        _ info: ControllerInfo, now: UInt64, control: inout StackControl, delegate: inout D
+    ) {
+        // The controller was reset: nothing we configured survives.
+        ready = true
+        configured = false
+        isAdvertising = false
+        job = .none
+        prepared = nil
+        attemptedPeriod = .min
+        currentAddress = nil
+        lastNow = now
+        period = period(at: now)
+        fallbackAddressType = info.addressType == .publicDevice ? .publicAddress : .randomAddress
+        if rotates {
+            requestAddress(for: period, control: &control)
+        } else {
+            configureAndEnable(ownAddressType: fallbackAddressType, control: &control)
+        }
+    }
+
+    public mutating func stackControllerDidFail() {
+        ready = false
+        isAdvertising = false
+        job = .none
+        prepared = nil
+    }
+
+    /// Legacy connectable advertising stops when a central connects (Core 5.4 Vol 6 Part B 4.4.2.3);
+    /// enable it again so other centrals can still find us.
+    public mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {
+        lastNow = now
+        guard link.role == .peripheral, ready, configured, wanted, isAdvertising else { return }
+        control.send(HCILESetAdvertisingEnable(true), tag: HeraldCommandTag.advertising)
+    }
+
+    /// Starts or stops advertising from the application.
+    public mutating func setAdvertising(_ on: Bool, control: inout StackControl) {
+        wanted = on
+        guard ready, configured else { return }
+        if on != isAdvertising {
+            control.send(HCILESetAdvertisingEnable(on), tag: HeraldCommandTag.advertising)
+            isAdvertising = on
+        }
+    }
+
+    /// The next instant the advertiser must act: the next period boundary, and before it the moment
+    /// to prepare the next address.
+    public var deadline: UInt64? {
+        guard ready else { return nil }
+        let boundary = start(ofPeriod: period &+ 1)
+        guard rotates, job == .none, prepared == nil, attemptedPeriod != period &+ 1 else { return boundary }
+        let lead = UInt64(bitPattern: max(0, configuration.preparationLead))
+        return min(boundary, boundary > lead ? boundary - lead : 0)
+    }
+
+    public mutating func stackTimerFired<D: HeraldPeripheralDelegate>(now: UInt64, control: inout StackControl, delegate: inout D) {
+        lastNow = now
+        guard ready else { return }
+        let p = period(at: now)
+        if p > period {
+            period = p
+            guard rotates else { return }
+            if let address = prepared, preparedPeriod == p {
+                prepared = nil
+                apply(address, control: &control, delegate: &delegate)
+                return
+            }
+            // The address for this period is late (or failed): stay silent rather than advertise the
+            // previous period's address next to the new period's payload.
+            prepared = nil
+            if isAdvertising {
+                control.send(HCILESetAdvertisingEnable(false), tag: HeraldCommandTag.advertising)
+                isAdvertising = false
+            }
+            if job == .none, attemptedPeriod != p { requestAddress(for: p, control: &control) }
+            return
+        }
+        if rotates, job == .none, prepared == nil, attemptedPeriod != p &+ 1, let d = deadline, now >= d {
+            requestAddress(for: p &+ 1, control: &control)
+        }
+    }
+
+    /// Consumes completions of the advertiser's own commands; false for anyone else's.
+    public mutating func stackCommandDidComplete<D: HeraldPeripheralDelegate>(
+        tag: CommandTag, opcode: HCIOpcode, status: HCIStatus, returnParameters: Span<UInt8>,
+        control: inout StackControl, delegate: inout D
+    ) -> Bool {
+        guard HeraldCommandTag.owns(tag) else { return false }
+        guard status == .success else {
+            delegate.heraldPeripheral(commandFailed: opcode, status: status)
+            if tag == HeraldCommandTag.advertising {
+                if opcode == HCILESetAdvertisingEnable.opcode { isAdvertising = false }
+            } else {
+                job = .none
+                // Without a first address there is nothing private to protect yet: advertise with
+                // the identity address rather than not at all. Later failures keep advertising off
+                // until the next period's attempt.
+                if !configured { configureAndEnable(ownAddressType: fallbackAddressType, control: &control) }
+            }
+            return true
+        }
+        switch job {
+        case .random(let p) where tag == HeraldCommandTag.random:
+            guard let irk = configuration.irk, let random = try? UInt64(parsing: returnParameters) else {
+                job = .none
+                delegate.heraldPeripheral(commandFailed: opcode, status: HCIStatus(rawValue: 0x1F))
+                return true
+            }
+            let prand = ResolvablePrivateAddress.prand(fromLERand: random)
+            job = .encrypt(period: p, prand: prand)
+            control.send(ResolvablePrivateAddress.encryptCommand(irk: irk, prand: prand), tag: HeraldCommandTag.encrypt)
+        case .encrypt(let p, let prand) where tag == HeraldCommandTag.encrypt:
+            job = .none
+            guard let result = try? HCILEEncrypt.ReturnParameters(parsing: returnParameters) else {
+                delegate.heraldPeripheral(commandFailed: opcode, status: HCIStatus(rawValue: 0x1F))
+                return true
+            }
+            let address = ResolvablePrivateAddress.address(prand: prand, result: result)
+            if p <= period {
+                apply(address, control: &control, delegate: &delegate)
+            } else {
+                prepared = address
+                preparedPeriod = p
+            }
+        default:
+            break
+        }
+        return true
+    }
+
+    // MARK: Commands
+
+    mutating func requestAddress(for p: Int64, control: inout StackControl) {
+        attemptedPeriod = p
+        job = .random(period: p)
+        control.send(HCILERand(), tag: HeraldCommandTag.random)
+    }
+
+    /// Disable, set the address, (configure the first time), enable: one batch, so the controller
+    /// never advertises between the two addresses.
+    mutating func apply<D: HeraldPeripheralDelegate>(_ address: BDAddress, control: inout StackControl, delegate: inout D) {
+        let scan = activeScanToPause
+        if scan != nil { control.stopScanning() }
+        control.send(HCILESetAdvertisingEnable(false), tag: HeraldCommandTag.advertising)
+        isAdvertising = false
+        control.send(HCILESetRandomAddress(address: address), tag: HeraldCommandTag.advertising)
+        currentAddress = address
+        delegate.heraldPeripheral(didChangeAddress: address, unixMillis: clock.unixMillis(now: lastNow))
+        configureAndEnable(ownAddressType: .randomAddress, control: &control)
+        if let scan { control.startScanning(active: scan.active, interval: scan.interval) }
+    }
+
+    mutating func configureAndEnable(ownAddressType: HCIOwnAddressType, control: inout StackControl) {
+        if !configured {
+            control.send(HCILESetAdvertisingParameters(
+                intervalMin: configuration.intervalMin, intervalMax: configuration.intervalMax,
+                advertisingType: .connectableUndirected, ownAddressType: ownAddressType), tag: HeraldCommandTag.advertising)
+            control.send(HCILESetAdvertisingData(data: advertisement.advertisingData), tag: HeraldCommandTag.advertising)
+            control.send(HCILESetScanResponseData(data: advertisement.scanResponseData), tag: HeraldCommandTag.advertising)
+            configured = true
+        }
+        if wanted {
+            control.send(HCILESetAdvertisingEnable(true), tag: HeraldCommandTag.advertising)
+            isAdvertising = true
+        }
+    }
+}
