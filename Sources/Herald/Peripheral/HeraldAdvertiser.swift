@@ -71,10 +71,15 @@ public struct HeraldAdvertisingConfiguration: Sendable {
 ///
 /// The address is ah(IRK, prand) computed by the controller (LE Rand for prand, then LE Encrypt; Core 5.4
 /// Vol 6 Part B 1.3.2.2) ahead of each boundary. At the boundary the advertiser disables advertising,
-/// sets the new address and enables it again: the controller refuses LE Set Random Address while legacy
-/// advertising is enabled (Core 5.4 Vol 4 Part E 7.8.4). If the new address is not ready at the
-/// boundary, advertising stays off until it is, so no advertisement of a new period ever carries the
-/// previous period's address. Advertising is only ever enabled after the first address is set.
+/// sets the new address and enables it again, in one batch: the controller refuses LE Set Random
+/// Address while legacy advertising is enabled (Core 5.4 Vol 4 Part E 7.8.4). If the new address is not
+/// ready at the boundary (a failed or refused command), advertising stays off until it is, so no
+/// advertisement of a new period carries the previous period's address. Advertising is only ever
+/// enabled after the first address is set (unless the controller cannot make one at all: then the
+/// identity address is used rather than nothing).
+///
+/// HCI runs one command at a time (Num_HCI_Command_Packets is 1 on Zephyr), so the disable at a late
+/// boundary waits for any command in flight; `preparationLead` keeps the round trips well before it.
 public struct HeraldAdvertiser {
     public let configuration: HeraldAdvertisingConfiguration
     public var clock: HeraldClock
@@ -87,24 +92,33 @@ public struct HeraldAdvertiser {
 
     /// The address in use (nil before the first one, or without an IRK).
     public private(set) var currentAddress: BDAddress?
-    /// The period (index on the grid) the stack last entered.
+    /// The period (index on the grid) the advertiser last entered.
     public private(set) var period: Int64 = 0
+    /// The period `currentAddress` was made for (.min when there is none).
+    public private(set) var addressPeriod: Int64 = .min
     public private(set) var isAdvertising = false
     public private(set) var lastNow: UInt64 = 0
 
     var ready = false
     var configured = false
+    var configuredAddressType: HCIOwnAddressType = .randomAddress
     var fallbackAddressType: HCIOwnAddressType = .randomAddress
     var job: Job = .none
     var prepared: BDAddress?
     var preparedPeriod: Int64 = .min
-    var attemptedPeriod: Int64 = .min
+    /// After a failed LE Rand/LE Encrypt, no new attempt before this time (doubling back-off).
+    var retryAfter: UInt64 = 0
+    var failures = 0
 
     enum Job: Equatable {
         case none
         case random(period: Int64)
         case encrypt(period: Int64, prand: UInt32)
     }
+
+    /// Status reported when a command succeeded but its return parameters were malformed
+    /// (0x1F Unspecified Error, Core 5.4 Vol 1 Part F 2.31).
+    static let malformedReturn = HCIStatus(rawValue: 0x1F)
 
     public init(configuration: HeraldAdvertisingConfiguration, clock: HeraldClock) throws(AdvertisingDataError) {
         self.configuration = configuration
@@ -120,9 +134,14 @@ public struct HeraldAdvertiser {
         return HeraldClock.floorDivide(sinceEpoch, KeyEpoch.secondsPerPeriod &* 1_000)
     }
 
+    /// UTC seconds at which period `p` starts.
+    public func unixSeconds(startOf p: Int64) -> Int64 {
+        configuration.epoch.unixSeconds &+ p &* KeyEpoch.secondsPerPeriod
+    }
+
     /// Stack time at which period `p` starts.
     public func start(ofPeriod p: Int64) -> UInt64 {
-        clock.stackTime(unixMillis: (configuration.epoch.unixSeconds &+ p &* KeyEpoch.secondsPerPeriod) &* 1_000)
+        clock.stackTime(unixMillis: unixSeconds(startOf: p) &* 1_000)
     }
 
     // MARK: Stack events
@@ -136,8 +155,11 @@ public struct HeraldAdvertiser {
         isAdvertising = false
         job = .none
         prepared = nil
-        attemptedPeriod = .min
+        preparedPeriod = .min
         currentAddress = nil
+        addressPeriod = .min
+        retryAfter = 0
+        failures = 0
         lastNow = now
         period = period(at: now)
         fallbackAddressType = info.addressType == .publicDevice ? .publicAddress : .randomAddress
@@ -167,20 +189,24 @@ public struct HeraldAdvertiser {
     public mutating func setAdvertising(_ on: Bool, control: inout StackControl) {
         wanted = on
         guard ready, configured else { return }
-        if on != isAdvertising {
+        if on != isAdvertising, !on || !rotates || addressPeriod >= period {
             control.send(HCILESetAdvertisingEnable(on), tag: HeraldCommandTag.advertising)
             isAdvertising = on
         }
     }
 
-    /// The next instant the advertiser must act: the next period boundary, and before it the moment
-    /// to prepare the next address.
+    /// The next instant the advertiser must act: the next period boundary, before it the moment to
+    /// prepare the next address, and a retry after a failure.
     public var deadline: UInt64? {
         guard ready else { return nil }
         let boundary = start(ofPeriod: period &+ 1)
-        guard rotates, job == .none, prepared == nil, attemptedPeriod != period &+ 1 else { return boundary }
-        let lead = UInt64(bitPattern: max(0, configuration.preparationLead))
-        return min(boundary, boundary > lead ? boundary - lead : 0)
+        guard rotates, job == .none else { return boundary }
+        if addressPeriod < period { return min(boundary, max(retryAfter, lastNow)) }
+        if preparedPeriod != period &+ 1 {
+            let lead = UInt64(bitPattern: max(0, configuration.preparationLead))
+            return min(boundary, max(retryAfter, boundary > lead ? boundary - lead : 0))
+        }
+        return boundary
     }
 
     public mutating func stackTimerFired<D: HeraldPeripheralDelegate>(now: UInt64, control: inout StackControl, delegate: inout D) {
@@ -192,21 +218,20 @@ public struct HeraldAdvertiser {
             guard rotates else { return }
             if let address = prepared, preparedPeriod == p {
                 prepared = nil
-                apply(address, control: &control, delegate: &delegate)
-                return
-            }
-            // The address for this period is late (or failed): stay silent rather than advertise the
-            // previous period's address next to the new period's payload.
-            prepared = nil
-            if isAdvertising {
+                apply(address, for: p, control: &control, delegate: &delegate)
+            } else if isAdvertising {
+                // The address for this period is late: stay silent rather than advertise the previous
+                // period's address next to the new period's payload.
                 control.send(HCILESetAdvertisingEnable(false), tag: HeraldCommandTag.advertising)
                 isAdvertising = false
             }
-            if job == .none, attemptedPeriod != p { requestAddress(for: p, control: &control) }
-            return
+            if preparedPeriod < p { prepared = nil }
         }
-        if rotates, job == .none, prepared == nil, attemptedPeriod != p &+ 1, let d = deadline, now >= d {
-            requestAddress(for: p &+ 1, control: &control)
+        guard rotates, job == .none, now >= retryAfter else { return }
+        if addressPeriod < period {
+            requestAddress(for: period, control: &control)
+        } else if preparedPeriod != period &+ 1, let d = deadline, now >= d {
+            requestAddress(for: period &+ 1, control: &control)
         }
     }
 
@@ -221,19 +246,15 @@ public struct HeraldAdvertiser {
             if tag == HeraldCommandTag.advertising {
                 if opcode == HCILESetAdvertisingEnable.opcode { isAdvertising = false }
             } else {
-                job = .none
-                // Without a first address there is nothing private to protect yet: advertise with
-                // the identity address rather than not at all. Later failures keep advertising off
-                // until the next period's attempt.
-                if !configured { configureAndEnable(ownAddressType: fallbackAddressType, control: &control) }
+                addressFailed(control: &control)
             }
             return true
         }
         switch job {
         case .random(let p) where tag == HeraldCommandTag.random:
             guard let irk = configuration.irk, let random = try? UInt64(parsing: returnParameters) else {
-                job = .none
-                delegate.heraldPeripheral(commandFailed: opcode, status: HCIStatus(rawValue: 0x1F))
+                delegate.heraldPeripheral(commandFailed: opcode, status: Self.malformedReturn)
+                addressFailed(control: &control)
                 return true
             }
             let prand = ResolvablePrivateAddress.prand(fromLERand: random)
@@ -242,12 +263,15 @@ public struct HeraldAdvertiser {
         case .encrypt(let p, let prand) where tag == HeraldCommandTag.encrypt:
             job = .none
             guard let result = try? HCILEEncrypt.ReturnParameters(parsing: returnParameters) else {
-                delegate.heraldPeripheral(commandFailed: opcode, status: HCIStatus(rawValue: 0x1F))
+                delegate.heraldPeripheral(commandFailed: opcode, status: Self.malformedReturn)
+                addressFailed(control: &control)
                 return true
             }
+            failures = 0
             let address = ResolvablePrivateAddress.address(prand: prand, result: result)
             if p <= period {
-                apply(address, control: &control, delegate: &delegate)
+                // Made for this period (or, late, for an earlier one: it is fresh all the same).
+                apply(address, for: period, control: &control, delegate: &delegate)
             } else {
                 prepared = address
                 preparedPeriod = p
@@ -261,30 +285,49 @@ public struct HeraldAdvertiser {
     // MARK: Commands
 
     mutating func requestAddress(for p: Int64, control: inout StackControl) {
-        attemptedPeriod = p
         job = .random(period: p)
         control.send(HCILERand(), tag: HeraldCommandTag.random)
     }
 
-    /// Disable, set the address, (configure the first time), enable: one batch, so the controller
-    /// never advertises between the two addresses.
-    mutating func apply<D: HeraldPeripheralDelegate>(_ address: BDAddress, control: inout StackControl, delegate: inout D) {
+    /// Backs off 1, 2, 4 … 64 s. Without any address yet there is nothing private to protect: the
+    /// identity address is advertised meanwhile rather than nothing.
+    mutating func addressFailed(control: inout StackControl) {
+        job = .none
+        failures += 1
+        var backoff: UInt64 = 1_000
+        for _ in 1..<min(max(failures, 1), 7) { backoff &*= 2 }
+        retryAfter = lastNow &+ backoff
+        if !configured { configureAndEnable(ownAddressType: fallbackAddressType, control: &control) }
+    }
+
+    /// Disable, set the address, enable: one batch, so the controller never advertises between the
+    /// two addresses.
+    mutating func apply<D: HeraldPeripheralDelegate>(_ address: BDAddress, for p: Int64, control: inout StackControl,
+                                                     delegate: inout D) {
         let scan = activeScanToPause
         if scan != nil { control.stopScanning() }
         control.send(HCILESetAdvertisingEnable(false), tag: HeraldCommandTag.advertising)
         isAdvertising = false
         control.send(HCILESetRandomAddress(address: address), tag: HeraldCommandTag.advertising)
         currentAddress = address
+        addressPeriod = p
         delegate.heraldPeripheral(didChangeAddress: address, unixMillis: clock.unixMillis(now: lastNow))
         configureAndEnable(ownAddressType: .randomAddress, control: &control)
         if let scan { control.startScanning(active: scan.active, interval: scan.interval) }
     }
 
     mutating func configureAndEnable(ownAddressType: HCIOwnAddressType, control: inout StackControl) {
-        if !configured {
+        if !configured || configuredAddressType != ownAddressType {
+            if isAdvertising {
+                control.send(HCILESetAdvertisingEnable(false), tag: HeraldCommandTag.advertising)
+                isAdvertising = false
+            }
             control.send(HCILESetAdvertisingParameters(
                 intervalMin: configuration.intervalMin, intervalMax: configuration.intervalMax,
                 advertisingType: .connectableUndirected, ownAddressType: ownAddressType), tag: HeraldCommandTag.advertising)
+            configuredAddressType = ownAddressType
+        }
+        if !configured {
             control.send(HCILESetAdvertisingData(data: advertisement.advertisingData), tag: HeraldCommandTag.advertising)
             control.send(HCILESetScanResponseData(data: advertisement.scanResponseData), tag: HeraldCommandTag.advertising)
             configured = true

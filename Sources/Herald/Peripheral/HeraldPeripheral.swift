@@ -7,6 +7,8 @@ struct HeraldLinkState<let payloadCapacity: Int, let signalCapacity: Int> {
 
     var handle: UInt16 = Self.free
     var peer = DeviceAddress(type: .publicDevice, address: .zero)
+    /// The advertiser's period when the link came up: the period of the address the central used.
+    var period: Int64 = 0
     var payload = FixedBytes<payloadCapacity>()
     var hasPayload = false
     var signal = SignalReassembler<signalCapacity>()
@@ -19,11 +21,12 @@ struct HeraldLinkState<let payloadCapacity: Int, let signalCapacity: Int> {
 /// `HeraldPeripheralDelegate`. `HeraldPeripheralApplication` is that application when nothing else
 /// runs; a full sensor embeds this next to its central role.
 ///
-/// - Payload characteristic: the payload is produced from `source` on a link's first read, for the
-///   current time, and kept for the rest of that connection. Read Blob pieces therefore always come
-///   from one value (Core 5.4 Vol 3 Part F 3.4.4.5 leaves consistency to the server), and a central
-///   that stays connected across a period boundary is not handed the next period's identifier on the
-///   same link, which would tie the two together.
+/// - Payload characteristic: the payload is produced from `source` on a link's first read and kept
+///   for the rest of that connection, so Read Blob pieces always come from one value (Core 5.4 Vol 3
+///   Part F 3.4.4.5 leaves consistency to the server). It is the payload of the period the link was
+///   made in, i.e. of the address the central connected to: a central connected across a boundary is
+///   never handed the next period's identifier on a link to the previous period's address, which
+///   would tie the two together.
 /// - Signal characteristic: writes are fragments of one message at a time per link, appended until
 ///   the length the message declares (`SignalReassembler`); whole messages become delegate events.
 /// - Advertising: `HeraldAdvertiser` (rotating resolvable private address).
@@ -88,7 +91,7 @@ public struct HeraldPeripheral<Source: HeraldPayloadSource, let links: Int, let 
         guard connection >= 0, connection < links else { return .unlikelyError }
         if !linkStates[connection].hasPayload {
             var payload = FixedBytes<payloadCapacity>()
-            let time = advertiser.clock.unixSeconds(now: advertiser.lastNow)
+            let time = advertiser.unixSeconds(startOf: linkStates[connection].period)
             // No payload (outside the key schedule) or one too large for the buffer: serve nothing
             // rather than a truncated or all-zero identifier.
             guard source.writePayload(at: time, to: &payload), !payload.overflowed else { return .unlikelyError }
@@ -173,6 +176,7 @@ public struct HeraldPeripheral<Source: HeraldPayloadSource, let links: Int, let 
             var state = HeraldLinkState<payloadCapacity, signalCapacity>()
             state.handle = link.handle
             state.peer = link.peer
+            state.period = advertiser.period
             linkStates[slot] = state
             break
         }
