@@ -5,6 +5,12 @@ import Testing
 /// Every event the peripheral reports, as one line each, so tests compare whole sequences.
 struct PeripheralEventLog: HeraldPeripheralDelegate {
     var events: [String] = []
+    var links: [String] = []
+
+    mutating func heraldPeripheral(didConnect link: HeraldLink) { links.append("up \(link.slot) \(link.handle)") }
+    mutating func heraldPeripheral(didDisconnect link: HeraldLink, reason: HCIStatus) {
+        links.append("down \(link.slot) \(link.handle) \(reason.rawValue)")
+    }
 
     mutating func heraldPeripheral(didServePayload payload: Span<UInt8>, to link: HeraldLink) {
         events.append("served \(link.slot) \(spanHex(payload))")
@@ -182,6 +188,7 @@ struct PeripheralHarness<Source: HeraldPayloadSource> {
         h.disconnect(0x0040, slot: 0)
         h.connect(0x0042)
         #expect(Array(h.read(slot: 0).dropFirst()) == after)
+        #expect(h.app.delegate.links == ["up 0 64", "up 1 65", "down 0 64 19", "up 0 66"])
     }
 
     @Test func noPayloadOutsideTheKeyScheduleIsAnErrorNotZeros() throws {

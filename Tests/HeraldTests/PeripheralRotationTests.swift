@@ -20,6 +20,8 @@ struct SimulatedAdvertisingController {
     /// LE Rand calls (0, 1, …) answered with Unspecified Error, or all of them.
     var failRandomCalls: Set<Int> = []
     var failAllRandom = false
+    /// Like Bumble's virtual controller: LE Encrypt is never answered at all.
+    var ignoresEncrypt = false
     var randomCalls = 0
     /// Milliseconds before LE Encrypt completes (a slow controller or a busy link).
     var encryptLatency: UInt64 = 2
@@ -73,6 +75,8 @@ struct SimulatedAdvertisingController {
             randomCalls += 1
             randomCounter = randomCounter &* 6364136223846793005 &+ 1442695040888963407
             reply = [0] + (0..<8).map { UInt8(truncatingIfNeeded: randomCounter >> (8 * UInt64($0))) }
+        case 0x2017 where ignoresEncrypt:
+            return
         case 0x2017:  // LE Encrypt
             due = now + encryptLatency
             reply = [0] + Self.leEncrypt(key: Array(p[0..<16]), plaintext: Array(p[16..<32]))
@@ -100,7 +104,7 @@ struct SimulatedAdvertisingController {
     /// Runs a stack with the peripheral for `duration` ms of simulated time, sampling the radio every
     /// 100 ms: each sample taken while advertising stands for an advertisement and its address.
     func simulate(encryptLatency: UInt64 = 2, lead: Int64 = 5_000, failRandom: Set<Int> = [], failAllRandom: Bool = false,
-                  duration: UInt64, connectAt: UInt64? = nil)
+                  ignoresEncrypt: Bool = false, duration: UInt64, connectAt: UInt64? = nil)
         throws -> (adverts: [Advert], controller: SimulatedAdvertisingController, app: App, periodOf: (UInt64) -> Int64)
     {
         let clock = HeraldClock(unixMillisAtZero: testUnixMillis)
@@ -115,6 +119,7 @@ struct SimulatedAdvertisingController {
         var controller = SimulatedAdvertisingController(encryptLatency: encryptLatency)
         controller.failRandomCalls = failRandom
         controller.failAllRandom = failAllRandom
+        controller.ignoresEncrypt = ignoresEncrypt
         var wire = PeripheralWire()
         var adverts: [Advert] = []
         var now: UInt64 = 0
@@ -224,6 +229,25 @@ struct SimulatedAdvertisingController {
         #expect(run.adverts.allSatisfy { $0.address.randomSubtype == .staticAddress })
         // Attempts at ~0, 1, 3, 7 and 15 s: a doubling back-off, not a busy loop.
         #expect(run.controller.randomCalls == 5)
+    }
+
+    @Test func withoutLEEncryptTheHashIsComputedInSoftware() throws {
+        let run = try simulate(ignoresEncrypt: true, duration: 10_000 + 360_000 + 20_000)
+        #expect(run.controller.disallowed == 0)
+        var byPeriod: [Int64: Set<BDAddress>] = [:]
+        for a in run.adverts { byPeriod[run.periodOf(a.time), default: []].insert(a.address) }
+        #expect(byPeriod.count == 3 && byPeriod.values.allSatisfy { $0.count == 1 })
+        for a in Set(run.adverts.map(\.address)) {
+            #expect(a.randomSubtype == .resolvablePrivate)
+            #expect(resolves(a))
+        }
+        // One unanswered LE Encrypt (5 s watchdog), then software only: no further stalls, and the
+        // boundaries at 10 s and 370 s change address without a gap.
+        #expect(run.controller.opcodes.filter { $0 == 0x2017 }.count == 1)
+        #expect(run.adverts.first.map { $0.time >= 5_000 && $0.time < 5_200 } == true)
+        #expect(run.adverts.contains { $0.time == 9_950 } && run.adverts.contains { $0.time == 10_050 })
+        #expect(run.adverts.contains { $0.time == 369_950 } && run.adverts.contains { $0.time == 370_050 })
+        #expect(run.app.delegate.events.filter { $0 == "failed 8215 1" }.count == 1)
     }
 
     @Test func advertisingResumesAfterACentralConnects() throws {

@@ -78,6 +78,11 @@ public struct HeraldAdvertisingConfiguration: Sendable {
 /// enabled after the first address is set (unless the controller cannot make one at all: then the
 /// identity address is used rather than nothing).
 ///
+/// Controllers without LE Encrypt (Bumble's virtual one never answers it) are covered by computing
+/// the same AES-128 in software (`AES128`, already in the host for the database hash) when LE Encrypt
+/// fails or has not completed within `watchdog`: the stack reports no command timeouts to
+/// applications, so the advertiser keeps its own.
+///
 /// HCI runs one command at a time (Num_HCI_Command_Packets is 1 on Zephyr), so the disable at a late
 /// boundary waits for any command in flight; `preparationLead` keeps the round trips well before it.
 public struct HeraldAdvertiser {
@@ -109,6 +114,15 @@ public struct HeraldAdvertiser {
     /// After a failed LE Rand/LE Encrypt, no new attempt before this time (doubling back-off).
     var retryAfter: UInt64 = 0
     var failures = 0
+    /// Set once LE Encrypt failed or went unanswered: later addresses are hashed in software at once,
+    /// rather than stalling the command queue on the same refusal every period.
+    public private(set) var encryptsInSoftware = false
+    /// When the job in progress was asked for (accurate: requests are made from timers and ready).
+    var jobStartedAt: UInt64 = 0
+
+    /// How long LE Rand + LE Encrypt may take together before the advertiser stops waiting (the host's
+    /// command timeout is 2 s each).
+    public static let watchdog: UInt64 = 5_000
 
     enum Job: Equatable {
         case none
@@ -200,7 +214,8 @@ public struct HeraldAdvertiser {
     public var deadline: UInt64? {
         guard ready else { return nil }
         let boundary = start(ofPeriod: period &+ 1)
-        guard rotates, job == .none else { return boundary }
+        guard rotates else { return boundary }
+        guard job == .none else { return min(boundary, jobStartedAt &+ Self.watchdog) }
         if addressPeriod < period { return min(boundary, max(retryAfter, lastNow)) }
         if preparedPeriod != period &+ 1 {
             let lead = UInt64(bitPattern: max(0, configuration.preparationLead))
@@ -227,7 +242,21 @@ public struct HeraldAdvertiser {
             }
             if preparedPeriod < p { prepared = nil }
         }
-        guard rotates, job == .none, now >= retryAfter else { return }
+        guard rotates else { return }
+        if job != .none, now >= jobStartedAt &+ Self.watchdog {
+            // Never answered: reported as an unsupported command.
+            switch job {
+            case .encrypt(let target, let prand):
+                delegate.heraldPeripheral(commandFailed: HCILEEncrypt.opcode, status: .unknownCommand)
+                job = .none
+                encryptsInSoftware = true
+                addressComputed(softwareAddress(prand: prand), for: target, control: &control, delegate: &delegate)
+            default:
+                delegate.heraldPeripheral(commandFailed: HCILERand.opcode, status: .unknownCommand)
+                addressFailed(control: &control)
+            }
+        }
+        guard job == .none, now >= retryAfter else { return }
         if addressPeriod < period {
             requestAddress(for: period, control: &control)
         } else if preparedPeriod != period &+ 1, let d = deadline, now >= d {
@@ -245,6 +274,10 @@ public struct HeraldAdvertiser {
             delegate.heraldPeripheral(commandFailed: opcode, status: status)
             if tag == HeraldCommandTag.advertising {
                 if opcode == HCILESetAdvertisingEnable.opcode { isAdvertising = false }
+            } else if tag == HeraldCommandTag.encrypt, case .encrypt(let target, let prand) = job {
+                job = .none
+                encryptsInSoftware = true
+                addressComputed(softwareAddress(prand: prand), for: target, control: &control, delegate: &delegate)
             } else {
                 addressFailed(control: &control)
             }
@@ -258,6 +291,11 @@ public struct HeraldAdvertiser {
                 return true
             }
             let prand = ResolvablePrivateAddress.prand(fromLERand: random)
+            if encryptsInSoftware {
+                job = .none
+                addressComputed(softwareAddress(prand: prand), for: p, control: &control, delegate: &delegate)
+                return true
+            }
             job = .encrypt(period: p, prand: prand)
             control.send(ResolvablePrivateAddress.encryptCommand(irk: irk, prand: prand), tag: HeraldCommandTag.encrypt)
         case .encrypt(let p, let prand) where tag == HeraldCommandTag.encrypt:
@@ -267,25 +305,40 @@ public struct HeraldAdvertiser {
                 addressFailed(control: &control)
                 return true
             }
-            failures = 0
-            let address = ResolvablePrivateAddress.address(prand: prand, result: result)
-            if p <= period {
-                // Made for this period (or, late, for an earlier one: it is fresh all the same).
-                apply(address, for: period, control: &control, delegate: &delegate)
-            } else {
-                prepared = address
-                preparedPeriod = p
-            }
+            addressComputed(ResolvablePrivateAddress.address(prand: prand, result: result), for: p,
+                            control: &control, delegate: &delegate)
         default:
             break
         }
         return true
     }
 
+    mutating func addressComputed<D: HeraldPeripheralDelegate>(_ address: BDAddress, for p: Int64, control: inout StackControl,
+                                                               delegate: inout D) {
+        failures = 0
+        if p <= period {
+            // Made for this period (or, late, for an earlier one: it is fresh all the same).
+            apply(address, for: period, control: &control, delegate: &delegate)
+        } else {
+            prepared = address
+            preparedPeriod = p
+        }
+    }
+
+    /// ah(IRK, prand) computed here: e() is AES-128 with the IRK as key (Core 5.4 Vol 3 Part H 2.2.2);
+    /// HCI order is least significant octet first, FIPS-197 order the reverse.
+    func softwareAddress(prand: UInt32) -> BDAddress {
+        let input = ResolvablePrivateAddress.encryptInput(irk: configuration.irk ?? InlineArray(repeating: 0), prand: prand)
+        let cipher = AES128(key: ResolvablePrivateAddress.reversed(input.key))
+        let encrypted = ResolvablePrivateAddress.reversed(cipher.encrypt(ResolvablePrivateAddress.reversed(input.plaintext)))
+        return ResolvablePrivateAddress.address(prand: prand, encrypted: encrypted)
+    }
+
     // MARK: Commands
 
     mutating func requestAddress(for p: Int64, control: inout StackControl) {
         job = .random(period: p)
+        jobStartedAt = lastNow
         control.send(HCILERand(), tag: HeraldCommandTag.random)
     }
 

@@ -7,6 +7,7 @@ struct HeraldLinkState<let payloadCapacity: Int, let signalCapacity: Int> {
 
     var handle: UInt16 = Self.free
     var peer = DeviceAddress(type: .publicDevice, address: .zero)
+    var role: ConnectionRole = .peripheral
     /// The advertiser's period when the link came up: the period of the address the central used.
     var period: Int64 = 0
     var payload = FixedBytes<payloadCapacity>()
@@ -68,7 +69,7 @@ public struct HeraldPeripheral<Source: HeraldPayloadSource, let links: Int, let 
     /// The link in `slot`, as last connected.
     public func link(slot: Int) -> HeraldLink? {
         guard slot >= 0, slot < links, linkStates[slot].handle != HeraldLinkState<payloadCapacity, signalCapacity>.free else { return nil }
-        return HeraldLink(slot: slot, handle: linkStates[slot].handle, peer: linkStates[slot].peer)
+        return HeraldLink(slot: slot, handle: linkStates[slot].handle, role: linkStates[slot].role, peer: linkStates[slot].peer)
     }
 
     /// Bytes of a signal message waiting for more fragments on `slot`.
@@ -79,7 +80,7 @@ public struct HeraldPeripheral<Source: HeraldPayloadSource, let links: Int, let 
 
     func reportedLink(_ slot: Int) -> HeraldLink {
         link(slot: slot) ?? HeraldLink(slot: slot, handle: HeraldLinkState<payloadCapacity, signalCapacity>.free,
-                                       peer: DeviceAddress(type: .publicDevice, address: .zero))
+                                       role: .peripheral, peer: DeviceAddress(type: .publicDevice, address: .zero))
     }
 
     // MARK: GATT server (forward GATTServerDelegate.read/write for owned ids)
@@ -171,21 +172,29 @@ public struct HeraldPeripheral<Source: HeraldPayloadSource, let links: Int, let 
     }
 
     /// Forward for every link, central or peripheral, to keep the slot mirror in step.
-    public mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {
+    public mutating func stackDidConnect<D: HeraldPeripheralDelegate>(
+        _ link: ConnectionSummary, now: UInt64, control: inout StackControl, delegate: inout D
+    ) {
         for slot in 0..<links where linkStates[slot].handle == HeraldLinkState<payloadCapacity, signalCapacity>.free {
             var state = HeraldLinkState<payloadCapacity, signalCapacity>()
             state.handle = link.handle
             state.peer = link.peer
+            state.role = link.role
             state.period = advertiser.period
             linkStates[slot] = state
+            delegate.heraldPeripheral(didConnect: reportedLink(slot))
             break
         }
         advertiser.stackDidConnect(link, now: now, control: &control)
     }
 
-    public mutating func stackDidDisconnect(handle: UInt16, now: UInt64) {
+    public mutating func stackDidDisconnect<D: HeraldPeripheralDelegate>(
+        handle: UInt16, reason: HCIStatus, now: UInt64, delegate: inout D
+    ) {
         for slot in 0..<links where linkStates[slot].handle == handle {
+            let gone = reportedLink(slot)
             linkStates[slot] = HeraldLinkState()
+            delegate.heraldPeripheral(didDisconnect: gone, reason: reason)
         }
     }
 
@@ -233,11 +242,11 @@ public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate:
     }
 
     public mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {
-        peripheral.stackDidConnect(link, now: now, control: &control)
+        peripheral.stackDidConnect(link, now: now, control: &control, delegate: &delegate)
     }
 
     public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
-        peripheral.stackDidDisconnect(handle: handle, now: now)
+        peripheral.stackDidDisconnect(handle: handle, reason: reason, now: now, delegate: &delegate)
     }
 
     public mutating func stackCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus,

@@ -1,15 +1,17 @@
 import BluetoothHost
 
 /// One link as the peripheral reports it: the GATT server's slot (0..<links), the HCI connection
-/// handle and the peer's address as the controller reported it.
+/// handle, our role on it and the peer's address as the controller reported it.
 public struct HeraldLink: Sendable, Equatable {
     public var slot: Int
     public var handle: UInt16
+    public var role: ConnectionRole
     public var peer: DeviceAddress
 
-    public init(slot: Int, handle: UInt16, peer: DeviceAddress) {
+    public init(slot: Int, handle: UInt16, role: ConnectionRole, peer: DeviceAddress) {
         self.slot = slot
         self.handle = handle
+        self.role = role
         self.peer = peer
     }
 }
@@ -17,6 +19,10 @@ public struct HeraldLink: Sendable, Equatable {
 /// What the Herald peripheral tells its application. Every method has a default that ignores it.
 /// Spans are valid only during the call.
 public protocol HeraldPeripheralDelegate {
+    /// A link came up (either role: the slot mirror follows every link).
+    mutating func heraldPeripheral(didConnect link: HeraldLink)
+    /// A link went down; its payload snapshot and partial signal message are gone.
+    mutating func heraldPeripheral(didDisconnect link: HeraldLink, reason: HCIStatus)
     /// A central read our payload characteristic from offset 0; `payload` is what it gets (and what
     /// later Read Blob requests on this link continue).
     mutating func heraldPeripheral(didServePayload payload: Span<UInt8>, to link: HeraldLink)
@@ -40,6 +46,8 @@ public protocol HeraldPeripheralDelegate {
 }
 
 extension HeraldPeripheralDelegate {
+    public mutating func heraldPeripheral(didConnect link: HeraldLink) {}
+    public mutating func heraldPeripheral(didDisconnect link: HeraldLink, reason: HCIStatus) {}
     public mutating func heraldPeripheral(didServePayload payload: Span<UInt8>, to link: HeraldLink) {}
     public mutating func heraldPeripheral(didReceivePayload payload: Span<UInt8>, from link: HeraldLink) {}
     public mutating func heraldPeripheral(didMeasureRSSI rssi: Int16, from link: HeraldLink) {}
