@@ -28,6 +28,9 @@ struct SimulatedAdvertisingController {
     /// Replies waiting for their time: (due, H4 packet).
     var outbox: [(UInt64, [UInt8])] = []
     var opcodes: [UInt16] = []
+    /// The last LE Set Advertising Data / Scan Response Data (significant octets only).
+    var advertisingData: [UInt8] = []
+    var scanResponseData: [UInt8] = []
     /// When each LE Set Random Address was accepted.
     var addressChanges: [UInt64] = []
 
@@ -49,7 +52,9 @@ struct SimulatedAdvertisingController {
         var due = now + 1
         let reply: [UInt8]
         switch opcode {
-        case 0x0C03, 0x0C01, 0x2001, 0x2024, 0x2008, 0x2009, 0x200B, 0x200C: reply = [0]
+        case 0x2008: advertisingData = Array(p[1...].prefix(Int(p[0]))); reply = [0]
+        case 0x2009: scanResponseData = Array(p[1...].prefix(Int(p[0]))); reply = [0]
+        case 0x0C03, 0x0C01, 0x2001, 0x2024, 0x200B, 0x200C: reply = [0]
         case 0x1001: reply = [0, 0x0D, 0, 0, 0x0D, 0x59, 0x00, 0, 0]
         case 0x1002:
             var bitmap = [UInt8](repeating: 0, count: 64)
@@ -248,6 +253,21 @@ struct SimulatedAdvertisingController {
         #expect(run.adverts.contains { $0.time == 9_950 } && run.adverts.contains { $0.time == 10_050 })
         #expect(run.adverts.contains { $0.time == 369_950 } && run.adverts.contains { $0.time == 370_050 })
         #expect(run.app.delegate.events.filter { $0 == "failed 8215 1" }.count == 1)
+    }
+
+    @Test func theAdvertisementCarriesTheServiceAndNoPseudoDeviceAddress() throws {
+        let run = try simulate(duration: 1_000)
+        let c = run.controller
+        let facts = try c.advertisingData.withUnsafeBufferPointer { a throws(DecodeError) in
+            try c.scanResponseData.withUnsafeBufferPointer { r throws(DecodeError) in
+                try HeraldAdvertClassification(advertisingData: Span(_unsafeElements: a), scanResponse: Span(_unsafeElements: r))
+            }
+        }
+        #expect(facts.hasSpecificationServiceUUID && facts.hasRegisteredServiceUUID)
+        #expect(facts.pseudoDeviceAddress == nil, "the rotating address replaces it")
+        #expect(facts.kind == .herald)
+        // Flags, then the 128-bit UUID: what Herald scanners filter on.
+        #expect(c.advertisingData == hex("020106 1107 9bfd5bd672451e80d3424647af328142"))
     }
 
     @Test func advertisingResumesAfterACentralConnects() throws {
