@@ -22,6 +22,9 @@ struct SimulatedAdvertisingController {
     var failAllRandom = false
     /// Like Bumble's virtual controller: LE Encrypt is never answered at all.
     var ignoresEncrypt = false
+    /// Like a controller built for one connection: no connectable advertising while connected.
+    var maximumConnections = 8
+    var connections = 0
     var randomCalls = 0
     /// Milliseconds before LE Encrypt completes (a slow controller or a busy link).
     var encryptLatency: UInt64 = 2
@@ -72,7 +75,8 @@ struct SimulatedAdvertisingController {
                 reply = [0]
             }
         case 0x2006: ownAddressType = p[5]; reply = [0]
-        case 0x200A: advertising = p[0] == 1; reply = [0]
+        case 0x200A:
+            if p[0] == 1 && connections >= maximumConnections { reply = [0x0C] } else { advertising = p[0] == 1; reply = [0] }
         case 0x2018 where failAllRandom || failRandomCalls.contains(randomCalls):
             randomCalls += 1
             reply = [0x1F]
@@ -94,9 +98,16 @@ struct SimulatedAdvertisingController {
     /// Part B 4.4.2.3) and reports LE Connection Complete, role peripheral.
     mutating func acceptConnection(handle: UInt16, now: UInt64) {
         advertising = false
+        connections += 1
         let params: [UInt8] = [0x01, 0x00, UInt8(handle & 0xFF), UInt8(handle >> 8), 0x01, 0x01,
                                0x11, 0x22, 0x33, 0x44, 0x55, 0xC6, 24, 0, 0, 0, 72, 0, 0]
         outbox.append((now + 1, [0x04, 0x3E, UInt8(params.count)] + params))
+    }
+
+    /// The central goes away: Disconnection Complete, reason 0x13.
+    mutating func dropConnection(handle: UInt16, now: UInt64) {
+        connections -= 1
+        outbox.append((now + 1, [0x04, 0x05, 0x04, 0x00, UInt8(handle & 0xFF), UInt8(handle >> 8), 0x13]))
     }
 }
 
@@ -109,7 +120,8 @@ struct SimulatedAdvertisingController {
     /// Runs a stack with the peripheral for `duration` ms of simulated time, sampling the radio every
     /// 100 ms: each sample taken while advertising stands for an advertisement and its address.
     func simulate(encryptLatency: UInt64 = 2, lead: Int64 = 5_000, failRandom: Set<Int> = [], failAllRandom: Bool = false,
-                  ignoresEncrypt: Bool = false, duration: UInt64, connectAt: UInt64? = nil)
+                  ignoresEncrypt: Bool = false, maximumConnections: Int = 8, duration: UInt64,
+                  connectAt: UInt64? = nil, disconnectAt: UInt64? = nil)
         throws -> (adverts: [Advert], controller: SimulatedAdvertisingController, app: App, periodOf: (UInt64) -> Int64)
     {
         let clock = HeraldClock(unixMillisAtZero: testUnixMillis)
@@ -125,6 +137,8 @@ struct SimulatedAdvertisingController {
         controller.failRandomCalls = failRandom
         controller.failAllRandom = failAllRandom
         controller.ignoresEncrypt = ignoresEncrypt
+        controller.maximumConnections = maximumConnections
+        var disconnectAt = disconnectAt
         var wire = PeripheralWire()
         var adverts: [Advert] = []
         var now: UInt64 = 0
@@ -136,6 +150,7 @@ struct SimulatedAdvertisingController {
             for packet in wire.packets { controller.receive(packet, now: now) }
             wire.packets.removeAll()
             if let c = connectAt, now >= c { controller.acceptConnection(handle: 0x0040, now: now); connectAt = nil }
+            if let d = disconnectAt, now >= d { controller.dropConnection(handle: 0x0040, now: now); disconnectAt = nil }
             controller.outbox.sort { $0.0 < $1.0 }
             while let first = controller.outbox.first, first.0 <= now {
                 controller.outbox.removeFirst()
@@ -152,6 +167,7 @@ struct SimulatedAdvertisingController {
             if let d = stack.nextDeadline { next = min(next, d) }
             if let o = controller.outbox.first { next = min(next, o.0) }
             if let c = connectAt { next = min(next, c) }
+            if let d = disconnectAt { next = min(next, d) }
             now = max(next, now + 1)
         }
         return (adverts, controller, stack.app, { advertiser.period(at: $0) })
@@ -253,6 +269,15 @@ struct SimulatedAdvertisingController {
         #expect(run.adverts.contains { $0.time == 9_950 } && run.adverts.contains { $0.time == 10_050 })
         #expect(run.adverts.contains { $0.time == 369_950 } && run.adverts.contains { $0.time == 370_050 })
         #expect(run.app.delegate.events.filter { $0 == "failed 8215 1" }.count == 1)
+    }
+
+    @Test func aControllerAtItsConnectionLimitAdvertisesAgainWhenTheLinkGoes() throws {
+        let run = try simulate(maximumConnections: 1, duration: 5_000, connectAt: 2_000, disconnectAt: 3_000)
+        #expect(run.adverts.contains { $0.time == 1_950 })
+        #expect(!run.adverts.contains { $0.time > 2_000 && $0.time < 3_000 }, "refused while connected")
+        #expect(run.adverts.contains { $0.time == 3_050 })
+        #expect(run.app.delegate.events.contains("failed 8202 12"))
+        #expect(run.app.delegate.links == ["up 0 64", "down 0 64 19"])
     }
 
     @Test func theAdvertisementCarriesTheServiceAndNoPseudoDeviceAddress() throws {

@@ -199,6 +199,15 @@ public struct HeraldAdvertiser {
         control.send(HCILESetAdvertisingEnable(true), tag: HeraldCommandTag.advertising)
     }
 
+    /// A controller at its connection limit refuses to advertise connectably (the enable after a
+    /// connection fails); once a link is gone there may be room again.
+    public mutating func stackDidDisconnect(now: UInt64, control: inout StackControl) {
+        lastNow = now
+        guard ready, configured, wanted, !isAdvertising, !rotates || addressPeriod >= period else { return }
+        control.send(HCILESetAdvertisingEnable(true), tag: HeraldCommandTag.advertising)
+        isAdvertising = true
+    }
+
     /// Starts or stops advertising from the application.
     public mutating func setAdvertising(_ on: Bool, control: inout StackControl) {
         wanted = on

@@ -189,13 +189,14 @@ public struct HeraldPeripheral<Source: HeraldPayloadSource, let links: Int, let 
     }
 
     public mutating func stackDidDisconnect<D: HeraldPeripheralDelegate>(
-        handle: UInt16, reason: HCIStatus, now: UInt64, delegate: inout D
+        handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl, delegate: inout D
     ) {
         for slot in 0..<links where linkStates[slot].handle == handle {
             let gone = reportedLink(slot)
             linkStates[slot] = HeraldLinkState()
             delegate.heraldPeripheral(didDisconnect: gone, reason: reason)
         }
+        advertiser.stackDidDisconnect(now: now, control: &control)
     }
 
     public var deadline: UInt64? { advertiser.deadline }
@@ -246,7 +247,7 @@ public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate:
     }
 
     public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
-        peripheral.stackDidDisconnect(handle: handle, reason: reason, now: now, delegate: &delegate)
+        peripheral.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control, delegate: &delegate)
     }
 
     public mutating func stackCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus,
