@@ -11,6 +11,7 @@ import datetime
 import json
 import os
 import queue
+import shutil
 import subprocess
 import threading
 import time
@@ -184,8 +185,9 @@ def test_wearable_serves_the_simple_payload_of_the_current_period(herald_bin, co
 def test_wearable_decodes_signal_writes_whole_and_in_20_byte_fragments(herald_bin, controllers, herald_process, tmp_path):
     c = controllers(2)
     key = new_key(herald_bin, tmp_path)
+    snoop = tmp_path / "wearable.btsnoop"
     herald = herald_process(herald_bin, "wearable", "--transport", f"tty:{c.paths[0]}", "--secret-key-file", key,
-                            "--payload", "test", "--duration", "60")
+                            "--payload", "test", "--duration", "60", "--btsnoop", str(snoop))
     herald.wait_for(lambda e: e["event"] == "ready")
 
     async def write_all(peer, service, address):
@@ -223,6 +225,17 @@ def test_wearable_decodes_signal_writes_whole_and_in_20_byte_fragments(herald_bi
     herald.wait_for(lambda e: e["event"] == "keep-awake")
     e = herald.wait_for(lambda e: e["event"] == "signal-rejected")
     assert e["fragment"] == "05aa"
+
+    # SIGTERM ends the run cleanly and the capture opens in tshark with no malformed packets.
+    herald.stop()
+    assert herald.proc.returncode == 0, herald.stderr_tail()
+    tshark = shutil.which("tshark")
+    if tshark is None:
+        pytest.skip("tshark not installed")
+    t = subprocess.run([tshark, "-r", str(snoop)], capture_output=True, text=True, timeout=60)
+    assert t.returncode == 0, t.stderr
+    assert "Malformed" not in t.stdout
+    assert "Write Request" in t.stdout and "Error Response" in t.stdout and "LE Set Random Address" in t.stdout
 
 
 def test_beacon_serves_a_venue_beacon_payload(herald_bin, controllers, herald_process):

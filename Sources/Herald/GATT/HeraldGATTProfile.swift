@@ -35,8 +35,9 @@ public enum HeraldGATTProfile {
     /// Attributes the service adds: service declaration, then declaration + value for each
     /// characteristic (neither notifies, so no CCCD).
     public static let attributeCount = 5
-    /// Value-pool octets the service adds: the service UUID and two characteristic declarations with
-    /// 128-bit UUIDs (3 + 16 octets each, Core 5.4 Vol 3 Part G 3.3.1). Dynamic values take none.
+    /// Value-pool octets the service adds at most: the service UUID (16, or 2 for 0xFCF6) and two
+    /// characteristic declarations with 128-bit UUIDs (3 + 16 octets each, Core 5.4 Vol 3 Part G
+    /// 3.3.1). Dynamic values take none.
     public static let valueOctets = 16 + 2 * 19
 
     /// Adds the Herald service to `database` and returns its handles.

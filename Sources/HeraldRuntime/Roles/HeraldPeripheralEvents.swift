@@ -152,7 +152,7 @@ public struct PeripheralEventPrinter: HeraldPeripheralDelegate {
 
     public mutating func heraldPeripheral(didChangeAddress address: BDAddress, unixMillis: Int64) {
         let a = Self.address(address)
-        emit("address", ["address": a, "periodStart": KeyTools.iso8601(unixMillis / 1000)], text: a)
+        emit("address", ["address": a, "at": KeyTools.iso8601(unixMillis / 1000)], text: a)
     }
 
     public mutating func heraldPeripheral(commandFailed opcode: HCIOpcode, status: HCIStatus) {
