@@ -182,6 +182,24 @@ struct SimulatedAdvertisingController {
         return address.bytes[0] == e[0] && address.bytes[1] == e[1] && address.bytes[2] == e[2]
     }
 
+    @Test func periodGridAndClockMapping() throws {
+        let epoch = KeyEpoch.standard
+        let zero = (epoch.unixSeconds - 1) * 1_000 + 500  // stack time 0 = 0.5 s before the epoch
+        let a = try HeraldAdvertiser(configuration: HeraldAdvertisingConfiguration(intervalMilliseconds: 200),
+                                     clock: HeraldClock(unixMillisAtZero: zero))
+        #expect(a.configuration.intervalMin == 320 && a.configuration.intervalMax == 320)  // 0.625 ms units
+        #expect(a.period(at: 0) == -1, "before the epoch periods count down, not towards 0")
+        #expect(a.period(at: 499) == -1 && a.period(at: 500) == 0)
+        #expect(a.period(at: 500 + 359_999) == 0 && a.period(at: 500 + 360_000) == 1)
+        #expect(a.start(ofPeriod: 1) == 360_500)
+        #expect(a.start(ofPeriod: -5) == 0, "instants before stack time 0 clamp to it")
+        #expect(a.unixSeconds(startOf: 240) == epoch.unixSeconds + 86_400)
+        #expect(HeraldClock(unixMillisAtZero: -1_500).unixSeconds(now: 0) == -2)
+        // Extreme intervals clamp to the 20 ms ... 10.24 s range legacy advertising allows.
+        #expect(HeraldAdvertisingConfiguration(intervalMilliseconds: 1).intervalMin == 0x20)
+        #expect(HeraldAdvertisingConfiguration(intervalMilliseconds: 100_000).intervalMax == 0x4000)
+    }
+
     @Test func simulatedControllerComputesTheSpecificationsAhSample() {
         // Core 5.4 Vol 3 Part H D.7: IRK ec0234a3…7d9b, prand 708194 → ah 0dfbaa (HCI order here).
         let e = SimulatedAdvertisingController.leEncrypt(key: hex("9b7d390aa6101034 05adc857a33402ec"),
