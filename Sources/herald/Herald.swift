@@ -18,6 +18,7 @@ struct HeraldCommand: ParsableCommand {
         KeysCommand.self,
         MatchCommand.self,
         FlashCommand.self,
+        AnalyseCommand.self,
     ]
 }
 

@@ -163,7 +163,7 @@ private let simple: [UInt8] = [0x10, 0x03, 0x3a, 0x00, 0x01] + Array(repeating: 
         let dir = tempDir()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // A plain file where the directory should be.
-        FileManager.default.createFile(atPath: dir, contents: Data())
+        _ = FileManager.default.createFile(atPath: dir, contents: Data())
         #expect(throws: LogError.self) { _ = try LogDirectory(path: dir) }
         do { _ = try LogDirectory(path: dir) } catch { let p = error.path; #expect(p == dir) }
         try FileManager.default.removeItem(atPath: dir)
