@@ -10,7 +10,8 @@ struct AnalyseCommand: ParsableCommand {
         abstract: "Detection, continuity and longevity of a multi-device test from its Herald log directories.",
         discussion: """
             Each LOGDIR holds one device's contacts.csv and detection.csv (from `herald` or the Herald apps).
-            Prints a table and writes formal-summary.csv and formal-continuity.csv into --output.
+            Prints a table and writes formal-summary.csv and formal-continuity.csv into --output, by default the
+            directory holding the first LOGDIR (the Herald analysis scripts' layout: one sub-folder per phone).
             Times are `yyyy-MM-dd HH:mm:ss[.SSS]+0000` or ISO 8601 with Z.
             """,
         aliases: ["analyze"]
@@ -21,7 +22,7 @@ struct AnalyseCommand: ParsableCommand {
     @Option(name: .long, help: "End of the contact event (default: when the first device stopped logging).") var end: String?
     @Option(name: .long, help: "Continuity window, seconds.") var window: Double = 30
     @Option(name: .long, help: "Length of the first and last periods compared for longevity, seconds.") var longevity: Double = 3600
-    @Option(name: .long, help: "Directory for the CSV files.") var output: String = "."
+    @Option(name: .long, help: "Directory for the CSV files (default: the first LOGDIR's parent).") var output: String?
     @Flag(name: .long, help: "Print the table only; write no CSV.") var noCsv = false
 
     func validate() throws {
@@ -57,6 +58,8 @@ struct AnalyseCommand: ParsableCommand {
             }
             print(report.table, terminator: "")
             if !noCsv {
+                // Through URL: corelibs Foundation's NSString.deletingLastPathComponent traps on a bare name.
+                let output = self.output ?? URL(fileURLWithPath: logDirectories[0]).standardizedFileURL.deletingLastPathComponent().path
                 let summary = (output as NSString).appendingPathComponent("formal-summary.csv")
                 let pairs = (output as NSString).appendingPathComponent("formal-continuity.csv")
                 do {

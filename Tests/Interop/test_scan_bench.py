@@ -127,3 +127,33 @@ def test_sigkill_loses_at_most_one_second_of_contacts(herald_bin, controllers, t
     assert all(r.split(",")[2] == ADDRESS and r.split(",")[10].startswith("RSSI:-50.0") for r in measures)
     assert len(measures) >= len(older), f"{len(measures)} rows on disk, {len(older)} reports older than 1 s"
     assert sum(1 for r in rows[1:] if r.split(",")[3] == "1") == 1  # one detect for the one device
+
+
+def test_analyse_cli_table_csv_and_malformed_lines(herald_bin, tmp_path):
+    header = "time,sensor,id,detect,read,measure,share,visit,detectHerald,delete,data"
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "detection.csv").write_text("A,Linux,1,AAAAAA\n")
+    (tmp_path / "b" / "detection.csv").write_text("B,Linux,1,BBBBBB\n")
+    (tmp_path / "a" / "contacts.csv").write_text("\n".join([
+        header,
+        "2026-11-21 10:00:00.000+0000,BLE,T1,,2,,,,,,BBBBBB",
+        "2026-11-21 10:00:40.000+0000,BLE,T1,,,3,,,,,RSSI:-60.0",
+        "broken",
+        "2026-11-21 10:02:00.000+0000,BLE,T1,,,3,,,,,RSSI:-60.0", ""]))
+    (tmp_path / "b" / "contacts.csv").write_text("\n".join([
+        header,
+        "2026-11-21 10:00:00.000+0000,BLE,T2,,,,4,,,,AAAAAA",
+        "2026-11-21 10:02:00.000+0000,BLE,T2,1,,,,,,,", ""]))
+    r = subprocess.run([herald_bin, "analyse", str(tmp_path / "a"), str(tmp_path / "b")],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert f"{tmp_path / 'a' / 'contacts.csv'}:4:" in r.stderr
+    assert "Detection   2/2 pairs = 100.00%" in r.stdout
+    assert "Continuity  3/8 windows = 37.50%" in r.stdout
+    summary = (tmp_path / "formal-summary.csv").read_text().splitlines()
+    assert summary[1].startswith("2,2,2,100.00,4,8,3,37.50,")
+    assert len((tmp_path / "formal-continuity.csv").read_text().splitlines()) == 3
+    # One directory is not a test.
+    r = subprocess.run([herald_bin, "analyse", str(tmp_path / "a")], capture_output=True, text=True, timeout=30)
+    assert r.returncode != 0
