@@ -22,6 +22,7 @@ struct ScanCommand: ParsableCommand {
     @Option(name: .long, help: "Write a self-contained HTML report (RSSI over time per device).") var report: String?
     @Option(name: .long, help: "Log each report to Herald logs in this directory (contacts.csv detect/measure rows).") var logDir: String?
     @Option(name: .long, help: "log.txt level: debug, info, fault or off.") var logLevel: String = "info"
+    @Flag(name: .long, help: "Connect to each Herald advertiser once and read its payload over GATT.") var readPayloads = false
 
     func validate() throws {
         if let duration, !(duration > 0) { throw ValidationError("--duration must be positive") }
@@ -39,7 +40,8 @@ struct ScanCommand: ParsableCommand {
                 }
             }
             let printer = ReportPrinter(json: json, active: active, perReport: !summaryOnly, logs: logs,
-                                        summary: ScanSummary(start: MonotonicClock.now()))
+                                        summary: ScanSummary(start: MonotonicClock.now()),
+                                        reader: readPayloads ? BenchPayloadReader(activeScanning: active) : nil)
             let stack = BluetoothStack(configuration: StackSession<ReportPrinter, 1, 16, 128>.defaultConfiguration(),
                                        database: try minimalDatabase(), app: printer)
             let session = try controller.openSession(stack)
@@ -103,6 +105,7 @@ struct ReportPrinter: LEApplication {
     let perReport: Bool
     let logs: LogDirectory?
     var summary: ScanSummary
+    var reader: BenchPayloadReader?
     var count = 0
     let encoder: JSONEncoder = {
         let e = JSONEncoder()
@@ -119,6 +122,11 @@ struct ReportPrinter: LEApplication {
     mutating func stackDidReceive(advertisingReport: borrowing AdvertisingReport, now: UInt64, control: inout StackControl) {
         count += 1
         let isNew = summary.add(advertisingReport, now: now)
+        if reader != nil {
+            let address = advertisingReport.address
+            reader!.consider(address, isHerald: summary.isHerald(address), connectable: advertisingReport.kind.isConnectable,
+                             now: now, control: &control)
+        }
         if let logs {
             let target = advertisingReport.address.address.description
             let time = Date()
@@ -135,5 +143,50 @@ struct ReportPrinter: LEApplication {
             print(record.line)
         }
         fflush(nil)
+    }
+}
+
+extension ReportPrinter {
+    mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {
+        reader?.didConnect(link, now: now, control: &control)
+        collectPayloads()
+    }
+
+    mutating func stackDidFailToConnect(to peer: DeviceAddress, status: HCIStatus, now: UInt64, control: inout StackControl) {
+        reader?.didFailToConnect(to: peer, status: status, control: &control)
+        collectPayloads()
+    }
+
+    mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
+        reader?.didDisconnect(handle: handle, reason: reason, control: &control)
+        collectPayloads()
+    }
+
+    mutating func stackDidReceiveATT(handle: UInt16, pdu: Span<UInt8>, now: UInt64, control: inout StackControl) {
+        reader?.didReceiveATT(handle: handle, pdu: pdu, now: now, control: &control)
+        collectPayloads()
+    }
+
+    var applicationDeadline: UInt64? { reader?.nextDeadline }
+
+    mutating func stackTimerFired(now: UInt64, control: inout StackControl) {
+        reader?.timerFired(now: now, control: &control)
+        collectPayloads()
+    }
+
+    /// Payloads read since the last call go into the summary and, with --log-dir, the Herald logs.
+    mutating func collectPayloads() {
+        guard let fresh = reader?.takeNewOutcomes(), !fresh.isEmpty else { return }
+        for (address, outcome) in fresh {
+            summary.attach(outcome, to: address)
+            switch outcome {
+            case .payload(let bytes):
+                logs?.record(.read(bytes, from: address))
+                if perReport { FileHandle.standardError.write(Data("scan: read payload \(payloadShortName(bytes)) from \(address)\n".utf8)) }
+            case .failed(let why):
+                logs?.log(.fault, category: "Scan", "payload read from \(address) failed: \(why)")
+                if perReport { FileHandle.standardError.write(Data("scan: payload read from \(address) failed: \(why)\n".utf8)) }
+            }
+        }
     }
 }

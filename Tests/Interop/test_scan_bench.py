@@ -157,3 +157,31 @@ def test_analyse_cli_table_csv_and_malformed_lines(herald_bin, tmp_path):
     # One directory is not a test.
     r = subprocess.run([herald_bin, "analyse", str(tmp_path / "a")], capture_output=True, text=True, timeout=30)
     assert r.returncode != 0
+
+
+def test_read_payloads_over_gatt_into_summary_and_logs(herald_bin, controllers, tmp_path):
+    c = controllers(2)
+    payload = "10033a0001" + "ab" * 30  # 35 octets: longer than one ATT_MTU 23 read, so Read Blob runs too
+    peer = subprocess.Popen([sys.executable, str(PEERS / "payload_server.py"), f"serial:{c.paths[1]}", ADDRESS, payload],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    for line in peer.stdout:
+        if "advertising" in line:
+            break
+    logs = tmp_path / "logs"
+    try:
+        r = subprocess.run([herald_bin, "scan", "--transport", f"tty:{c.paths[0]}", "--duration", "6", "--summary-only",
+                            "--json", "--read-payloads", "--log-dir", str(logs)], capture_output=True, text=True, timeout=60)
+    finally:
+        stop(peer)
+    assert r.returncode == 0, r.stderr
+    d = [x for x in json.loads(r.stdout)["summary"]["devices"] if x["address"] == ADDRESS][0]
+    assert d["kind"] == "Herald"
+    assert d["payload"] == payload, d
+    assert d["payloadShortName"] == "AAGrq6"
+    assert "payloadError" not in d or d["payloadError"] is None
+    # Scanning resumed after the read: adverts keep arriving after the connection.
+    assert d["lastSeen"] > 3
+    rows = (logs / "payloads.csv").read_text().splitlines()
+    assert rows[0] == "time,target,payload" and rows[1].endswith(f",{ADDRESS},{payload}")
+    assert any(r.split(",")[4] == "2" and r.endswith(",AAGrq6") for r in (logs / "contacts.csv").read_text().splitlines())
+    assert (logs / "detection.csv").read_text().rstrip().endswith(",AAGrq6")

@@ -43,6 +43,11 @@ public struct ScanDeviceSummary: Encodable {
     public var lastSeen: Double
     /// AD data that did not parse (the report still counted).
     public var malformedReports: Int
+    /// Payload read over GATT (`--read-payloads`), hex, and its Herald short name.
+    public var payload: String?
+    public var payloadShortName: String?
+    /// Why reading the payload failed.
+    public var payloadError: String?
 }
 
 /// Per-device statistics of a scan, fed report by report from `stackDidReceive(advertisingReport:)`.
@@ -72,7 +77,16 @@ public struct ScanSummary {
     public let start: UInt64
     private var tracks: [String: Track] = [:]
     private var order: [String] = []
+    private var payloads: [String: BenchPayloadReader.Outcome] = [:]
     public private(set) var reports = 0
+
+    /// Attaches a payload read (or its failure) to the advertiser with this address (`AA:BB:…`).
+    public mutating func attach(_ outcome: BenchPayloadReader.Outcome, to address: String) { payloads[address] = outcome }
+
+    /// Whether the advertiser has shown a Herald service UUID or pseudo device address so far.
+    public func isHerald(_ address: DeviceAddress) -> Bool {
+        tracks["\(address.address.description)/\(address.type.name)"]?.classification.kind == .herald
+    }
 
     public init(start: UInt64) { self.start = start }
 
@@ -155,22 +169,38 @@ public struct ScanSummary {
         if let p = c.pseudoDeviceAddress {
             pseudo = (0..<6).map { hex(p.data[$0]).lowercased() }.joined()
         }
-        return ScanDeviceSummary(kind: kind, address: t.address, addressType: t.addressType, name: t.name, pseudoAddress: pseudo,
-                                 adverts: t.adverts, scanResponses: t.scanResponses, interval: SeriesStatistics(t.interval),
-                                 rssi: SeriesStatistics(t.rssi), txPower: c.txPower.map(Int.init), reportTxPower: t.reportTxPower,
-                                 firstSeen: Double(t.first &- start) / 1000, lastSeen: Double(t.last &- start) / 1000,
-                                 malformedReports: t.malformed)
+        var d = ScanDeviceSummary(kind: kind, address: t.address, addressType: t.addressType, name: t.name, pseudoAddress: pseudo,
+                                  adverts: t.adverts, scanResponses: t.scanResponses, interval: SeriesStatistics(t.interval),
+                                  rssi: SeriesStatistics(t.rssi), txPower: c.txPower.map(Int.init), reportTxPower: t.reportTxPower,
+                                  firstSeen: Double(t.first &- start) / 1000, lastSeen: Double(t.last &- start) / 1000,
+                                  malformedReports: t.malformed)
+        switch payloads[t.address] {
+        case .payload(let bytes)?:
+            d.payload = bytes.map { hex($0).lowercased() }.joined()
+            d.payloadShortName = payloadShortName(bytes)
+        case .failed(let why)?:
+            d.payloadError = why
+        case nil:
+            break
+        }
+        return d
     }
 
     /// A fixed-width table for people.
     public func table(durationSeconds: Double) -> String {
         func f(_ v: Double?, _ digits: Int = 0) -> String { v.map { String(format: "%.\(digits)f", $0) } ?? "-" }
-        var rows: [[String]] = [["KIND", "ADDRESS", "PSEUDO", "ADV", "RSP", "INTERVAL ms mean/min/max", "RSSI n", "mean", "sd", "min", "max", "TX", "NAME"]]
+        let withPayloads = !payloads.isEmpty
+        var rows: [[String]] = [["KIND", "ADDRESS", "PSEUDO", "ADV", "RSP", "INTERVAL ms mean/min/max", "RSSI n", "mean", "sd", "min", "max", "TX"]
+                                + (withPayloads ? ["PAYLOAD"] : []) + ["NAME"]]
         for d in devices {
-            rows.append([d.kind, "\(d.address) (\(d.addressType))", d.pseudoAddress ?? "-", String(d.adverts), String(d.scanResponses),
-                         d.interval.map { "\(f($0.mean))/\(f($0.min))/\(f($0.max))" } ?? "-",
-                         String(d.rssi?.count ?? 0), f(d.rssi?.mean, 1), f(d.rssi?.sd ?? nil, 1), f(d.rssi?.min), f(d.rssi?.max),
-                         (d.txPower ?? d.reportTxPower).map(String.init) ?? "-", d.name ?? ""])
+            let interval: String = d.interval.map { "\(f($0.mean))/\(f($0.min))/\(f($0.max))" } ?? "-"
+            let tx: String = (d.txPower ?? d.reportTxPower).map(String.init) ?? "-"
+            let payload: String = d.payloadShortName ?? (d.payloadError == nil ? "-" : "failed")
+            var row: [String] = [d.kind, "\(d.address) (\(d.addressType))", d.pseudoAddress ?? "-", String(d.adverts), String(d.scanResponses)]
+            row += [interval, String(d.rssi?.count ?? 0), f(d.rssi?.mean, 1), f(d.rssi?.sd ?? nil, 1), f(d.rssi?.min), f(d.rssi?.max), tx]
+            if withPayloads { row.append(payload) }
+            row.append(d.name ?? "")
+            rows.append(row)
         }
         var widths = [Int](repeating: 0, count: rows[0].count)
         for r in rows { for (i, c) in r.enumerated() { widths[i] = max(widths[i], c.count) } }
