@@ -141,6 +141,30 @@ private func t(_ s: String) -> Int64 { ContactMatcher.parseLogTime(s)! }
         #expect(bad.count == 1 && bad[0].file.hasSuffix("b/detection.csv"))
     }
 
+    /// Older Herald app logs: nine columns (no detectHerald/delete) and local times without a zone.
+    @Test func readsTheOlderNineColumnLayout() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("herald-old-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try "iPhone,iOS,14.2,OLDOLD\n".write(toFile: dir + "/detection.csv", atomically: true, encoding: .utf8)
+        try """
+            time,sensor,id,detect,read,measure,share,visit,data
+            2020-09-27 01:42:00,BLE,T1,,2,,,,PEERAB
+            2020-09-27 01:42:01,BLE,T1,,,3,,,RSSI:-66.0
+            2020-09-27 01:42:02.500,BLE,T1,,,,4,,OTHERX
+            2020-09-27 01:42:03,BLE,T1,,,3,,,,
+            2020-09-27 01:42:04,BLE,T1,,,,,,
+
+            """.write(toFile: dir + "/contacts.csv", atomically: true, encoding: .utf8)
+        let (log, bad) = try DeviceLogReader.load(dir)
+        #expect(log.shortName == "OLDOLD")
+        #expect(log.readings == [.init(time: t("2020-09-27 01:42:01+0000"), peer: "PEERAB"),
+                                 .init(time: t("2020-09-27 01:42:02.500+0000"), peer: "OTHERX")])
+        #expect(bad.map(\.line) == [5, 6])
+        #expect(bad[0].reason == "expected 9 columns, found 10")
+        #expect(bad[1].reason == "no event marker")
+    }
+
     @Test func csvFieldsKeepQuotedCommas() {
         #expect(DeviceLogReader.csvFields("a,\"b,c\",,d") == ["a", "b,c", "", "d"])
         #expect(DeviceLogReader.csvFields("x,") == ["x", ""])

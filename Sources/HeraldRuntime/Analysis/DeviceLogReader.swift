@@ -73,32 +73,62 @@ public enum DeviceLogReader {
         log.shortName = f[3]
     }
 
+    /// Column positions, from the header when there is one: older Herald apps wrote nine columns
+    /// (no detectHerald/delete), current ones eleven.
+    struct Layout {
+        var count = 11
+        var time = 0, id = 2, data = 10
+        /// Column of each marker 1…7 (nil when the log has no such column).
+        var markers: [Int?] = [3, 4, 5, 6, 7, 8, 9]
+
+        init() {}
+        init?(header: [String]) {
+            let names = ["detect", "read", "measure", "share", "visit", "detectHerald", "delete"]
+            guard let t = header.firstIndex(of: "time"), let i = header.firstIndex(of: "id"), let d = header.firstIndex(of: "data") else { return nil }
+            count = header.count; time = t; id = i; data = d
+            markers = names.map { header.firstIndex(of: $0) }
+        }
+    }
+
+    /// `yyyy-MM-dd HH:mm:ss[.SSS]` with a zone, or without one (older app logs), taken as UTC.
+    static func parseTime(_ s: String) -> Int64? {
+        if let t = ContactMatcher.parseLogTime(s) { return t }
+        guard s.utf8.count == 19 || s.utf8.count == 23 else { return nil }
+        return ContactMatcher.parseLogTime(s + "+0000")
+    }
+
     static func parseContacts(_ text: String, path: String, into log: inout DeviceLog, malformed: inout [MalformedLine]) {
         var targetToPeer: [String: String] = [:]
         var measurements: [(time: Int64, target: String)] = []
         var lineNumber = 0
+        var layout = Layout()
         let markers = ["1", "2", "3", "4", "5", "6", "7"]
         for line in ContactMatcher.lines(text) {
             lineNumber += 1
-            if line.isEmpty || (lineNumber == 1 && line.hasPrefix("time,")) { continue }
+            if line.isEmpty { continue }
             func bad(_ reason: String) { malformed.append(.init(file: path, line: lineNumber, reason: reason)) }
+            if lineNumber == 1 && line.hasPrefix("time,") {
+                if let l = Layout(header: csvFields(line)) { layout = l } else { bad("header lacks time, id or data; assuming the 11-column layout") }
+                continue
+            }
             let f = csvFields(line)
-            guard f.count == 11 else { bad("expected 11 columns, found \(f.count)"); continue }
-            guard let t = ContactMatcher.parseLogTime(f[0]) else { bad("bad time \"\(f[0].prefix(40))\""); continue }
-            // Exactly one of the marker columns 3…9 holds its own digit.
+            guard f.count == layout.count else { bad("expected \(layout.count) columns, found \(f.count)"); continue }
+            guard let t = parseTime(f[layout.time]) else { bad("bad time \"\(f[layout.time].prefix(40))\""); continue }
+            // Exactly one marker column holds its own digit.
             var kind: Int?
             var markerError: String?
-            for c in 0..<7 where !f[3 + c].isEmpty {
-                if f[3 + c] != markers[c] { markerError = "column \(4 + c) holds \"\(f[3 + c].prefix(10))\", expected \(markers[c]) or nothing" }
+            for (c, column) in layout.markers.enumerated() {
+                guard let column, !f[column].isEmpty else { continue }
+                if f[column] != markers[c] { markerError = "column \(column + 1) holds \"\(f[column].prefix(10))\", expected \(markers[c]) or nothing" }
                 else if kind != nil { markerError = "more than one event marker" }
                 else { kind = c + 1 }
             }
             if let markerError { bad(markerError); continue }
-            guard let kind else { bad("no event marker in columns 4-10"); continue }
+            guard let kind else { bad("no event marker"); continue }
             log.rows += 1
             log.firstTime = min(log.firstTime ?? t, t)
             log.lastTime = max(log.lastTime ?? t, t)
-            let target = f[2], data = f[10]
+            let target = f[layout.id], data = f[layout.data]
             switch kind {
             case 2:
                 guard !data.isEmpty else { bad("read row without a payload short name"); continue }

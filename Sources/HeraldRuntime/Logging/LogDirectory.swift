@@ -99,6 +99,11 @@ public final class LogDirectory: SensorEventConsumer, @unchecked Sendable {
 
     deinit {
         timer.cancel()
+        // Every queued block holds `self`, so none is left to run: finishing here cannot race the queue.
+        if !closed {
+            flushOnQueue(sync: true)
+            for f in [contacts, payloads, text] { try? f.close() }
+        }
     }
 
     /// The first write error since opening (writes happen on the queue, which cannot throw to the caller).
