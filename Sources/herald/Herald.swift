@@ -21,6 +21,9 @@ struct HeraldCommand: ParsableCommand {
         ServeCommand.self,
         GATTCommand.self,
         BenchServeCommand.self,
+        BeaconCommand.self,
+        WearableCommand.self,
+        AnalyseCommand.self,
     ]
 }
 
