@@ -8,8 +8,9 @@ import BluetoothHost
 @_extern(c, "board_uart_write") func boardUARTWrite(_ buffer: UnsafePointer<UInt8>, _ count: Int)
 @_extern(c, "board_millis") func boardMillis() -> UInt64
 @_extern(c, "board_wait") func boardWait(_ until: UInt64)
-/// The 2,048-octet Herald secret key and 16-octet IRK, kept in flash by the board.
+/// The 2,048-octet Herald secret key and the 16-octet identity resolving key, kept in flash.
 @_extern(c, "board_secret_key") func boardSecretKey() -> UnsafePointer<UInt8>
+@_extern(c, "board_irk") func boardIRK() -> UnsafePointer<UInt8>
 
 /// The UART: one write per whole H4 packet.
 struct BoardOutput: H4Output {

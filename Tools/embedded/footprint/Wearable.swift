@@ -1,57 +1,75 @@
-// Footprint image "wearable": everything a Herald wearable runs on four links — advertising, a GATT
-// server with the payload and signal characteristics, scanning with advert classification,
-// connecting to Herald devices and reading their payloads, signal reassembly, payload rotation with
-// a resolvable private address. Linked with --gc-sections by `Tools/embedded-check --report`.
+// Footprint image "wearable": everything a Herald wearable runs on four links — the core's
+// HeraldPeripheral (advertising with RPA rotation, the Herald GATT service, Simple payload from the
+// secret key, signal reassembly) plus the central side: scanning, advert classification, a table of
+// recently seen devices, connecting to Herald devices and reading their payloads.
+// Linked with --gc-sections by `Tools/embedded-check --report`; never run.
 import BluetoothHost
 import Herald
 
+struct WearableEvents: HeraldPeripheralDelegate {
+    var messages = 0
+    var lastRSSI: Int16 = 0
+    mutating func heraldPeripheral(didReceivePayload payload: Span<UInt8>, from link: HeraldLink) { messages += 1 }
+    mutating func heraldPeripheral(didMeasureRSSI rssi: Int16, from link: HeraldLink) { lastRSSI = rssi }
+    mutating func heraldPeripheral(didShare payloads: SharedPayloadIterator, rssi: Int16, from link: HeraldLink) {
+        var it = payloads
+        while let p = try? it.next() { messages += p.count > 0 ? 1 : 0 }
+    }
+}
+
 struct WearableApp: LEApplication {
-    static let payloadID: UInt16 = 1
-    var supplier = SimplePayloadSupplier(header: PayloadHeader(protocolAndVersion: 0x10, countryCode: 826, stateCode: 0))
-    var advertisement: HeraldAdvertisement?
-    var signal = InlineArray<4, SignalReassembler<512>>(repeating: SignalReassembler())
-    /// Recently seen Herald devices: address and last RSSI (a fixed table, oldest replaced).
+    var peripheral: HeraldPeripheral<SimplePayloadSource, 4, 32, 128>
+    var events = WearableEvents()
+    /// Recently seen Herald devices: address, last RSSI, when (a fixed table, oldest replaced).
     var seen = InlineArray<16, (address: BDAddress, rssi: Int8, seenAt: UInt64)>(repeating: (BDAddress.zero, 0, 0))
     var next = 0
     var payloads = 0
-    var prand: UInt32 = 0
 
+    init(peripheral: HeraldPeripheral<SimplePayloadSource, 4, 32, 128>) { self.peripheral = peripheral }
+
+    mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
+        peripheral.read(id: id, connection: connection, offset: offset, into: &sink, delegate: &events)
+    }
+    mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
+        peripheral.write(id: id, connection: connection, offset: offset, value: value, delegate: &events)
+    }
     mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout StackControl) {
-        if let ad = advertisement {
-            control.startAdvertising(AdvertisingIntent(parameters: HCILESetAdvertisingParameters(intervalMin: 0x00A0, intervalMax: 0x00A0),
-                                                       data: ad.advertisingData, scanResponse: ad.scanResponseData))
-        }
+        peripheral.stackDidBecomeReady(info, now: now, control: &control, delegate: &events)
         control.startScanning(active: true)
-        rotate(now: now, control: &control)
     }
-
-    /// New period: new payload and a new resolvable private address (Core 5.4 Vol 6 Part B 1.3.2.2).
-    mutating func rotate(now: UInt64, control: inout StackControl) {
-        prand = ResolvablePrivateAddress.normalized(prand: prand &+ UInt32(truncatingIfNeeded: now) | 1)
-        var irk = InlineArray<16, UInt8>(repeating: 0)
-        for i in 0..<16 { irk[i] = boardSecretKey()[2048 + i] }
-        control.send(ResolvablePrivateAddress.encryptCommand(irk: irk, prand: prand))
+    mutating func stackControllerDidFail(_ failure: ControllerFailure, now: UInt64, control: inout StackControl) {
+        peripheral.stackControllerDidFail()
     }
-
+    mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
+        peripheral.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control, delegate: &events)
+    }
     mutating func stackCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus,
                                           returnParameters: Span<UInt8>, control: inout StackControl) {
-        guard opcode == HCILEEncrypt.opcode, status == .success,
-              let result = try? HCILEEncrypt.ReturnParameters(parsing: returnParameters) else { return }
-        control.send(HCILESetRandomAddress(address: ResolvablePrivateAddress.address(prand: prand, result: result)))
+        _ = peripheral.stackCommandDidComplete(tag: tag, opcode: opcode, status: status, returnParameters: returnParameters,
+                                               control: &control, delegate: &events)
+    }
+    var applicationDeadline: UInt64? { peripheral.deadline }
+    mutating func stackTimerFired(now: UInt64, control: inout StackControl) {
+        peripheral.stackTimerFired(now: now, control: &control, delegate: &events)
     }
 
     mutating func stackDidReceive(advertisingReport r: borrowing AdvertisingReport, now: UInt64, control: inout StackControl) {
         guard let c = try? HeraldAdvertClassification(advertisingData: r.data), c.kind != .notHerald else { return }
         var slot = next
-        for i in 0..<16 where seen[i].address == r.address.address { slot = i }
-        if slot == next { next = (next + 1) % 16 }
+        var known = false
+        for i in 0..<16 where seen[i].address == r.address.address { slot = i; known = true }
+        if !known { next = (next + 1) % 16 }
+        let last = seen[slot].seenAt
         seen[slot] = (r.address.address, r.rssi ?? -127, now)
-        if r.kind.isConnectable, control.connecting == nil, now &- seen[slot].seenAt < 1 {
+        // Connect to a device not read for a minute (Herald's payload update interval is longer).
+        if r.kind.isConnectable, control.connecting == nil, !known || now &- last > 60_000 {
             _ = control.connect(to: r.address, now: now)
         }
     }
 
     mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {
+        peripheral.stackDidConnect(link, now: now, control: &control, delegate: &events)
+        guard link.role == .central else { return }
         // Read the peer's payload characteristic (client role); discovery is elided here.
         var pdu = FixedBytes<8>()
         ATTReadRequest(handle: 0x000E).write(to: &pdu)
@@ -63,43 +81,26 @@ struct WearableApp: LEApplication {
         if (try? SimplePayload(parsing: pdu.extracting(1..<pdu.count))) != nil { payloads += 1 }
         control.disconnect(handle: handle)
     }
-
-    mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
-        guard id == Self.payloadID else { return .readNotPermitted }
-        let key = Span(_unsafeStart: boardSecretKey(), count: SimpleKeySchedule.secretKeySize)
-        var payload = FixedBytes<64>()
-        let written = (try? supplier.writePayload(at: Int64(bitPattern: boardMillis()), secretKey: key, to: &payload)) ?? false
-        guard written else { return .unlikelyError }
-        guard offset <= payload.count else { return .invalidOffset }
-        sink.append(contentsOf: payload.span.extracting(offset..<payload.count))
-        return nil
-    }
-
-    mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
-        guard id == Self.payloadID + 1, connection < 4 else { return .writeNotPermitted }
-        switch signal[connection].receive(value) {
-        case .complete: signal[connection].reset(); return nil
-        default: return nil
-        }
-    }
 }
 
-nonisolated(unsafe) var wearable: BluetoothStack<WearableApp, 4, 24, 160>? = nil
+nonisolated(unsafe) var wearable: BluetoothStack<WearableApp, 4, 24, 192>? = nil
 
 @_cdecl("main")
 public func wearableMain() -> Int32 {
     let name: InlineArray<6, UInt8> = [0x68, 0x65, 0x72, 0x61, 0x6C, 0x64]  // "herald"
-    guard var db = try? GATTDatabase<24, 160, 4>(deviceName: name.span) else { return 1 }
-    guard (try? db.addPrimaryService(HeraldIdentifiers.serviceUUID)) != nil,
-          (try? db.addCharacteristic(HeraldIdentifiers.payloadCharacteristicUUID, properties: .read, permissions: .read,
-                                     value: .dynamic(id: WearableApp.payloadID))) != nil,
-          (try? db.addCharacteristic(HeraldIdentifiers.androidSignalCharacteristicUUID,
-                                     properties: GATTCharacteristicProperties.write | .notify, permissions: .write,
-                                     value: .dynamic(id: WearableApp.payloadID + 1))) != nil else { return 2 }
-    var app = WearableApp()
-    app.advertisement = try? HeraldAdvertisement()
+    let header = PayloadHeader(protocolAndVersion: 0x10, countryCode: 826, stateCode: 0)
+    var irk = InlineArray<16, UInt8>(repeating: 0)
+    for i in 0..<16 { irk[i] = boardIRK()[i] }
+    guard let source = try? SimplePayloadSource(secretKey: Span(_unsafeStart: boardSecretKey(), count: 2048), header: header),
+          var peripheral = try? HeraldPeripheral<SimplePayloadSource, 4, 32, 128>(
+              source: source, advertising: HeraldAdvertisingConfiguration(irk: irk),
+              clock: HeraldClock(unixMillisAtZero: Int64(bitPattern: boardMillis()))),
+          var db = try? GATTDatabase<24, 192, 4>(deviceName: name.span),
+          (try? peripheral.install(into: &db)) != nil
+    else { return 1 }
     var seed = InlineArray<6, UInt8>(repeating: 0)
-    for i in 0..<6 { seed[i] = boardSecretKey()[2048 + i] }
-    wearable = BluetoothStack(configuration: HostConfiguration(randomAddressSeed: seed), database: db, app: app)
+    for i in 0..<6 { seed[i] = irk[i] }
+    wearable = BluetoothStack(configuration: HostConfiguration(randomAddressSeed: seed), database: db,
+                              app: WearableApp(peripheral: peripheral))
     runForever(&wearable!)
 }

@@ -30,7 +30,7 @@ void __aeabi_memmove(void *d, const void *s, size_t n) { memmove(d, s, n); }
 void __aeabi_memmove4(void *d, const void *s, size_t n) { memmove(d, s, n); }
 void __aeabi_memmove8(void *d, const void *s, size_t n) { memmove(d, s, n); }
 
-// 64-bit unsigned division (KeyEpoch's day and period arithmetic). The EABI entry returns the
+// 64-bit division (KeyEpoch's day and period arithmetic, the peripheral's clock). The EABI entry returns the
 // quotient in r0:r1 and the remainder in r2:r3, so it is a few lines of assembly around C.
 uint64_t board_udivmod64(uint64_t n, uint64_t d, uint64_t *rem) {
   uint64_t q = 0, r = 0;
@@ -41,6 +41,12 @@ uint64_t board_udivmod64(uint64_t n, uint64_t d, uint64_t *rem) {
   }
   *rem = r;
   return q;
+}
+int64_t board_sdivmod64(int64_t n, int64_t d, int64_t *rem) {
+  uint64_t un = n < 0 ? -(uint64_t)n : (uint64_t)n, ud = d < 0 ? -(uint64_t)d : (uint64_t)d, ur;
+  uint64_t q = board_udivmod64(un, ud, &ur);
+  *rem = n < 0 ? -(int64_t)ur : (int64_t)ur;
+  return (n < 0) != (d < 0) ? -(int64_t)q : (int64_t)q;
 }
 __asm__(".syntax unified\n"
         ".thumb\n"
@@ -57,6 +63,20 @@ __asm__(".syntax unified\n"
         "  ldr r2, [sp, #8]\n"
         "  ldr r3, [sp, #12]\n"
         "  add sp, sp, #16\n"
+        "  pop {r4, pc}\n"
+        ".section .text.__aeabi_ldivmod,\"ax\",%progbits\n"
+        ".global __aeabi_ldivmod\n"
+        ".type __aeabi_ldivmod,%function\n"
+        ".thumb_func\n"
+        "__aeabi_ldivmod:\n"
+        "  push {r4, lr}\n"
+        "  sub sp, sp, #16\n"
+        "  add r4, sp, #8\n"
+        "  str r4, [sp]\n"
+        "  bl board_sdivmod64\n"
+        "  ldr r2, [sp, #8]\n"
+        "  ldr r3, [sp, #12]\n"
+        "  add sp, sp, #16\n"
         "  pop {r4, pc}\n");
 
 // Peripherals: volatile registers stand in for UARTE and RTC.
@@ -70,8 +90,10 @@ ptrdiff_t board_uart_read(uint8_t *buf, ptrdiff_t cap) {
 void board_uart_write(const uint8_t *buf, ptrdiff_t n) { while (n--) uart_data = *buf++; }
 uint64_t board_millis(void) { return rtc_counter; }
 void board_wait(uint64_t until) { while (rtc_counter < until) {} }
-static const uint8_t secret_key[2048 + 16] = {1};
+static const uint8_t secret_key[2048] = {1};
+static const uint8_t irk[16] = {2};
 const uint8_t *board_secret_key(void) { return secret_key; }
+const uint8_t *board_irk(void) { return irk; }
 
 void __assert_fail(void) { for (;;) {} }
 void abort(void) { for (;;) {} }
