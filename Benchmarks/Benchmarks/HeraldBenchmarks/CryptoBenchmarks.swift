@@ -8,6 +8,8 @@ func cryptoBenchmarks() {
         let input = pseudoRandomBytes(size, seed: UInt64(size))
         Benchmark("SHA-256 swift-crypto, \(size)-octet input",
                   configuration: .init(metrics: payloadMetrics, scalingFactor: .kilo, maxDuration: .seconds(2))) { benchmark in
+            benchmark.startMeasurement()
+            defer { benchmark.stopMeasurement() }
             for _ in benchmark.scaledIterations {
                 var digest: UInt8 = 0
                 Crypto.SHA256.hash(data: input).withUnsafeBytes { digest = $0[0] }

@@ -22,7 +22,9 @@ func payloadBenchmarks() {
         let input = pseudoRandomBytes(size, seed: UInt64(size))
         Benchmark("SHA-256 core, \(size)-octet input",
                   configuration: .init(metrics: payloadMetrics, scalingFactor: .kilo, maxDuration: .seconds(2))) { benchmark in
+            benchmark.startMeasurement()
             for _ in benchmark.scaledIterations { blackHole(CoreSHA256.hash(input.span)[0]) }
+            benchmark.stopMeasurement()
         }
     }
 
@@ -31,6 +33,8 @@ func payloadBenchmarks() {
               configuration: .init(metrics: payloadMetrics, maxDuration: .seconds(2))) { benchmark in
         var mk = Digest32(repeating: 0)
         for i in 0..<32 { mk[i] = matchingKey[i] }
+        benchmark.startMeasurement()
+        defer { benchmark.stopMeasurement() }
         for _ in benchmark.scaledIterations {
             var n = 0
             SimpleKeySchedule.forEachContactIdentifier(matchingKey: mk) { _, id in n &+= Int(id[0]) }
