@@ -16,6 +16,7 @@ import asyncio
 import json
 import math
 import os
+import signal
 import select
 import subprocess
 import sys
@@ -74,18 +75,22 @@ class PacingProxy:
             threading.Thread(target=self._relay, args=(src, dst, name), daemon=True).start()
 
     def _relay(self, src: int, dst: int, name: str):
-        # Each byte leaves no earlier than the previous one's end of transmission; the line is
-        # idle (and credit is not banked) whenever there is nothing to send.
+        # Each byte leaves no earlier than the previous one's end of transmission. Bytes that were
+        # already waiting when the previous batch finished continue back to back, as from a UART's
+        # FIFO; only after the line ran dry does the clock restart at the next byte's arrival, so
+        # idle time is never banked as credit.
         free_at = time.perf_counter()
         while not self.stop:
-            r, _, _ = select.select([src], [], [], 0.2)
+            r, _, _ = select.select([src], [], [], 0)
             if not r:
-                continue
+                r, _, _ = select.select([src], [], [], 0.2)
+                if not r:
+                    continue
+                free_at = max(free_at, time.perf_counter())
             try:
                 data = os.read(src, 4096)
             except OSError:
                 return
-            free_at = max(free_at, time.perf_counter())
             for i in range(0, len(data), 32):
                 chunk = data[i:i + 32]
                 free_at += len(chunk) / self.rate
@@ -125,6 +130,8 @@ async def client(port: str, target: str, count: int, mtu: int) -> dict:
 
 
 def main():
+    # A pty this process opens can become its controlling terminal; its hangup must not end the run.
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     p = argparse.ArgumentParser()
     p.add_argument("herald")
     p.add_argument("--baud", type=int, default=1_000_000)

@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -135,6 +136,8 @@ async def central(port: str, targets: dict, args) -> dict:
 
 
 def main():
+    # A pty this process opens can become its controlling terminal; its hangup must not end the run.
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     p = argparse.ArgumentParser()
     p.add_argument("herald")
     p.add_argument("--reads", type=int, default=1000)
