@@ -4,7 +4,7 @@ libFuzzer targets in Fuzz/, one file per seed under Fuzz/Corpus/<target>/ (named
 
   Fuzz/extract_seeds.py [CAPTURES_DIR]   (default: ../shared/captures beside the repo)
 
-Input formats match the targets: H4Stream takes raw controller->host H4 bytes; HCIEvents an event
+Input formats match the targets: H4Stream takes a piece-size byte then controller->host H4 bytes; HCIEvents an event
 packet without its indicator; L2CAP and ATTServer/Signal take `[n][n bytes]` records (L2CAP's records
 are HCI ACL packets, ATTServer's records are ATT PDUs after one security byte, Signal's are signal
 writes); Advert takes `[n][AD data][scan response]`; Payload takes one payload.
@@ -93,14 +93,15 @@ for name in sorted(os.listdir(CAPTURES)):
     if not name.endswith(".btsnoop"):
         continue
     recs = list(records(os.path.join(CAPTURES, name)))
-    # H4Stream: the controller->host byte stream, cut at packet boundaries into <= 2 KiB pieces.
-    chunk = bytearray()
+    # H4Stream: the controller->host byte stream, cut at packet boundaries into <= 2 KiB pieces,
+    # after the target's first byte (delivery piece size - 1: 63 = 64-byte pieces).
+    chunk = bytearray(b"\x3f")
     for rx, pkt in recs:
         if not rx:
             continue
         if len(chunk) + len(pkt) > MAX:
             seed("H4Stream", chunk)
-            chunk = bytearray()
+            chunk = bytearray(b"\x3f")
         chunk += pkt
     seed("H4Stream", chunk)
     # HCIEvents: every distinct event.
