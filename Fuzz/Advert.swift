@@ -47,8 +47,10 @@ func fuzzOne(_ input: Span<UInt8>) {
         check(summary.uuid32Count <= AdvertisingDataSummary.uuid32Capacity, "uuid32 capacity")
         check(summary.uuid128Count <= AdvertisingDataSummary.uuid128Capacity, "uuid128 capacity")
         check(summary.serviceDataCount <= AdvertisingDataSummary.serviceDataCapacity, "service data capacity")
-        check(summary.name.count <= 29 && !summary.name.overflowed, "name capacity")
-        check(summary.manufacturerData.count <= 29, "manufacturer data capacity")
+        // Longer names / manufacturer data (extended advertising) are cut and flagged `truncated`.
+        check(summary.name.count <= 29 && (!summary.name.overflowed || summary.truncated), "name capacity")
+        check(summary.manufacturerData.count <= 29 && (!summary.manufacturerData.overflowed || summary.truncated),
+              "manufacturer data capacity")
         if !summary.truncated {
             for uuid in [HeraldIdentifiers.serviceUUID, HeraldIdentifiers.registeredServiceUUID] {
                 check(summary.containsServiceUUID(uuid) == AdvertisingDataParser.containsServiceUUID(uuid, in: adv),
