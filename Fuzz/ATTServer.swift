@@ -64,7 +64,7 @@ struct Fixture {
     }
 }
 
-nonisolated(unsafe) let fixture = Fixture()
+let fixture = Fixture()
 
 func snapshot(_ db: borrowing Database) -> [[UInt8]] {
     var all: [[UInt8]] = []
