@@ -7,7 +7,7 @@ libFuzzer targets in Fuzz/, one file per seed under Fuzz/Corpus/<target>/ (named
 Input formats match the targets: H4Stream takes a piece-size byte then controller->host H4 bytes; HCIEvents an event
 packet without its indicator; L2CAP and ATTServer/Signal take `[n][n bytes]` records (L2CAP's records
 are HCI ACL packets, ATTServer's records are ATT PDUs after one security byte, Signal's are signal
-writes); Advert takes `[n][AD data][scan response]`; Payload takes one payload.
+writes; GATTClient's are ATT PDUs to the client after a procedure byte); Advert takes `[n][AD data][scan response]`; Payload takes one payload.
 """
 import hashlib, os, struct, sys
 
@@ -140,6 +140,13 @@ for name in sorted(os.listdir(CAPTURES)):
                                                                       0x0E, 0x10, 0x12, 0x16, 0x18, 0x1E, 0x20))]
         for i in range(0, len(requests), 12):
             seed("ATTServer", b"\x00" + framed(requests[i:i + 12]))
+        # GATTClient: what a client receives (responses, notifications, indications), in runs of 12,
+        # after a procedure byte (0 = Exchange MTU first, as the captured centrals do).
+        to_client = [p for p in att if p and p[0] in (0x01, 0x03, 0x05, 0x07, 0x09, 0x0B, 0x0D, 0x0F, 0x11,
+                                                       0x13, 0x17, 0x19, 0x1B, 0x1D, 0x21, 0x23)]
+        for i in range(0, len(to_client), 12):
+            for procedure in (0, 1, 2):
+                seed("GATTClient", bytes([procedure]) + framed(to_client[i:i + 12]))
         # Signal: values of Write Requests/Commands (the Herald signal writes), in order.
         writes = [p[3:] for p in att if p and p[0] in (0x12, 0x52) and len(p) >= 3]
         if writes:

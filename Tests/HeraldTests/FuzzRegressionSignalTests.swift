@@ -2,16 +2,17 @@ import Testing
 import BluetoothHost
 @testable import Herald
 
-/// Inputs the `Signal` fuzz target (Fuzz/Signal.swift) flagged, kept as regression tests.
+/// Inputs the `Signal` fuzz target (Fuzz/Signal.swift) flagged, kept as regression tests (the input
+/// is also in Fuzz/Corpus/Signal/regression-message-span, so every fuzz run replays it).
 ///
-/// Finding (Tools/fuzz Signal, first seconds): the payload message `01 0100 3d` written one byte at a
-/// time reported `.complete(.payload)` but `SignalReassembler.message` read back other bytes. The
-/// reassembler is right; the optimiser is not: in a client module built with -O (Swift 6.3.1), the
-/// inlined `message` getter copies the reassembler's `FixedBytes` buffer into a stack temporary, takes
-/// the span from that copy and deallocates the temporary before the span is read (SIL:
-/// `load; alloc_stack $FixedBytes<N>; store; address_to_pointer …; dealloc_stack` then the span is
-/// used). Debug builds, like these tests, are not affected, so here the tests pin the contract; the
-/// fuzz target works around the miscompile by reading `message` from an unoptimised function.
+/// Finding (Tools/fuzz Signal, first seconds): the payload message `01 0100 3d` fed one byte at a time
+/// reported `.complete(.payload)` but `SignalReassembler.message` read back other bytes. The
+/// reassembler's logic was right; Swift 6.3.1 -O was not: the inlined `borrowing get` copied the
+/// reassembler's `FixedBytes` into a stack temporary, took the span from the copy and deallocated the
+/// temporary before the span was read (SIL: `load; alloc_stack $FixedBytes<N>; store;
+/// address_to_pointer …; dealloc_stack`, then the span is used). Fixed in the core by main's 33db5af
+/// (`@_addressableSelf` on the inline-buffer span accessors, found independently on armv7em); the
+/// fuzz target, built -O, checks it. These tests run unoptimised, so here they pin the contract.
 @Suite struct FuzzRegressionSignalTests {
     func feed<let C: Int>(_ r: inout SignalReassembler<C>, _ b: [UInt8]) -> SignalWriteOutcome {
         b.withUnsafeBufferPointer { r.receive(Span(_unsafeElements: $0)) }
