@@ -32,7 +32,7 @@ struct Delegate: GATTClientDelegate {
     }
     mutating func gattClientDidDiscover(characteristic: GATTDiscoveredCharacteristic) {
         check(characteristic.declarationHandle != 0, "declaration handle")
-        check(characteristic.valueHandle != 0, "value handle")
+        check(characteristic.valueHandle > characteristic.declarationHandle, "value handle follows its declaration")
     }
     mutating func gattClientDidDiscover(descriptor: GATTDiscoveredDescriptor) {
         check(descriptor.handle != 0, "descriptor handle")
