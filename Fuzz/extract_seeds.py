@@ -94,16 +94,19 @@ for name in sorted(os.listdir(CAPTURES)):
         continue
     recs = list(records(os.path.join(CAPTURES, name)))
     # H4Stream: the controller->host byte stream, cut at packet boundaries into <= 2 KiB pieces,
-    # after the target's first byte (delivery piece size - 1: 63 = 64-byte pieces).
-    chunk = bytearray(b"\x3f")
+    # after the target's first byte (low bits: delivery piece size - 1, 63 = 64-byte pieces).
+    # Each chunk twice: for a host just started (0x3f) and for one already up (0xbf, top bit).
+    chunk = bytearray()
     for rx, pkt in recs:
         if not rx:
             continue
-        if len(chunk) + len(pkt) > MAX:
-            seed("H4Stream", chunk)
-            chunk = bytearray(b"\x3f")
+        if len(chunk) + len(pkt) > MAX - 1:
+            seed("H4Stream", b"\x3f" + chunk)
+            seed("H4Stream", b"\xbf" + chunk)
+            chunk = bytearray()
         chunk += pkt
-    seed("H4Stream", chunk)
+    seed("H4Stream", b"\x3f" + chunk)
+    seed("H4Stream", b"\xbf" + chunk)
     # HCIEvents: every distinct event.
     for rx, pkt in recs:
         if rx and pkt[:1] == b"\x04":
