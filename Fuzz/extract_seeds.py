@@ -6,7 +6,7 @@ libFuzzer targets in Fuzz/, one file per seed under Fuzz/Corpus/<target>/ (named
 
 Input formats match the targets: H4Stream takes a piece-size byte then controller->host H4 bytes; HCIEvents an event
 packet without its indicator; L2CAP and ATTServer/Signal take `[n][n bytes]` records (L2CAP's records
-are HCI ACL packets, ATTServer's records are ATT PDUs after one security byte, Signal's are signal
+are HCI ACL packets, ATTServer's records are ATT PDUs after one security byte, HeraldPeripheral's are `[link][n][PDU]`, Signal's are signal
 writes; GATTClient's are ATT PDUs to the client after a procedure byte); Advert takes `[n][AD data][scan response]`; Payload takes one payload.
 """
 import hashlib, os, struct, sys
@@ -143,6 +143,8 @@ for name in sorted(os.listdir(CAPTURES)):
                                                                       0x0E, 0x10, 0x12, 0x16, 0x18, 0x1E, 0x20))]
         for i in range(0, len(requests), 12):
             seed("ATTServer", b"\x00" + framed(requests[i:i + 12]))
+            # HeraldPeripheral: the same requests from the first central, `[link 0][n][PDU]`.
+            seed("HeraldPeripheral", b"".join(b"\x00" + framed([r]) for r in requests[i:i + 12]))
         # GATTClient: what a client receives (responses, notifications, indications), in runs of 12,
         # after a procedure byte (0 = Exchange MTU first, as the captured centrals do).
         to_client = [p for p in att if p and p[0] in (0x01, 0x03, 0x05, 0x07, 0x09, 0x0B, 0x0D, 0x0F, 0x11,
