@@ -125,4 +125,34 @@ struct AppStackHarness<App: LEApplication> {
         let (_, refused, _) = prepare(&h, offset: 504, [UInt8](repeating: 1, count: 9))
         #expect(refused == [0x01, 0x16, UInt8(handle), 0x00, 0x09])
     }
+
+    /// Bumble's virtual controller answers LE Create Connection Cancel with success but never sends
+    /// the LE Connection Complete that should end the attempt: `herald gatt` to an absent address hung
+    /// forever. The stack now gives the controller a grace period, then reports the timeout itself
+    /// and frees the single connection attempt for the next `connect`.
+    @Test func cancelledConnectWithoutConnectionCompleteStillFails() throws {
+        var h = try StackHarness()
+        let peer = DeviceAddress(type: .randomDevice, address: BDAddress(displayOrder: 0xC1, 0xC2, 0xC3, 0xC4, 0xC5, 0xC6))
+        _ = h.stack.perform(now: 0, output: &h.wire) { le in le.control.connect(to: peer, now: 0, timeout: 2_000) }
+        h.pump()
+        h.now = 2_000
+        h.stack.tick(now: h.now, output: &h.wire)
+        h.pump()
+        #expect(h.controller.seen.contains(0x200E))
+        // Nothing more from the controller: within the grace period nothing is reported yet.
+        #expect(h.stack.nextDeadline == 2_000 + LEStack<RecordingApp, 4, 24, 256>.cancelGrace)
+        h.now = 3_000
+        h.stack.tick(now: h.now, output: &h.wire)
+        #expect(h.stack.app.failedToConnect.isEmpty)
+        h.now = 4_000
+        h.stack.tick(now: h.now, output: &h.wire)
+        #expect(h.stack.app.failedToConnect.count == 1)
+        #expect(h.stack.app.failedToConnect.first?.1 == HCIStatus.connectionTimeout.rawValue)
+        #expect(h.stack.le.control.connecting == nil)
+        // Only one report, and a new attempt may start.
+        h.stack.tick(now: 10_000, output: &h.wire)
+        #expect(h.stack.app.failedToConnect.count == 1)
+        let again = h.stack.perform(now: 10_000, output: &h.wire) { le in le.control.connect(to: peer, now: 10_000) }
+        #expect(again)
+    }
 }

@@ -239,10 +239,14 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
 
     // MARK: Timers
 
+    /// How long after LE Create Connection Cancel the stack waits for the controller's LE Connection
+    /// Complete before it reports the attempt failed on its own.
+    public static var cancelGrace: UInt64 { 2_000 }
+
     public var nextDeadline: UInt64? {
         var d: UInt64? = nil
         func take(_ t: UInt64?) { if let t { d = min(d ?? .max, t) } }
-        if let c = control.connecting, !control.cancelSent { take(c.deadline) }
+        if let c = control.connecting { take(c.deadline) }
         for position in 0..<links {
             if let link = connections.entries[position] { take(link.extra.bearer.nextDeadline) }
         }
@@ -252,9 +256,19 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
 
     mutating func tick(now: UInt64) {
         self.now = now
-        if let c = control.connecting, !control.cancelSent, now >= c.deadline {
-            control.cancelSent = true
-            control.send(HCILECreateConnectionCancel(), tag: .connection)
+        if let c = control.connecting, now >= c.deadline {
+            if !control.cancelSent {
+                control.cancelSent = true
+                control.send(HCILECreateConnectionCancel(), tag: .connection)
+                control.connecting = (c.peer, now &+ Self.cancelGrace)
+            } else {
+                // The controller should end a cancelled attempt with LE Connection Complete (Unknown
+                // Connection Identifier, Core 5.4 Vol 4 Part E 7.8.13); some (Bumble's virtual one)
+                // never do. Without this the attempt would stay open and block every later connect.
+                control.connecting = nil
+                control.cancelSent = false
+                app.stackDidFailToConnect(to: c.peer, status: .connectionTimeout, now: now, control: &control)
+            }
         }
         for position in 0..<links {
             guard connections.entries[position] != nil else { continue }
