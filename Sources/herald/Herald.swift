@@ -18,6 +18,9 @@ struct HeraldCommand: ParsableCommand {
         KeysCommand.self,
         MatchCommand.self,
         FlashCommand.self,
+        BeaconCommand.self,
+        WearableCommand.self,
+        AnalyseCommand.self,
         ServeCommand.self,
         GATTCommand.self,
     ]
