@@ -155,4 +155,35 @@ struct AppStackHarness<App: LEApplication> {
         let again = h.stack.perform(now: 10_000, output: &h.wire) { le in le.control.connect(to: peer, now: 10_000) }
         #expect(again)
     }
+
+    /// `LEStack.indicate` marked the indication outstanding even when the ACL queue refused it: no
+    /// confirmation could ever come, every later indication was `.busy`, and after 30 s the transaction
+    /// timer disconnected the link. Found while pacing `herald serve`'s indications under load.
+    @Test func indicationRefusedByAFullQueueIsNotLeftOutstanding() throws {
+        var h = try StackHarness()
+        h.feed(StackHarness.connectionComplete(handle: 0x0040, role: 0x01))
+        // The client enables indications of Service Changed (value 8, CCCD 9, in every database).
+        h.feed(StackHarness.acl(handle: 0x0040, channel: 4, [0x12, 0x09, 0x00, 0x02, 0x00]))
+        #expect(h.sentL2CAP().map(\.payload) == [[0x13]])
+        h.feed(StackHarness.numberOfCompleted(handle: 0x0040, 1))
+        let range: [UInt8] = [0x01, 0x00, 0xFF, 0xFF]
+        let filler: [UInt8] = [0x1B, 0x03, 0x00, 0x00]
+        let result = h.stack.perform(now: 0, output: &h.wire) { le -> ATTIndicationResult in
+            while le.control.sendATT(handle: 0x0040, pdu: filler.span) {}
+            return le.indicate(handle: 0x0040, attribute: 8, value: range.span)
+        }
+        #expect(result == .queueFull)
+        #expect(h.stack.le.connections[handle: 0x0040]?.extra.bearer.hasPendingIndication == false)
+        #expect(h.stack.nextDeadline == nil)
+        // Once the queue drains the indication goes out and waits for its confirmation.
+        for _ in 0..<20 {
+            let sent = h.takeACL()
+            if sent.isEmpty { break }
+            h.feed(StackHarness.numberOfCompleted(handle: 0x0040, sent.count))
+        }
+        let again = h.stack.perform(now: 0, output: &h.wire) { le in le.indicate(handle: 0x0040, attribute: 8, value: range.span) }
+        #expect(again == .sent)
+        #expect(h.sentL2CAP().last?.payload == [0x1D, 0x08, 0x00] + range)
+        #expect(h.stack.le.connections[handle: 0x0040]?.extra.bearer.hasPendingIndication == true)
+    }
 }

@@ -228,7 +228,12 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         var pdu = FixedBytes<247>()
         let result = server.indicate(handle: attribute, value: value, bearer: &connections.entries[i]!.extra.bearer,
                                      connection: i, now: now, database: database, into: &pdu)
-        if result == .sent { control.sendATT(handle: handle, pdu: pdu.span) }
+        // An indication that cannot be queued must not stay outstanding: no confirmation could come,
+        // and the 30 s transaction timer (Part F 3.3.3) would then disconnect a healthy link.
+        if result == .sent, !control.sendATT(handle: handle, pdu: pdu.span) {
+            connections.entries[i]!.extra.bearer.pendingIndicationHandle = 0
+            return .queueFull
+        }
         return result
     }
 
