@@ -186,4 +186,33 @@ struct AppStackHarness<App: LEApplication> {
         #expect(h.sentL2CAP().last?.payload == [0x1D, 0x08, 0x00] + range)
         #expect(h.stack.le.connections[handle: 0x0040]?.extra.bearer.hasPendingIndication == true)
     }
+
+    /// A request that arrived while the link's share of the ACL queue was full (a server busy
+    /// notifying) had its response dropped: the client waited 30 s and the link died. The response
+    /// is now held and sent as soon as the queue has room, before anything queued later.
+    @Test func responseToARequestArrivingOnAFullQueueIsHeldNotDropped() throws {
+        var h = try StackHarness()
+        h.feed(StackHarness.connectionComplete(handle: 0x0040, role: 0x01))
+        let filler: [UInt8] = [0x1B, 0x03, 0x00, 0x00]
+        // Fill the link's share of the queue; the first flush hands the controller its 2 buffers, the
+        // second fill leaves the share full with no credit to drain it.
+        for _ in 0..<2 {
+            h.stack.perform(now: 0, output: &h.wire) { le in
+                while le.control.sendATT(handle: 0x0040, pdu: filler.span) {}
+            }
+        }
+        // Read Request for the 200-octet dynamic value: the answer has no room yet.
+        h.feed(StackHarness.acl(handle: 0x0040, channel: 4, [0x0A, UInt8(h.valueHandle), 0x00]))
+        #expect(h.stack.le.counters.heldResponses == 1)
+        var payloads: [[UInt8]] = []
+        for _ in 0..<40 {
+            let sent = h.takeACL()
+            if sent.isEmpty { break }
+            payloads += StackHarness.reassemble(sent).map(\.payload)
+            h.feed(StackHarness.numberOfCompleted(handle: 0x0040, sent.count))
+        }
+        let reads = payloads.filter { $0.first == 0x0B }
+        #expect(reads == [[0x0B] + (0..<22).map { UInt8($0) }])
+        #expect(h.stack.le.connections[handle: 0x0040]?.extra.heldResponse.isEmpty == true)
+    }
 }

@@ -199,7 +199,12 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             switch action {
             case .respond:
                 counters.attResponses += 1
-                control.sendATT(handle: link.handle, pdu: response.span)
+                // A response lost to a full queue would leave the client waiting 30 s and then drop
+                // the link (Part F 3.3.3): keep it and send it when room appears.
+                if !control.sendATT(handle: link.handle, pdu: response.span) {
+                    counters.heldResponses += 1
+                    connections.entries[i]!.extra.heldResponse = FixedBytes<247>(response.span)
+                }
             case .indicationConfirmed(let attribute):
                 app.stackIndicationConfirmed(handle: link.handle, attribute: attribute, now: now, control: &control)
             case .disconnect:
@@ -210,6 +215,20 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         default:
             app.stackDidReceiveATT(handle: link.handle, pdu: pdu, now: now, control: &control)
         }
+    }
+
+    /// Queues ATT responses that found the outbound queue full; returns whether any was queued.
+    /// `BluetoothStack.flush` calls it around draining the queue.
+    mutating func sendHeldResponses() -> Bool {
+        var queued = false
+        for position in 0..<links {
+            guard let link = connections.entries[position], !link.extra.heldResponse.isEmpty else { continue }
+            if control.sendATT(handle: link.handle, pdu: link.extra.heldResponse.span) {
+                connections.entries[position]!.extra.heldResponse.removeAll()
+                queued = true
+            }
+        }
+        return queued
     }
 
     /// Notifies `attribute`'s value to `handle` if that client enabled notifications. Returns whether sent.
