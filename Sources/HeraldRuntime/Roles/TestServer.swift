@@ -128,6 +128,13 @@ public struct TestServer: LEApplication {
     /// Builds the stack: database with `TestProfile`, and the application serving it.
     public static func makeStack(name: String, count: Int, configuration: HostConfiguration,
                                  now: UInt64) throws -> TestServerStack {
+        let (db, h) = try makeDatabase(name: name)
+        let app = TestServer(name: name, count: count, handles: h, links: TestServerDatabase.linkCount, now: now)
+        return TestServerStack(configuration: configuration, database: db, app: app)
+    }
+
+    /// The GAP and GATT services, `TestProfile`'s service and Battery, and where their values are.
+    public static func makeDatabase(name: String) throws -> (TestServerDatabase, Handles) {
         let nameBytes = Array(name.utf8)
         var db = try TestServerDatabase(deviceName: nameBytes.span)
         var h = Handles()
@@ -150,8 +157,7 @@ public struct TestServer: LEApplication {
         let level = [TestProfile.batteryPercent]
         h.battery = try db.addCharacteristic(TestProfile.batteryLevel, properties: .read, permissions: .read,
                                              value: .stored(level.span, maxLength: 1)).value
-        let app = TestServer(name: name, count: count, handles: h, links: TestServerDatabase.linkCount, now: now)
-        return TestServerStack(configuration: configuration, database: db, app: app)
+        return (db, h)
     }
 
     /// Connectable undirected advertising: flags, Battery and the name in the advert, our 128-bit
