@@ -217,9 +217,10 @@ public struct TestServer: LEApplication {
         e.handle = link.handle
         e.peer = link.peer.address.description
         e.peerType = link.peer.type.name
-        if let i = slots.firstIndex(where: { $0.handle == nil }) {
-            slots[i] = Slot(handle: link.handle)
-            e.connection = i
+        // The table slot is the `connection` index the GATT delegate calls carry for this link.
+        if slots.indices.contains(link.slot) {
+            slots[link.slot] = Slot(handle: link.handle)
+            e.connection = link.slot
         }
         record(e)
     }
