@@ -18,12 +18,12 @@ struct HeraldCommand: ParsableCommand {
         KeysCommand.self,
         MatchCommand.self,
         FlashCommand.self,
-        ServeCommand.self,
-        GATTCommand.self,
-        BenchServeCommand.self,
         BeaconCommand.self,
         WearableCommand.self,
         AnalyseCommand.self,
+        ServeCommand.self,
+        GATTCommand.self,
+        BenchServeCommand.self,
     ]
 }
 

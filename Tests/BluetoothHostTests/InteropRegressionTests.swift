@@ -125,4 +125,94 @@ struct AppStackHarness<App: LEApplication> {
         let (_, refused, _) = prepare(&h, offset: 504, [UInt8](repeating: 1, count: 9))
         #expect(refused == [0x01, 0x16, UInt8(handle), 0x00, 0x09])
     }
+
+    /// Bumble's virtual controller answers LE Create Connection Cancel with success but never sends
+    /// the LE Connection Complete that should end the attempt: `herald gatt` to an absent address hung
+    /// forever. The stack now gives the controller a grace period, then reports the timeout itself
+    /// and frees the single connection attempt for the next `connect`.
+    @Test func cancelledConnectWithoutConnectionCompleteStillFails() throws {
+        var h = try StackHarness()
+        let peer = DeviceAddress(type: .randomDevice, address: BDAddress(displayOrder: 0xC1, 0xC2, 0xC3, 0xC4, 0xC5, 0xC6))
+        _ = h.stack.perform(now: 0, output: &h.wire) { le in le.control.connect(to: peer, now: 0, timeout: 2_000) }
+        h.pump()
+        h.now = 2_000
+        h.stack.tick(now: h.now, output: &h.wire)
+        h.pump()
+        #expect(h.controller.seen.contains(0x200E))
+        // Nothing more from the controller: within the grace period nothing is reported yet.
+        #expect(h.stack.nextDeadline == 2_000 + LEStack<RecordingApp, 4, 24, 256>.cancelGrace)
+        h.now = 3_000
+        h.stack.tick(now: h.now, output: &h.wire)
+        #expect(h.stack.app.failedToConnect.isEmpty)
+        h.now = 4_000
+        h.stack.tick(now: h.now, output: &h.wire)
+        #expect(h.stack.app.failedToConnect.count == 1)
+        #expect(h.stack.app.failedToConnect.first?.1 == HCIStatus.connectionTimeout.rawValue)
+        #expect(h.stack.le.control.connecting == nil)
+        // Only one report, and a new attempt may start.
+        h.stack.tick(now: 10_000, output: &h.wire)
+        #expect(h.stack.app.failedToConnect.count == 1)
+        let again = h.stack.perform(now: 10_000, output: &h.wire) { le in le.control.connect(to: peer, now: 10_000) }
+        #expect(again)
+    }
+
+    /// `LEStack.indicate` marked the indication outstanding even when the ACL queue refused it: no
+    /// confirmation could ever come, every later indication was `.busy`, and after 30 s the transaction
+    /// timer disconnected the link. Found while pacing `herald serve`'s indications under load.
+    @Test func indicationRefusedByAFullQueueIsNotLeftOutstanding() throws {
+        var h = try StackHarness()
+        h.feed(StackHarness.connectionComplete(handle: 0x0040, role: 0x01))
+        // The client enables indications of Service Changed (value 8, CCCD 9, in every database).
+        h.feed(StackHarness.acl(handle: 0x0040, channel: 4, [0x12, 0x09, 0x00, 0x02, 0x00]))
+        #expect(h.sentL2CAP().map(\.payload) == [[0x13]])
+        h.feed(StackHarness.numberOfCompleted(handle: 0x0040, 1))
+        let range: [UInt8] = [0x01, 0x00, 0xFF, 0xFF]
+        let filler: [UInt8] = [0x1B, 0x03, 0x00, 0x00]
+        let result = h.stack.perform(now: 0, output: &h.wire) { le -> ATTIndicationResult in
+            while le.control.sendATT(handle: 0x0040, pdu: filler.span) {}
+            return le.indicate(handle: 0x0040, attribute: 8, value: range.span)
+        }
+        #expect(result == .queueFull)
+        #expect(h.stack.le.connections[handle: 0x0040]?.extra.bearer.hasPendingIndication == false)
+        #expect(h.stack.nextDeadline == nil)
+        // Once the queue drains the indication goes out and waits for its confirmation.
+        for _ in 0..<20 {
+            let sent = h.takeACL()
+            if sent.isEmpty { break }
+            h.feed(StackHarness.numberOfCompleted(handle: 0x0040, sent.count))
+        }
+        let again = h.stack.perform(now: 0, output: &h.wire) { le in le.indicate(handle: 0x0040, attribute: 8, value: range.span) }
+        #expect(again == .sent)
+        #expect(h.sentL2CAP().last?.payload == [0x1D, 0x08, 0x00] + range)
+        #expect(h.stack.le.connections[handle: 0x0040]?.extra.bearer.hasPendingIndication == true)
+    }
+
+    /// A request that arrived while the link's share of the ACL queue was full (a server busy
+    /// notifying) had its response dropped: the client waited 30 s and the link died. The response
+    /// is now held and sent as soon as the queue has room, before anything queued later.
+    @Test func responseToARequestArrivingOnAFullQueueIsHeldNotDropped() throws {
+        var h = try StackHarness()
+        h.feed(StackHarness.connectionComplete(handle: 0x0040, role: 0x01))
+        let filler: [UInt8] = [0x1B, 0x03, 0x00, 0x00]
+        // Fill the link's share of the queue; the first flush hands the controller its 2 buffers, the
+        // second fill leaves the share full with no credit to drain it.
+        for _ in 0..<2 {
+            h.stack.perform(now: 0, output: &h.wire) { le in
+                while le.control.sendATT(handle: 0x0040, pdu: filler.span) {}
+            }
+        }
+        // Read Request for the 200-octet dynamic value: the answer has no room yet.
+        h.feed(StackHarness.acl(handle: 0x0040, channel: 4, [0x0A, UInt8(h.valueHandle), 0x00]))
+        #expect(h.stack.le.counters.heldResponses == 1)
+        var payloads: [[UInt8]] = []
+        for _ in 0..<40 {
+            let sent = h.takeACL()
+            if sent.isEmpty { break }
+            payloads += StackHarness.reassemble(sent).map(\.payload)
+            h.feed(StackHarness.numberOfCompleted(handle: 0x0040, sent.count))
+        }
+        let reads = payloads.filter { $0.first == 0x0B }
+        #expect(reads == [[0x0B] + (0..<22).map { UInt8($0) }])
+        #expect(h.stack.le.connections[handle: 0x0040]?.extra.heldResponse.isEmpty == true)
+    }
 }

@@ -171,7 +171,9 @@ def test_bumble_central_discovers_reads_writes_and_subscribes(controllers, serve
 @pytest.mark.timeout(60)
 def test_four_centrals_at_once_are_each_served(controllers, server_factory):
     c = controllers(5)
-    count = 10
+    # 100 of each on every link at once keeps the shared ACL queue busy: notifications must not crowd
+    # out responses, and indications must wait for their confirmations.
+    count = 100
     server = server_factory(c.paths[0], "--notify-count", str(count))
     centrals = []
     for i in range(1, 5):

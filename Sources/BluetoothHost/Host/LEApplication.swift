@@ -20,6 +20,9 @@ public protocol LEApplication: GATTServerDelegate {
     /// A command the application sent completed (tags `.application` and its own).
     mutating func stackCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus,
                                           returnParameters: Span<UInt8>, control: inout StackControl)
+    /// A command the application sent was never answered (e.g. Bumble's virtual controller ignores
+    /// LE Encrypt); the command queue has moved on.
+    mutating func stackCommandDidTimeOut(tag: CommandTag, opcode: HCIOpcode, control: inout StackControl)
     /// Events the stack does not consume.
     mutating func stackDidReceive(event: borrowing HCIEventPacket, control: inout StackControl)
     /// The application's own next timer, if any; `stackTimerFired` runs when it passes.
@@ -38,6 +41,7 @@ extension LEApplication {
     public mutating func stackIndicationConfirmed(handle: UInt16, attribute: UInt16, now: UInt64, control: inout StackControl) {}
     public mutating func stackCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus,
                                                  returnParameters: Span<UInt8>, control: inout StackControl) {}
+    public mutating func stackCommandDidTimeOut(tag: CommandTag, opcode: HCIOpcode, control: inout StackControl) {}
     public mutating func stackDidReceive(event: borrowing HCIEventPacket, control: inout StackControl) {}
     public var applicationDeadline: UInt64? { nil }
     public mutating func stackTimerFired(now: UInt64, control: inout StackControl) {}
@@ -46,6 +50,10 @@ extension LEApplication {
 /// Per-link state above L2CAP: the ATT bearer (MTU, prepare queue, indication in flight).
 public struct LinkState: ConnectionExtra {
     public var bearer = ATTStandardBearer()
+    /// An ATT response the outbound queue had no room for, sent as soon as there is (see
+    /// `LEStack.sendHeldResponses`). One is enough: the client sends no new request before it has
+    /// the response to the last (Core 5.4 Vol 3 Part F 3.3.2).
+    public internal(set) var heldResponse = FixedBytes<247>()
     public init() {}
 }
 
@@ -55,5 +63,7 @@ public struct LEStackCounters: Equatable, Sendable {
     public var malformedEvents = 0
     public var rejectedConnections = 0
     public var attResponses = 0
+    /// ATT responses that waited for room in the outbound queue.
+    public var heldResponses = 0
     public init() {}
 }

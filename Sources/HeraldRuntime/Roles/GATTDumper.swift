@@ -58,14 +58,16 @@ public struct GATTDumper: LEApplication {
         var dump: GATTDump
         var completed: (GATTProcedureKind, GATTClientError?)?
         var readValue: [UInt8] = []
+        /// The service whose characteristics are being discovered.
+        var currentService = 0
 
         mutating func gattClientDidExchangeMTU(_ mtu: UInt16) { dump.mtu = Int(mtu) }
         mutating func gattClientDidDiscover(service: GATTDiscoveredService) {
             dump.services.append(GATTDump.Service(uuid: service.uuid.text, start: service.startHandle, end: service.endHandle))
         }
         mutating func gattClientDidDiscover(characteristic c: GATTDiscoveredCharacteristic) {
-            guard !dump.services.isEmpty else { return }
-            dump.services[dump.services.count - 1].characteristics.append(GATTDump.Characteristic(
+            guard dump.services.indices.contains(currentService) else { return }
+            dump.services[currentService].characteristics.append(GATTDump.Characteristic(
                 uuid: c.uuid.text, declaration: c.declarationHandle, handle: c.valueHandle,
                 properties: c.properties.rawValue, propertyNames: GATTDumper.names(c.properties)))
         }
@@ -250,6 +252,7 @@ public struct GATTDumper: LEApplication {
                 step = next
                 continue
             }
+            if case .characteristics(let s) = step { collector.currentService = s }
             var request = FixedBytes<247>()
             do throws(GATTClientError) {
                 try client.start(procedure, now: now, into: &request)

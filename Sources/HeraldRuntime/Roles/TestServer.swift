@@ -7,7 +7,8 @@ import Foundation
 /// - `longValue`: 200 readable octets 0x00...0xC7, longer than any MTU-23 response, so a client
 ///   needs Read Blob (Core 5.4 Vol 3 Part G 4.8.3); it carries a User Description descriptor.
 /// - `writable`: Write and Write Without Response, up to 512 octets, so long values need Prepare and
-///   Execute Write (Part G 4.9.4); every write is reported, and reads return the last value.
+///   Execute Write (Part G 4.9.4); every write is reported, and reads return the last value that
+///   link wrote.
 /// - `notifying` and `indicating`: once a client enables them in the CCCD, the server sends `count`
 ///   values in order, a 32-bit little-endian counter from 0; each indication waits for its confirmation.
 /// Plus the Battery service (0x180F) with a readable Battery Level, for a 16-bit service.
@@ -100,14 +101,15 @@ public struct TestServer: LEApplication {
         /// consecutive offsets within one turn and are reported as one value when the turn ends.
         var write: [UInt8]?
         var writeParts = 0
+        /// The last value this link wrote to `writable`, returned by its reads: each client sees its
+        /// own writes even when several write at once.
+        var lastWrite: [UInt8] = []
     }
 
     public let name: String
     public let count: Int
     public let handles: Handles
     public private(set) var events: [TestServerEvent] = []
-    /// The last value written to `writable`, returned by reads of it.
-    public private(set) var lastWrite: [UInt8] = []
     var slots: [Slot]
     let started: UInt64
     var now: UInt64 = 0
@@ -126,6 +128,13 @@ public struct TestServer: LEApplication {
     /// Builds the stack: database with `TestProfile`, and the application serving it.
     public static func makeStack(name: String, count: Int, configuration: HostConfiguration,
                                  now: UInt64) throws -> TestServerStack {
+        let (db, h) = try makeDatabase(name: name)
+        let app = TestServer(name: name, count: count, handles: h, links: TestServerDatabase.linkCount, now: now)
+        return TestServerStack(configuration: configuration, database: db, app: app)
+    }
+
+    /// The GAP and GATT services, `TestProfile`'s service and Battery, and where their values are.
+    public static func makeDatabase(name: String) throws -> (TestServerDatabase, Handles) {
         let nameBytes = Array(name.utf8)
         var db = try TestServerDatabase(deviceName: nameBytes.span)
         var h = Handles()
@@ -148,8 +157,7 @@ public struct TestServer: LEApplication {
         let level = [TestProfile.batteryPercent]
         h.battery = try db.addCharacteristic(TestProfile.batteryLevel, properties: .read, permissions: .read,
                                              value: .stored(level.span, maxLength: 1)).value
-        let app = TestServer(name: name, count: count, handles: h, links: TestServerDatabase.linkCount, now: now)
-        return TestServerStack(configuration: configuration, database: db, app: app)
+        return (db, h)
     }
 
     /// Connectable undirected advertising: flags, Battery and the name in the advert, our 128-bit
@@ -188,7 +196,7 @@ public struct TestServer: LEApplication {
         e.length = value.count
         e.parts = slots[i].writeParts
         record(e)
-        lastWrite = value
+        slots[i].lastWrite = value
         slots[i].write = nil
         slots[i].writeParts = 0
     }
@@ -209,9 +217,10 @@ public struct TestServer: LEApplication {
         e.handle = link.handle
         e.peer = link.peer.address.description
         e.peerType = link.peer.type.name
-        if let i = slots.firstIndex(where: { $0.handle == nil }) {
-            slots[i] = Slot(handle: link.handle)
-            e.connection = i
+        // The table slot is the `connection` index the GATT delegate calls carry for this link.
+        if slots.indices.contains(link.slot) {
+            slots[link.slot] = Slot(handle: link.handle)
+            e.connection = link.slot
         }
         record(e)
     }
@@ -244,9 +253,10 @@ public struct TestServer: LEApplication {
     // MARK: GATTServerDelegate
 
     public mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
-        guard id == TestProfile.writableID else { return .readNotPermitted }
-        guard offset <= lastWrite.count else { return .invalidOffset }
-        for b in lastWrite[offset...] { sink.append(b) }
+        guard id == TestProfile.writableID, slots.indices.contains(connection) else { return .readNotPermitted }
+        let value = slots[connection].lastWrite
+        guard offset <= value.count else { return .invalidOffset }
+        for b in value[offset...] { sink.append(b) }
         return nil
     }
 
