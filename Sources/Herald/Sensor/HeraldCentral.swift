@@ -159,6 +159,8 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     func urgency(_ d: HeraldDevice, now: UInt64) -> Int? {
         guard d.kind != .receiveOnly, d.connectable, !d.isIgnored(at: now), now &- d.lastSeen <= configuration.connectWindow,
               linkIndex(of: d.target) == nil else { return nil }
+        // Retry a failed device only once an advert shows it is still there.
+        if let failed = d.lastFailure, d.lastSeen <= failed { return nil }
         if d.immediateSendPending { return 0 }
         if needsPayload(d, now: now) { return d.kind == .herald ? 1 : 2 }
         return nil
@@ -255,6 +257,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
 
     mutating func recordFailure(at index: Int, now: UInt64) {
         database.entries[index]!.consecutiveFailures += 1
+        database.entries[index]!.lastFailure = now
         database.entries[index]!.lastUpdated = now
         if database[index]!.consecutiveFailures >= configuration.maximumFailures { database.ignore(at: index, now: now) }
     }

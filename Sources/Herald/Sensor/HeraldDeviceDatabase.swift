@@ -45,6 +45,8 @@ public struct HeraldDevice {
     /// The next ignore period (×1.2 each time, capped).
     public var ignoreInterval: UInt64
     public var consecutiveFailures = 0
+    /// The last failed connection; the device is tried again only once heard after it.
+    public var lastFailure: UInt64?
     /// When our payload-sharing list last went to this device.
     public var lastShared: UInt64?
     /// Immediate-send data waits for this device (the data is `HeraldCentral.immediateData`).
