@@ -391,6 +391,47 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
         return n
     }
 
+    // MARK: Signal messages written to us (peripheral role)
+
+    /// A whole signal message a peer wrote to our signal characteristic (the peripheral component
+    /// reassembles fragments with `SignalReassembler` first). A peer we never saw advertising becomes
+    /// a receive-only device. Malformed messages are dropped with their typed error.
+    public mutating func didReceiveSignal<P: PayloadDataSupplier, D: SensorDelegate>(
+        _ bytes: Span<UInt8>, from peer: DeviceAddress, now: UInt64, layout: borrowing P, delegate: inout D
+    ) throws(DecodeError) {
+        let message = try SignalMessage(parsing: bytes)
+        if message.kind == .keepAwake { return }
+        let (index, isNew) = database.observe(address: peer, pseudoAddress: nil, kind: .receiveOnly, now: now) { gone in
+            delegate.sensor(.ble, available: false, didDeleteOrDetect: gone)
+        }
+        var target = database[index]!.target
+        if isNew {
+            database.entries[index]!.connectable = false
+            delegate.sensor(.ble, didDetect: target)
+            delegate.sensor(.ble, available: true, didDeleteOrDetect: target)
+        }
+        if database[index]!.kind == .receiveOnly { database.entries[index]!.lastSeen = now }
+        switch message.kind {
+        case .keepAwake:
+            return
+        case .payload:
+            guard let (kept, merged) = database.setPayload(message.data, at: index, now: now) else {
+                throw .badLength(field: "payload", declared: message.data.count, limit: PayloadBytes.capacity)
+            }
+            if let gone = merged { delegate.sensor(.ble, available: false, didDeleteOrDetect: gone) }
+            target = database[kept]!.target
+            delegate.sensor(.ble, didRead: message.data, fromTarget: target)
+        case .rssi:
+            // The RSSI at which the peer hears us.
+            delegate.sensor(.ble, didMeasure: Proximity(value: message.rssi), fromTarget: target)
+        case .payloadSharing:
+            let payloads = SharedPayloads(splitting: message.data, with: layout)
+            delegate.sensor(.ble, didShare: payloads, fromTarget: target)
+        case .immediateSend:
+            delegate.sensor(.ble, didReceive: message.data, fromTarget: target)
+        }
+    }
+
     // MARK: Immediate send
 
     /// Queues `data` for `target`, sent before any other work on the next connection. One message at

@@ -185,11 +185,3 @@ public struct SensorDelegatePair<First: SensorDelegate, Second: SensorDelegate>:
     }
 }
 
-/// Splits lists of Simple payloads without extended data: the 21-byte header + contact identifier is
-/// the unit of payload sharing (see `SimplePayload.minimumSize`).
-public struct SimplePayloadLayout {
-    public init() {}
-    public func firstPayloadLength(in list: Span<UInt8>) -> Int? {
-        list.count >= SimplePayload.minimumSize && SimplePayload.protocolRange.contains(list[0]) ? SimplePayload.minimumSize : nil
-    }
-}
