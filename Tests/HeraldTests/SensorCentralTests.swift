@@ -32,7 +32,7 @@ struct SensorCentralTests {
         let payload = simplePayload(0x40)
         var peer = FakePeer.herald(payload: payload)
         let steps = h.drive(0x40, peer: &peer, from: h.connect(a, handle: 0x40))
-        // 23-byte payload at ATT_MTU 23: Read (22 octets) + Read Blob (1 octet), one Read Long.
+        // The 21-byte payload fits one Read Response at ATT_MTU 23 (22 octets); one Read Long either way.
         #expect(steps == [.exchangeMTU, .discoverServices, .discoverCharacteristics(start: 6, end: 12),
                           .readPayload(handle: 8), .done(.completed)])
         #expect(h.control.disconnects == [0x40])

@@ -75,6 +75,10 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     public internal(set) var immediateData = FixedBytes<128>()
     /// Adverts whose data did not parse.
     public internal(set) var malformedAdverts = 0
+    /// The link whose GATT client is delivering results, and the outcome of the procedure that just
+    /// ended on it (set by the `GATTClientDelegate` conformance, consumed by `HeraldSensor`).
+    public internal(set) var gattHandle: UInt16 = 0
+    public internal(set) var gattCompletion: Bool?
 
     public init(configuration: HeraldSensorConfiguration = HeraldSensorConfiguration()) {
         self.configuration = configuration
@@ -260,6 +264,12 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
         database.entries[index]!.lastFailure = now
         database.entries[index]!.lastUpdated = now
         if database[index]!.consecutiveFailures >= configuration.maximumFailures { database.ignore(at: index, now: now) }
+    }
+
+    /// The owner is closing the link itself (e.g. after an ATT timeout): no second request.
+    public mutating func linkWillClose(handle: UInt16) {
+        guard let s = linkIndex(handle: handle) else { return }
+        slots[s]!.closing = true
     }
 
     /// A link went down. The contact event is untouched: it ends at the last RSSI, not here.

@@ -1,0 +1,213 @@
+import BluetoothHost
+
+/// The Herald BLE sensor as an application of the stack: scanning and the central scheduler
+/// (`HeraldCentral`), one GATT client per central link running the central procedure, and the
+/// peripheral half (Herald GATT service, payload serving, signal writes) — see PERIPHERAL below.
+///
+/// Generic over the payload supplier and the delegate (compose several with `SensorDelegatePair`),
+/// sized by `devices` (database capacity) and `links` (simultaneous central connections).
+public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelegate, let devices: Int, let links: Int>: LEApplication {
+    public var supplier: Supplier
+    public var delegate: Delegate
+    public var central: HeraldCentral<devices, links>
+    /// One GATT client per central link, at the same index as `central.slots`. Signal writes are at
+    /// most ATT_MTU-3 octets each, so no long-write buffer is needed.
+    public internal(set) var clients: InlineArray<links, GATTClient<0>?>
+    /// The application wants the sensor running (it starts whenever the controller is ready).
+    public internal(set) var wantsOn = false
+    public internal(set) var controllerReady = false
+
+    public init(supplier: Supplier, delegate: Delegate, configuration: HeraldSensorConfiguration = HeraldSensorConfiguration()) {
+        self.supplier = supplier
+        self.delegate = delegate
+        central = HeraldCentral(configuration: configuration)
+        clients = InlineArray(repeating: nil)
+    }
+
+    // MARK: Control from the application
+
+    /// Starts sensing now if the controller is ready, else as soon as it is.
+    public mutating func start(now: UInt64, control: inout StackControl) {
+        wantsOn = true
+        guard controllerReady, !central.isOn else { return }
+        central.start(now: now, control: &control)
+        delegate.sensor(.ble, didUpdateState: .on)
+    }
+
+    public mutating func stop(control: inout StackControl) {
+        wantsOn = false
+        guard central.isOn else { return }
+        central.stop(control: &control)
+        delegate.sensor(.ble, didUpdateState: .off)
+    }
+
+    @discardableResult
+    public mutating func immediateSend(_ data: Span<UInt8>, to target: TargetIdentifier, now: UInt64, control: inout StackControl) -> Bool {
+        central.immediateSend(data, to: target, now: now, control: &control)
+    }
+
+    @discardableResult
+    public mutating func immediateSendAll(_ data: Span<UInt8>, now: UInt64, control: inout StackControl) -> Int {
+        central.immediateSendAll(data, now: now, control: &control)
+    }
+
+    // MARK: Hooks for the peripheral half
+
+    /// Our payload for `now`, for the payload characteristic.
+    public mutating func payload<S: ByteSink>(at now: UInt64, for peer: TargetIdentifier?, into sink: inout S) -> Bool {
+        supplier.payload(at: now, for: peer, into: &sink)
+    }
+
+    /// A whole signal message written to our signal characteristic by `peer`.
+    public mutating func didReceiveSignal(_ bytes: Span<UInt8>, from peer: DeviceAddress, now: UInt64) throws(DecodeError) {
+        try central.didReceiveSignal(bytes, from: peer, now: now, layout: supplier, delegate: &delegate)
+    }
+
+    // MARK: LEApplication
+
+    public mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout StackControl) {
+        controllerReady = true
+        if wantsOn { start(now: now, control: &control) }
+        // PERIPHERAL: start advertising the Herald service here (HeraldAdvertisement) once the
+        // peripheral component is composed in.
+    }
+
+    public mutating func stackControllerDidFail(_ failure: ControllerFailure, now: UInt64, control: inout StackControl) {
+        controllerReady = false
+        for i in 0..<links { clients[i] = nil }
+        central.controllerDidFail()
+        if central.isOn {
+            central.isOn = false
+            delegate.sensor(.ble, didUpdateState: .unavailable)
+        }
+    }
+
+    public mutating func stackDidReceive(advertisingReport: borrowing AdvertisingReport, now: UInt64, control: inout StackControl) {
+        central.didReceive(advertisingReport: advertisingReport, now: now, control: &control, delegate: &delegate)
+    }
+
+    public mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {
+        // PERIPHERAL: links in the peripheral role belong to the peripheral component.
+        guard let step = central.didConnect(handle: link.handle, peer: link.peer, isCentral: link.role == .central,
+                                            now: now, control: &control),
+              let slot = central.linkIndex(handle: link.handle) else { return }
+        clients[slot] = GATTClient<0>()
+        perform(step, slot: slot, handle: link.handle, now: now, control: &control)
+    }
+
+    public mutating func stackDidFailToConnect(to peer: DeviceAddress, status: HCIStatus, now: UInt64, control: inout StackControl) {
+        central.didFailToConnect(to: peer, now: now, control: &control)
+    }
+
+    public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
+        if let slot = central.linkIndex(handle: handle) { clients[slot] = nil }
+        central.didDisconnect(handle: handle, now: now, control: &control)
+    }
+
+    public mutating func stackDidReceiveATT(handle: UInt16, pdu: Span<UInt8>, now: UInt64, control: inout StackControl) {
+        guard let slot = central.linkIndex(handle: handle), clients[slot] != nil else { return }
+        central.gattHandle = handle
+        central.gattCompletion = nil
+        var reply = FixedBytes<247>()
+        let action = clients[slot]!.handle(pdu: pdu, now: now, delegate: &central, reply: &reply)
+        afterClient(action, reply: reply, slot: slot, handle: handle, now: now, control: &control)
+    }
+
+    public var applicationDeadline: UInt64? {
+        var d = central.nextDeadline
+        for i in 0..<links {
+            if let t = clients[i]?.nextDeadline { d = min(d ?? .max, t) }
+        }
+        return d
+    }
+
+    public mutating func stackTimerFired(now: UInt64, control: inout StackControl) {
+        for slot in 0..<links {
+            guard clients[slot] != nil, let handle = central.slots[slot]?.handle else { continue }
+            central.gattHandle = handle
+            central.gattCompletion = nil
+            let action = clients[slot]!.tick(now: now, delegate: &central)
+            afterClient(action, reply: FixedBytes<247>(), slot: slot, handle: handle, now: now, control: &control)
+        }
+        central.tick(now: now, control: &control, delegate: &delegate)
+    }
+
+    // MARK: Driving the GATT client
+
+    mutating func afterClient(_ action: GATTClientAction, reply: borrowing FixedBytes<247>, slot: Int, handle: UInt16,
+                              now: UInt64, control: inout StackControl) {
+        switch action {
+        case .send: control.sendATT(handle: handle, pdu: reply.span)
+        case .disconnect:
+            // ATT transaction timeout: the bearer is dead (Core 5.4 Vol 3 Part F 3.3.3).
+            central.linkWillClose(handle: handle)
+            control.disconnect(handle: handle)
+        case .none: break
+        }
+        guard let succeeded = central.gattCompletion else { return }
+        central.gattCompletion = nil
+        guard let step = central.gattDidComplete(handle: handle, succeeded: succeeded, now: now, control: &control,
+                                                 delegate: &delegate) else { return }
+        perform(step, slot: slot, handle: handle, now: now, control: &control)
+    }
+
+    /// Starts the GATT procedure for `step`; one that cannot start counts as failed and the procedure
+    /// moves on (at most a few steps, each of which ends or sends).
+    mutating func perform(_ first: HeraldGATTStep, slot: Int, handle: UInt16, now: UInt64, control: inout StackControl) {
+        var step = first
+        while true {
+            var request = FixedBytes<247>()
+            var started = true
+            do throws(GATTClientError) {
+                switch step {
+                case .exchangeMTU:
+                    try clients[slot]!.start(.exchangeMTU, now: now, into: &request)
+                case .discoverServices:
+                    try clients[slot]!.start(.discoverAllPrimaryServices, now: now, into: &request)
+                case .discoverCharacteristics(let start, let end):
+                    try clients[slot]!.start(.discoverAllCharacteristics(serviceStart: start, serviceEnd: end), now: now, into: &request)
+                case .readPayload(let attribute):
+                    try clients[slot]!.start(.readLong(handle: attribute), now: now, into: &request)
+                case .writeSignal(let attribute, let offset, let length):
+                    // Copy the fragment out: the client must not borrow the central's buffer.
+                    let fragment = FixedBytes<247>(central.slots[slot]!.procedure.message.span.extracting(offset..<(offset + length)))
+                    try clients[slot]!.start(.write(handle: attribute, value: fragment.span), now: now, into: &request)
+                case .needMessage, .done:
+                    return
+                }
+            } catch {
+                started = false
+            }
+            if started {
+                control.sendATT(handle: handle, pdu: request.span)
+                return
+            }
+            guard let next = central.gattDidComplete(handle: handle, succeeded: false, now: now, control: &control,
+                                                     delegate: &delegate) else { return }
+            step = next
+        }
+    }
+
+    // MARK: GATTServerDelegate
+    //
+    // PERIPHERAL extension point: the Herald GATT service (payload read, signal writes) is served by
+    // the peripheral component (Sources/Herald/Peripheral, another branch). Until it is composed in,
+    // the defaults refuse reads and writes of application attributes.
+}
+
+/// The central receives the GATT client's results for the link being handled (`gattHandle`).
+extension HeraldCentral: GATTClientDelegate {
+    public mutating func gattClientDidExchangeMTU(_ mtu: UInt16) { gattDidExchangeMTU(handle: gattHandle, mtu: Int(mtu)) }
+    public mutating func gattClientDidDiscover(service: GATTDiscoveredService) {
+        gattDidDiscover(handle: gattHandle, service: service.uuid, start: service.startHandle, end: service.endHandle)
+    }
+    public mutating func gattClientDidDiscover(characteristic: GATTDiscoveredCharacteristic) {
+        gattDidDiscover(handle: gattHandle, characteristic: characteristic.uuid, valueHandle: characteristic.valueHandle)
+    }
+    public mutating func gattClientDidRead(handle: UInt16, offset: Int, value: Span<UInt8>) {
+        gattDidRead(handle: gattHandle, offset: offset, value: value)
+    }
+    public mutating func gattClientDidComplete(_ procedure: GATTProcedureKind, error: GATTClientError?) {
+        gattCompletion = error == nil
+    }
+}
