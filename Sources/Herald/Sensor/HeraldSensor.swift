@@ -7,9 +7,9 @@ import BluetoothHost
 /// Generic over the payload supplier and the delegate (compose several with `SensorDelegatePair`),
 /// sized by `devices` (database capacity) and `links` (simultaneous central connections).
 public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelegate, let devices: Int, let links: Int>: LEApplication {
-    public var supplier: Supplier
-    public var delegate: Delegate
-    public var central: HeraldCentral<devices, links>
+    /// Supplier, delegate and central together, so a component of the sensor (the GATT clients, the
+    /// peripheral) can report into them while it is itself being mutated.
+    public var core: SensorCore<Supplier, Delegate, devices, links>
     /// One GATT client per central link, at the same index as `central.slots`. Signal writes are at
     /// most ATT_MTU-3 octets each, so no long-write buffer is needed.
     public internal(set) var clients: InlineArray<links, GATTClient<0>?>
@@ -18,10 +18,21 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     public internal(set) var controllerReady = false
 
     public init(supplier: Supplier, delegate: Delegate, configuration: HeraldSensorConfiguration = HeraldSensorConfiguration()) {
-        self.supplier = supplier
-        self.delegate = delegate
-        central = HeraldCentral(configuration: configuration)
+        core = SensorCore(supplier: supplier, delegate: delegate, central: HeraldCentral(configuration: configuration))
         clients = InlineArray(repeating: nil)
+    }
+
+    public var supplier: Supplier {
+        get { core.supplier }
+        _modify { yield &core.supplier }
+    }
+    public var delegate: Delegate {
+        get { core.delegate }
+        _modify { yield &core.delegate }
+    }
+    public var central: HeraldCentral<devices, links> {
+        get { core.central }
+        _modify { yield &core.central }
     }
 
     // MARK: Control from the application
@@ -60,7 +71,7 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
 
     /// A whole signal message written to our signal characteristic by `peer`.
     public mutating func didReceiveSignal(_ bytes: Span<UInt8>, from peer: DeviceAddress, now: UInt64) throws(DecodeError) {
-        try central.didReceiveSignal(bytes, from: peer, now: now, layout: supplier, delegate: &delegate)
+        try core.central.didReceiveSignal(bytes, from: peer, now: now, layout: core.supplier, delegate: &core.delegate)
     }
 
     // MARK: LEApplication
@@ -83,7 +94,7 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     }
 
     public mutating func stackDidReceive(advertisingReport: borrowing AdvertisingReport, now: UInt64, control: inout StackControl) {
-        central.didReceive(advertisingReport: advertisingReport, now: now, control: &control, delegate: &delegate)
+        core.central.didReceive(advertisingReport: advertisingReport, now: now, control: &control, delegate: &core.delegate)
     }
 
     public mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {
@@ -106,10 +117,10 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
 
     public mutating func stackDidReceiveATT(handle: UInt16, pdu: Span<UInt8>, now: UInt64, control: inout StackControl) {
         guard let slot = central.linkIndex(handle: handle), clients[slot] != nil else { return }
-        central.gattHandle = handle
-        central.gattCompletion = nil
+        core.central.gattHandle = handle
+        core.central.gattCompletion = nil
         var reply = FixedBytes<247>()
-        let action = clients[slot]!.handle(pdu: pdu, now: now, delegate: &central, reply: &reply)
+        let action = clients[slot]!.handle(pdu: pdu, now: now, delegate: &core.central, reply: &reply)
         afterClient(action, reply: reply, slot: slot, handle: handle, now: now, control: &control)
     }
 
@@ -124,12 +135,12 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     public mutating func stackTimerFired(now: UInt64, control: inout StackControl) {
         for slot in 0..<links {
             guard clients[slot] != nil, let handle = central.slots[slot]?.handle else { continue }
-            central.gattHandle = handle
-            central.gattCompletion = nil
-            let action = clients[slot]!.tick(now: now, delegate: &central)
+            core.central.gattHandle = handle
+            core.central.gattCompletion = nil
+            let action = clients[slot]!.tick(now: now, delegate: &core.central)
             afterClient(action, reply: FixedBytes<247>(), slot: slot, handle: handle, now: now, control: &control)
         }
-        central.tick(now: now, control: &control, delegate: &delegate)
+        core.central.tick(now: now, control: &control, delegate: &core.delegate)
     }
 
     // MARK: Driving the GATT client
@@ -146,8 +157,8 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
         }
         guard let succeeded = central.gattCompletion else { return }
         central.gattCompletion = nil
-        guard let step = central.gattDidComplete(handle: handle, succeeded: succeeded, now: now, control: &control,
-                                                 delegate: &delegate) else { return }
+        guard let step = core.central.gattDidComplete(handle: handle, succeeded: succeeded, now: now, control: &control,
+                                                      delegate: &core.delegate) else { return }
         perform(step, slot: slot, handle: handle, now: now, control: &control)
     }
 
@@ -182,8 +193,8 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
                 control.sendATT(handle: handle, pdu: request.span)
                 return
             }
-            guard let next = central.gattDidComplete(handle: handle, succeeded: false, now: now, control: &control,
-                                                     delegate: &delegate) else { return }
+            guard let next = core.central.gattDidComplete(handle: handle, succeeded: false, now: now, control: &control,
+                                                          delegate: &core.delegate) else { return }
             step = next
         }
     }
@@ -193,6 +204,15 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     // PERIPHERAL extension point: the Herald GATT service (payload read, signal writes) is served by
     // the peripheral component (Sources/Herald/Peripheral, another branch). Until it is composed in,
     // the defaults refuse reads and writes of application attributes.
+}
+
+/// The sensor's shared state: what components report into.
+public struct SensorCore<Supplier: PayloadDataSupplier, Delegate: SensorDelegate, let devices: Int, let links: Int> {
+    public var supplier: Supplier
+    public var delegate: Delegate
+    public var central: HeraldCentral<devices, links>
+    /// The time of the stack callback in progress (component events do not carry it).
+    public internal(set) var now: UInt64 = 0
 }
 
 /// The central receives the GATT client's results for the link being handled (`gattHandle`).
