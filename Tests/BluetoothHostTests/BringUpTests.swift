@@ -233,6 +233,24 @@ struct BringUpHarness {
         #expect(h.delegate.failures == [.controllerAssert])
     }
 
+    @Test func newerZephyrControllerAssertEventMarksControllerFailed() {
+        var h = BringUpHarness(FakeController())
+        h.run()
+        // Vendor event, data type 0x02 (controller assert), "ll.c\0", line 321.
+        let assertEvent: [UInt8] = [0x04, 0xFF, 0x0A, 0x02, 0x6C, 0x6C, 0x2E, 0x63, 0x00, 0x41, 0x01, 0x00, 0x00]
+        h.host.receive(assertEvent.span, now: h.now, delegate: &h.delegate, output: &h.wire)
+        #expect(h.delegate.failures == [.controllerAssert])
+    }
+
+    @Test func otherVendorEventsStartingWithTwoAreNotFatal() {
+        var h = BringUpHarness(FakeController())
+        h.run()
+        let other: [UInt8] = [0x04, 0xFF, 0x04, 0x02, 0x10, 0x20, 0x30]
+        h.host.receive(other.span, now: h.now, delegate: &h.delegate, output: &h.wire)
+        #expect(h.delegate.failures.isEmpty)
+        #expect(h.host.isReady)
+    }
+
     @Test func restartAfterFailureRunsBringUpAgainWithTheSameGeneratedAddress() throws {
         var c = FakeController()
         c.manufacturer = 0x000F
