@@ -214,4 +214,45 @@ struct SensorCentralTests {
         h.advert(address(2), AdvertData.heraldUUID16)
         #expect(h.central.database.count == 1)
     }
+
+    @Test func scanResponsesMeasureKnownDevicesAndTxPowerComesFromEitherSource() {
+        var h = CentralHarness<8, 2>()
+        h.control.acceptConnections = false
+        let a = address(1)
+        h.advert(a, AdvertData.apple, rssi: -70)
+        // Its scan response carries nothing Herald (a name); it still measures the known device and
+        // leaves it connectable.
+        h.advert(a, [0x05, 0x09, 0x50, 0x68, 0x6F, 0x6E], rssi: -71, kind: 0x1B)
+        #expect(h.delegate.events.last == .measure(1, -71, nil))
+        #expect(h.central.database[0]!.connectable)
+        // The same scan response from an unknown device files nothing.
+        h.advert(address(2), [0x05, 0x09, 0x50, 0x68, 0x6F, 0x6E], rssi: -71, kind: 0x1B)
+        #expect(h.central.database.count == 1)
+        // Tx power from an extended report's field when the data has no Tx Power Level.
+        let data = AdvertData.heraldUUID16
+        let report = AdvertisingReport(kind: AdvertisingReportKind(rawValue: 0x13), address: address(3), rssi: -40, txPower: 4,
+                                       advertisingSID: nil, data: data.span)
+        h.central.didReceive(advertisingReport: report, now: h.now, control: &h.control, delegate: &h.delegate)
+        #expect(h.delegate.events.last == .measure(2, -40, 4))
+        // An advert without RSSI (0x7F) is filed but measures nothing.
+        let before = h.delegate.events.count
+        let silent = AdvertisingReport(kind: AdvertisingReportKind(rawValue: 0x13), address: address(3), rssi: nil, txPower: nil,
+                                       advertisingSID: nil, data: data.span)
+        h.central.didReceive(advertisingReport: silent, now: h.now + 1, control: &h.control, delegate: &h.delegate)
+        #expect(h.delegate.events.count == before)
+        #expect(h.central.database[h.central.database.index(of: address(3))!]!.lastSeen == h.now)
+    }
+
+    @Test func longPayloadIsReadInPiecesAndStoredWhole() {
+        var h = CentralHarness<8, 2>()
+        let a = address(1)
+        h.advert(a, AdvertData.heraldUUID16)
+        // 21 + 40 octets of extended data: Read + two Read Blobs at ATT_MTU 23 (22 octets each).
+        let payload = simplePayload(0x33) + [UInt8](repeating: 0xE0, count: 40)
+        var peer = FakePeer.herald(payload: payload)
+        let steps = h.drive(1, peer: &peer, from: h.connect(a, handle: 1))
+        #expect(steps.last == .done(.completed))
+        #expect(array(h.central.database[0]!.payload) == payload)
+        #expect(h.delegate.events.contains(.read(1, payload)))
+    }
 }
