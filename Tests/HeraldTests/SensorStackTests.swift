@@ -6,7 +6,7 @@ import Testing
 /// on the link with ATT PDUs checked byte for byte, and the disconnection at the end.
 @Suite("Sensor on the stack: GATT client driven by the central procedure")
 struct SensorStackTests {
-    typealias Array2 = SensorArray<SimplePayloadLayout, SensorDelegatePair<RecordingDelegate, RecordingDelegate>, 8, 2>
+    typealias Array2 = SensorArray<SimplePayloadLayout, SensorDelegatePair<RecordingDelegate, RecordingDelegate>, 8, 2, NoSensorPeripheral>
 
     /// ATT PDUs queued on `handle`, oldest first (drained through a credit pool, as the stack would).
     static func takeATT(_ control: inout StackControl, handle: UInt16) -> [[UInt8]] {
@@ -101,7 +101,7 @@ struct SensorStackTests {
     }
 
     @Test func transactionTimeoutDisconnectsAndCountsAFailure() {
-        var sensor = HeraldSensor<SimplePayloadLayout, RecordingDelegate, 8, 2>(supplier: SimplePayloadLayout(), delegate: RecordingDelegate())
+        var sensor = HeraldSensor<SimplePayloadLayout, RecordingDelegate, 8, 2, NoSensorPeripheral>(supplier: SimplePayloadLayout(), delegate: RecordingDelegate())
         var control = StackControl()
         control.credits.configure(leDataLength: 251, leTotalPackets: 8)
         sensor.stackDidBecomeReady(ControllerInfo(), now: 0, control: &control)
@@ -121,7 +121,7 @@ struct SensorStackTests {
     }
 
     @Test func controllerFailureReportsUnavailableAndRestartsWhenReady() {
-        var sensor = HeraldSensor<SimplePayloadLayout, RecordingDelegate, 8, 2>(supplier: SimplePayloadLayout(), delegate: RecordingDelegate())
+        var sensor = HeraldSensor<SimplePayloadLayout, RecordingDelegate, 8, 2, NoSensorPeripheral>(supplier: SimplePayloadLayout(), delegate: RecordingDelegate())
         var control = StackControl()
         sensor.start(now: 0, control: &control)
         sensor.stackDidBecomeReady(ControllerInfo(), now: 0, control: &control)

@@ -168,7 +168,7 @@ public func probeSensor(_ bytes: UnsafePointer<UInt8>, _ count: Int, _ now: UInt
     let name: StaticString = "herald"
     guard let database = try? GATTDatabase<24, 256, 4>(deviceName: Span(_unsafeStart: name.utf8Start, count: name.utf8CodeUnitCount))
     else { return -2 }
-    let app = SensorArray<SimplePayloadDataSupplier, SensorDelegatePair<ProbeSensorDelegate, ProbeSensorDelegate>, 64, 2>(
+    let app = SensorArray<SimplePayloadDataSupplier, SensorDelegatePair<ProbeSensorDelegate, ProbeSensorDelegate>, 64, 2, NoSensorPeripheral>(
         supplier: supplier, delegate: SensorDelegatePair(ProbeSensorDelegate(), ProbeSensorDelegate()))
     var stack = BluetoothStack(configuration: HostConfiguration(randomAddressSeed: [1, 2, 3, 4, 5, 6]),
                                database: database, app: app)

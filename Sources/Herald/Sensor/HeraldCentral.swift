@@ -16,7 +16,7 @@ extension StackControl: HeraldCentralControl {
     }
     public mutating func requestDisconnection(handle: UInt16) { disconnect(handle: handle) }
     public mutating func requestScanning(_ on: Bool) {
-        if on { startScanning(active: true) } else { stopScanning() }
+        if on { startScanning(active: true, interval: HeraldCentral<1, 1>.scanInterval) } else { stopScanning() }
     }
 }
 
@@ -62,6 +62,9 @@ public struct HeraldCentralLink {
 /// that may hide the service), read its payload, close as soon as the work is done, ignore devices
 /// that fail, share payloads with iOS peers, and send immediate data first.
 public struct HeraldCentral<let devices: Int, let links: Int> {
+    /// Scan interval = window, 100 ms (units of 0.625 ms, Core 5.4 Vol 4 Part E 7.8.10).
+    public static var scanInterval: UInt16 { 0x00A0 }
+
     public var configuration: HeraldSensorConfiguration
     public var database = HeraldDeviceDatabase<devices>()
     public internal(set) var slots: InlineArray<links, HeraldCentralLink?>

@@ -4,12 +4,16 @@ import BluetoothHost
 /// (`HeraldCentral`), one GATT client per central link running the central procedure, and the
 /// peripheral half (Herald GATT service, payload serving, signal writes) — see PERIPHERAL below.
 ///
-/// Generic over the payload supplier and the delegate (compose several with `SensorDelegatePair`),
-/// sized by `devices` (database capacity) and `links` (simultaneous central connections).
-public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelegate, let devices: Int, let links: Int>: LEApplication {
+/// Generic over the payload supplier, the delegate (compose several with `SensorDelegatePair`) and
+/// the peripheral (`HeraldPeripheral`, or `NoSensorPeripheral` to only scan), sized by `devices`
+/// (database capacity) and `links` (simultaneous central connections).
+public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelegate, let devices: Int, let links: Int,
+                           Peripheral: HeraldSensorPeripheral>: LEApplication {
     /// Supplier, delegate and central together, so a component of the sensor (the GATT clients, the
     /// peripheral) can report into them while it is itself being mutated.
     public var core: SensorCore<Supplier, Delegate, devices, links>
+    /// The Herald GATT service and advertising; its events reach `core`.
+    public var peripheral: Peripheral
     /// One GATT client per central link, at the same index as `central.slots`. Signal writes are at
     /// most ATT_MTU-3 octets each, so no long-write buffer is needed.
     public internal(set) var clients: InlineArray<links, GATTClient<0>?>
@@ -17,8 +21,10 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     public internal(set) var wantsOn = false
     public internal(set) var controllerReady = false
 
-    public init(supplier: Supplier, delegate: Delegate, configuration: HeraldSensorConfiguration = HeraldSensorConfiguration()) {
+    public init(supplier: Supplier, delegate: Delegate, peripheral: Peripheral,
+                configuration: HeraldSensorConfiguration = HeraldSensorConfiguration()) {
         core = SensorCore(supplier: supplier, delegate: delegate, central: HeraldCentral(configuration: configuration))
+        self.peripheral = peripheral
         clients = InlineArray(repeating: nil)
     }
 
@@ -42,6 +48,7 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
         wantsOn = true
         guard controllerReady, !central.isOn else { return }
         central.start(now: now, control: &control)
+        syncScanning()
         delegate.sensor(.ble, didUpdateState: .on)
     }
 
@@ -49,7 +56,13 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
         wantsOn = false
         guard central.isOn else { return }
         central.stop(control: &control)
+        syncScanning()
         delegate.sensor(.ble, didUpdateState: .off)
+    }
+
+    /// Tells the peripheral whether we scan, so it can pause the scan around address changes.
+    mutating func syncScanning() {
+        peripheral.sensorScanningDidChange(core.central.isScanning ? (true, HeraldCentral<devices, links>.scanInterval) : nil)
     }
 
     @discardableResult
@@ -78,15 +91,17 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
 
     public mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout StackControl) {
         controllerReady = true
+        core.now = now
+        peripheral.stackDidBecomeReady(info, now: now, control: &control, delegate: &core)
         if wantsOn { start(now: now, control: &control) }
-        // PERIPHERAL: start advertising the Herald service here (HeraldAdvertisement) once the
-        // peripheral component is composed in.
     }
 
     public mutating func stackControllerDidFail(_ failure: ControllerFailure, now: UInt64, control: inout StackControl) {
         controllerReady = false
         for i in 0..<links { clients[i] = nil }
+        peripheral.stackControllerDidFail()
         central.controllerDidFail()
+        syncScanning()
         if central.isOn {
             central.isOn = false
             delegate.sensor(.ble, didUpdateState: .unavailable)
@@ -98,7 +113,10 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     }
 
     public mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {
-        // PERIPHERAL: links in the peripheral role belong to the peripheral component.
+        // Every link goes to the peripheral (it mirrors the GATT server's slots); central links we
+        // made also get a GATT client.
+        core.now = now
+        peripheral.stackDidConnect(link, now: now, control: &control, delegate: &core)
         guard let step = central.didConnect(handle: link.handle, peer: link.peer, isCentral: link.role == .central,
                                             now: now, control: &control),
               let slot = central.linkIndex(handle: link.handle) else { return }
@@ -111,6 +129,8 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     }
 
     public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
+        core.now = now
+        peripheral.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control, delegate: &core)
         if let slot = central.linkIndex(handle: handle) { clients[slot] = nil }
         central.didDisconnect(handle: handle, now: now, control: &control)
     }
@@ -124,8 +144,15 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
         afterClient(action, reply: reply, slot: slot, handle: handle, now: now, control: &control)
     }
 
+    public mutating func stackCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus,
+                                                 returnParameters: Span<UInt8>, control: inout StackControl) {
+        _ = peripheral.stackCommandDidComplete(tag: tag, opcode: opcode, status: status, returnParameters: returnParameters,
+                                               control: &control, delegate: &core)
+    }
+
     public var applicationDeadline: UInt64? {
         var d = central.nextDeadline
+        if let t = peripheral.deadline { d = min(d ?? .max, t) }
         for i in 0..<links {
             if let t = clients[i]?.nextDeadline { d = min(d ?? .max, t) }
         }
@@ -141,6 +168,11 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
             afterClient(action, reply: FixedBytes<247>(), slot: slot, handle: handle, now: now, control: &control)
         }
         core.central.tick(now: now, control: &control, delegate: &core.delegate)
+        syncScanning()
+        if let t = peripheral.deadline, now >= t {
+            core.now = now
+            peripheral.stackTimerFired(now: now, control: &control, delegate: &core)
+        }
     }
 
     // MARK: Driving the GATT client
@@ -199,11 +231,24 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
         }
     }
 
-    // MARK: GATTServerDelegate
-    //
-    // PERIPHERAL extension point: the Herald GATT service (payload read, signal writes) is served by
-    // the peripheral component (Sources/Herald/Peripheral, another branch). Until it is composed in,
-    // the defaults refuse reads and writes of application attributes.
+    // MARK: GATTServerDelegate: the Herald service's dynamic values belong to the peripheral
+
+    public mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
+        guard peripheral.owns(id: id) else { return .readNotPermitted }
+        return peripheral.read(id: id, connection: connection, offset: offset, into: &sink, delegate: &core)
+    }
+
+    public mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
+        guard peripheral.owns(id: id) else { return .writeNotPermitted }
+        return peripheral.write(id: id, connection: connection, offset: offset, value: value, delegate: &core)
+    }
+}
+
+extension HeraldSensor where Peripheral == NoSensorPeripheral {
+    /// A sensor without the peripheral role: it scans, reads and shares, but serves nothing.
+    public init(supplier: Supplier, delegate: Delegate, configuration: HeraldSensorConfiguration = HeraldSensorConfiguration()) {
+        self.init(supplier: supplier, delegate: delegate, peripheral: NoSensorPeripheral(), configuration: configuration)
+    }
 }
 
 /// The sensor's shared state: what components report into.

@@ -5,11 +5,13 @@ import BluetoothHost
 /// sensor; it is the stack's application, forwarding every stack callback to that sensor.
 ///
 /// Several delegates are one generic value: `SensorArray(supplier: s, delegate: SensorDelegatePair(a, b))`.
-public struct SensorArray<Supplier: PayloadDataSupplier, Delegate: SensorDelegate, let devices: Int, let links: Int>: LEApplication {
-    public var ble: HeraldSensor<Supplier, Delegate, devices, links>
+public struct SensorArray<Supplier: PayloadDataSupplier, Delegate: SensorDelegate, let devices: Int, let links: Int,
+                          Peripheral: HeraldSensorPeripheral>: LEApplication {
+    public var ble: HeraldSensor<Supplier, Delegate, devices, links, Peripheral>
 
-    public init(supplier: Supplier, delegate: Delegate, configuration: HeraldSensorConfiguration = HeraldSensorConfiguration()) {
-        ble = HeraldSensor(supplier: supplier, delegate: delegate, configuration: configuration)
+    public init(supplier: Supplier, delegate: Delegate, peripheral: Peripheral,
+                configuration: HeraldSensorConfiguration = HeraldSensorConfiguration()) {
+        ble = HeraldSensor(supplier: supplier, delegate: delegate, peripheral: peripheral, configuration: configuration)
     }
 
     public var delegate: Delegate {
@@ -92,5 +94,12 @@ public struct SensorArray<Supplier: PayloadDataSupplier, Delegate: SensorDelegat
     }
     public mutating func storedValueWritten(handle: UInt16, connection: Int) {
         ble.storedValueWritten(handle: handle, connection: connection)
+    }
+}
+
+extension SensorArray where Peripheral == NoSensorPeripheral {
+    /// An array whose BLE sensor only scans, reads and shares (no peripheral role).
+    public init(supplier: Supplier, delegate: Delegate, configuration: HeraldSensorConfiguration = HeraldSensorConfiguration()) {
+        self.init(supplier: supplier, delegate: delegate, peripheral: NoSensorPeripheral(), configuration: configuration)
     }
 }
