@@ -109,6 +109,7 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     }
 
     public mutating func stackDidReceive(advertisingReport: borrowing AdvertisingReport, now: UInt64, control: inout StackControl) {
+        core.now = now
         core.central.didReceive(advertisingReport: advertisingReport, now: now, control: &control, delegate: &core.delegate)
     }
 
@@ -125,6 +126,7 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     }
 
     public mutating func stackDidFailToConnect(to peer: DeviceAddress, status: HCIStatus, now: UInt64, control: inout StackControl) {
+        core.now = now
         central.didFailToConnect(to: peer, now: now, control: &control)
     }
 
@@ -136,6 +138,7 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     }
 
     public mutating func stackDidReceiveATT(handle: UInt16, pdu: Span<UInt8>, now: UInt64, control: inout StackControl) {
+        core.now = now
         guard let slot = central.linkIndex(handle: handle), clients[slot] != nil else { return }
         core.central.gattHandle = handle
         core.central.gattCompletion = nil
@@ -160,6 +163,7 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     }
 
     public mutating func stackTimerFired(now: UInt64, control: inout StackControl) {
+        core.now = now
         for slot in 0..<links {
             guard clients[slot] != nil, let handle = central.slots[slot]?.handle else { continue }
             core.central.gattHandle = handle
@@ -232,6 +236,9 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     }
 
     // MARK: GATTServerDelegate: the Herald service's dynamic values belong to the peripheral
+    //
+    // These calls carry no time: events from them are stamped with the time of the latest stack
+    // callback (`core.now`), which adverts keep within a scan interval or so while scanning.
 
     public mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
         guard peripheral.owns(id: id) else { return .readNotPermitted }
