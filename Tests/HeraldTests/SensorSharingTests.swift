@@ -215,6 +215,10 @@ struct SensorSharingTests {
         #expect(wrote)
         #expect(out.bytes == expected.bytes)
         #expect(out.bytes.count == 21)
+        // As the peripheral's payload source (asked by UTC second) it gives the same bytes.
+        var viaSource = ArraySink()
+        #expect(s.writePayload(at: KeyEpoch.standard.unixSeconds + 86_400 + 7_200, to: &viaSource))
+        #expect(viaSource.bytes == expected.bytes)
         let short = Array(key.prefix(100))
         let refused = SimplePayloadDataSupplier(header: header, secretKey: short.span) == nil
         #expect(refused)
