@@ -60,15 +60,29 @@ def test_sense_reads_the_wearables_payload_and_disconnects(herald_bin, controlle
     sense = None
     try:
         wearable.wait_for(lambda e: e.get("event") == "ready")
-        sense = Process([herald_bin, "sense", "--transport", f"tty:{c.paths[1]}", "--json-events", "--quiet",
-                         "--duration", "60"])
+        sense = Process([herald_bin, "sense", "--transport", f"tty:{c.paths[1]}", "--json-events", "--duration", "60"])
         detect = sense.wait_for(lambda e: e.get("event") == "detect")
+        # Every advert's RSSI is reported, before any connection (Bumble's radio reports -50 dBm).
+        measure = sense.wait_for(lambda e: e.get("event") == "measure")
+        assert measure["target"] == detect["target"] and measure["rssi"] == -50
         read = sense.wait_for(lambda e: e.get("event") == "read")
         assert read["payload"] == TEST_PAYLOAD
         assert read["target"] == detect["target"]
         # The wearable saw one central connect, read its payload, and go again.
         wearable.wait_for(lambda e: e.get("event") == "payload-read")
         wearable.wait_for(lambda e: e.get("event") == "disconnected")
+        # The payload is fresh: adverts keep being measured, with no second connection.
+        time.sleep(3)
+        sense.wait_for(lambda e: e.get("event") == "measure")
+        connects = [e for e in wearable.seen if e.get("event") == "connected"]
+        while True:
+            try:
+                e = wearable.events.get_nowait()
+            except queue.Empty:
+                break
+            if e.get("event") == "connected":
+                connects.append(e)
+        assert len(connects) == 1
     finally:
         if sense:
             sense.stop()
