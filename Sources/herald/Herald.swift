@@ -21,6 +21,7 @@ struct HeraldCommand: ParsableCommand {
         BeaconCommand.self,
         WearableCommand.self,
         SenseCommand.self,
+        AnalyseCommand.self,
     ]
 }
 
