@@ -22,6 +22,8 @@ struct HeraldCommand: ParsableCommand {
         WearableCommand.self,
         SenseCommand.self,
         AnalyseCommand.self,
+        ServeCommand.self,
+        GATTCommand.self,
     ]
 }
 
