@@ -72,9 +72,28 @@ struct AdvertApp: LEApplication {
     }
 }
 
+/// Counts the RSSI events the sensor reports.
+struct CountingSensorDelegate: SensorDelegate {
+    var measurements = 0
+    var detected = 0
+    mutating func sensor(_ sensor: SensorType, didDetect target: TargetIdentifier) { detected += 1 }
+    mutating func sensor(_ sensor: SensorType, didMeasure proximity: Proximity, fromTarget target: TargetIdentifier) {
+        measurements += 1
+    }
+}
+
+/// The core's Herald central (classification, `HeraldDeviceDatabase`, scheduling) as the application.
+struct SensorAdvertApp: LEApplication {
+    var central = HeraldCentral<64, 1>()
+    var delegate = CountingSensorDelegate()
+    mutating func stackDidReceive(advertisingReport r: borrowing AdvertisingReport, now: UInt64, control: inout StackControl) {
+        central.didReceive(advertisingReport: r, now: now, control: &control, delegate: &delegate)
+    }
+}
+
 /// HCI LE Advertising Report events (Core 5.4 Vol 4 Part E 7.7.65.2) from 64 Herald devices, half of
 /// them with a pseudo device address as well.
-func advertisingReports() -> [[UInt8]] {
+func advertisingReports(eventType: UInt8 = 0x00) -> [[UInt8]] {
     let herald = try! HeraldAdvertisement()
     var data: [UInt8] = []
     for i in 0..<herald.advertisingData.count { data.append(herald.advertisingData[i]) }
@@ -82,7 +101,7 @@ func advertisingReports() -> [[UInt8]] {
         var ad = data
         if d % 2 == 0 { ad += [0x09, 0xFF, 0xFA, 0xFF, UInt8(d), 1, 2, 3, 4, 5] }
         let address: [UInt8] = [UInt8(d), 0x22, 0x33, 0x44, 0x55, 0x40 | UInt8(d & 0x3F)]
-        let params: [UInt8] = [0x02, 0x01, 0x00, 0x01] + address + [UInt8(ad.count)] + ad + [UInt8(bitPattern: -50 - Int8(d % 20))]
+        let params: [UInt8] = [0x02, 0x01, eventType, 0x01] + address + [UInt8(ad.count)] + ad + [UInt8(bitPattern: -50 - Int8(d % 20))]
         return [0x04, 0x3E, UInt8(params.count)] + params
     }
 }
@@ -181,6 +200,35 @@ func hostBenchmarks() {
         }
         benchmark.stopMeasurement()
         precondition(stack.app.rssiEvents == benchmark.scaledIterations.count && stack.app.tracked == 64)
+    }
+
+    // The same path through the core's sensor: HeraldCentral classifies, files the report in its
+    // 64-device HeraldDeviceDatabase and reports the RSSI to its SensorDelegate. The adverts are
+    // non-connectable (ADV_NONCONN_IND) so the scheduler never starts a connection mid-measurement.
+    let nonConnectable = advertisingReports(eventType: 0x03)
+    Benchmark("Advert report to RSSI event through HeraldCentral (64-device database)",
+              configuration: .init(metrics: hostMetrics, scalingFactor: .kilo, maxDuration: .seconds(3))) { benchmark in
+        var stack = BluetoothStack<SensorAdvertApp, 1, 16, 128>(
+            configuration: HostConfiguration(randomAddressSeed: [1, 2, 3, 4, 5, 6]),
+            database: try! GATTDatabase<16, 128, 1>(deviceName: [UInt8]("h".utf8).span), app: SensorAdvertApp())
+        let controller = ScriptedController()
+        var now = controller.bringUp(&stack)
+        var wire = RecordingOutput()
+        stack.perform(now: now, output: &wire) { le in le.app.central.start(now: now, control: &le.control) }
+        controller.settle(&stack, now: now, wire: &wire)
+        var out = LastPacketOutput()
+        var i = 0
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            now &+= 1
+            let report = nonConnectable[i]
+            stack.receive(report.span, now: now, output: &out)
+            i = (i + 1) & 63
+        }
+        benchmark.stopMeasurement()
+        precondition(stack.app.delegate.measurements == benchmark.scaledIterations.count
+                     && stack.app.delegate.detected == 64 && stack.app.central.database.count == 64,
+                     "measurements \(stack.app.delegate.measurements) detected \(stack.app.delegate.detected)")
     }
 
     // Classification alone, on the advertising data of the same reports.
