@@ -19,6 +19,8 @@ struct BoardOutput: H4Output {
     }
 }
 
+nonisolated(unsafe) var boardOutput = BoardOutput()
+
 /// The firmware's main loop: UART bytes in, timers at their deadline, forever.
 func runForever<App: LEApplication, let links: Int, let attributes: Int, let values: Int>(
     _ stack: inout BluetoothStack<App, links, attributes, values>
