@@ -21,6 +21,7 @@ struct HeraldCommand: ParsableCommand {
         BeaconCommand.self,
         WearableCommand.self,
         AnalyseCommand.self,
+        SenseCommand.self,
     ]
 }
 

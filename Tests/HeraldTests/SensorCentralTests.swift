@@ -132,8 +132,12 @@ struct SensorCentralTests {
         #expect(h.control.connects == [a, b])
         h.advert(c, AdvertData.heraldUUID16)
         #expect(h.control.disconnects == [1])
+        // The dropped link's work stops; its end is not held against the peer.
+        #expect(h.complete(1) == nil)
         h.central.didDisconnect(handle: 1, now: h.now, control: &h.control)
         #expect(h.control.connects == [a, b, c])
+        #expect(h.central.database[h.central.database.index(of: a)!]!.consecutiveFailures == 0)
+        // The peer still needs its payload: it is connected again once heard and a link is free.
     }
 
     @Test func connectionAttemptUsesOurTimeoutAndReportsAreMatchedByAddress() {

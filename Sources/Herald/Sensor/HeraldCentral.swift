@@ -53,6 +53,8 @@ public struct HeraldCentralLink {
     public var connectedAt: UInt64
     /// We asked for the disconnection (work done, or dropped for a newer link).
     public var closing = false
+    /// Dropped at the connection limit: its work stops and its end is not the peer's failure.
+    public var dropped = false
     public var procedure: HeraldCentralProcedure
     var payloadDelivered = false
 }
@@ -219,6 +221,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
             }
             if let o = oldest {
                 slots[o]!.closing = true
+                slots[o]!.dropped = true
                 control.requestDisconnection(handle: slots[o]!.handle)
             }
             return
@@ -280,7 +283,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
         guard let slot = linkIndex(handle: handle) else { return }
         let link = slots[slot]!
         slots[slot] = nil
-        if !link.procedure.isFinished, let i = database.index(of: link.target) { recordFailure(at: i, now: now) }
+        if !link.procedure.isFinished, !link.dropped, let i = database.index(of: link.target) { recordFailure(at: i, now: now) }
         schedule(now: now, control: &control)
     }
 
@@ -311,7 +314,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     public mutating func gattDidComplete<C: HeraldCentralControl, D: SensorDelegate>(
         handle: UInt16, succeeded: Bool, now: UInt64, control: inout C, delegate: inout D
     ) -> HeraldGATTStep? {
-        guard let s = linkIndex(handle: handle) else { return nil }
+        guard let s = linkIndex(handle: handle), !slots[s]!.dropped else { return nil }
         var step = slots[s]!.procedure.didComplete(succeeded: succeeded)
         if let i = database.index(of: slots[s]!.target), slots[s]!.procedure.os != .unknown {
             database.entries[i]!.os = slots[s]!.procedure.os

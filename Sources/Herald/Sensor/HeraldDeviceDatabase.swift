@@ -125,7 +125,9 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
         }
         if let i = index(of: address) {
             if let pseudo = pseudoAddress { entries[i]!.pseudoAddress = pseudo }
-            if kind == .herald { entries[i]!.kind = .herald }
+            // An advert upgrades what we knew: a receive-only writer now advertising can be
+            // connected to; anything advertising the Herald service is Herald.
+            if kind == .herald || entries[i]!.kind == .receiveOnly { entries[i]!.kind = kind }
             entries[i]!.lastUpdated = now
             return (i, false)
         }
