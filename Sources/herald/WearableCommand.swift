@@ -105,12 +105,13 @@ struct WearableCommand: ParsableCommand {
     func runWearable<Supplier: PayloadDataSupplier, Source: HeraldPayloadSource>(
         supplier: Supplier, source: Source, advertising: HeraldAdvertisingConfiguration, clock: HeraldClock
     ) throws {
-        typealias Peripheral = HeraldPeripheral<Source, 4, 512, 1024>
+        typealias Inner = HeraldPeripheral<Source, 4, 512, 1024>
+        typealias Peripheral = WearablePeripheral<Inner, PeripheralEventPrinter>
         typealias App = SensorArray<Supplier, WearableSensorDelegate, 64, 2, Peripheral>
-        var peripheral: Peripheral
+        var peripheral: Inner
         var database: GATTDatabase<24, 256, 4>
         do {
-            peripheral = try Peripheral(source: source, advertising: advertising, clock: clock)
+            peripheral = try Inner(source: source, advertising: advertising, clock: clock)
             database = try GATTDatabase<24, 256, 4>(deviceName: Array("herald".utf8).span)
             try peripheral.install(into: &database)
         } catch {
@@ -127,10 +128,17 @@ struct WearableCommand: ParsableCommand {
         } catch { throw CLIError(exitCode: 2, message: "\(error)") }
         let live = !jsonEvents && isatty(STDOUT_FILENO) != 0
         let hub = WearableEventHub(json: jsonEvents, consumer: logs)
+        // The peripheral's own events (connections, payload reads, signal writes, address changes):
+        // JSON lines beside the sensor events, or log.txt entries.
+        let peripheralSink = PeripheralEventSink(write: jsonEvents ? hub.write : { line in
+            logs.log(.info, category: "Peripheral", line)
+        })
+        let observer = PeripheralEventPrinter(json: jsonEvents, sink: peripheralSink)
         logs.log(.info, category: "Wearable", "started; own payload \(payloadShortName(ownBytes))")
 
         let stack = BluetoothStack(configuration: StackSession<App, 4, 24, 256>.defaultConfiguration(), database: database,
-                                   app: App(supplier: supplier, delegate: WearableSensorDelegate(hub: hub), peripheral: peripheral))
+                                   app: App(supplier: supplier, delegate: WearableSensorDelegate(hub: hub),
+                                             peripheral: Peripheral(peripheral, observer: observer)))
         let session = try controller.openSession(stack)
         defer { session.close() }
         try session.perform { le in le.app.start(now: MonotonicClock.now(), control: &le.control) }
@@ -162,16 +170,16 @@ struct WearableCommand: ParsableCommand {
         // Stop advertising and scanning, close every link, give the controller a moment to do it.
         try? session.perform { le in
             le.app.stop(control: &le.control)
-            le.app.ble.peripheral.advertiser.setAdvertising(false, control: &le.control)
+            le.app.ble.peripheral.inner.advertiser.setAdvertising(false, control: &le.control)
             for slot in 0..<4 {
-                if let link = le.app.ble.peripheral.link(slot: slot) { le.control.disconnect(handle: link.handle) }
+                if let link = le.app.ble.peripheral.inner.link(slot: slot) { le.control.disconnect(handle: link.handle) }
             }
         }
         let settle = MonotonicClock.now() + 500
         try? session.run(deadline: settle) { _ in .keepRunning }
         logs.log(.info, category: "Wearable", "stopped; \(hub.summary)")
         do { try logs.close() } catch { note("wearable: closing logs: \(error)") }
-        note("wearable: \(hub.summary)")
+        note("wearable: \(hub.summary); served our payload \(peripheralSink.payloadReads) times, \(peripheralSink.signalMessages) signal messages")
     }
 
     func updateKinds<let n: Int>(_ hub: WearableEventHub, _ db: HeraldDeviceDatabase<n>) {
