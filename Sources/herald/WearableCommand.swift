@@ -162,8 +162,7 @@ struct WearableCommand: ParsableCommand {
             if live, now >= nextDraw {
                 nextDraw = now + 1000
                 updateKinds(hub, s.app.ble.central.database)
-                print("\u{1B}[H\u{1B}[2J" + "herald wearable — \(hub.summary)\n" + hub.table(), terminator: "\n")
-                fflush(nil)
+                WearableEventHub.standardOutput("\u{1B}[H\u{1B}[2J" + "herald wearable — \(hub.summary)\n" + hub.table())
             }
             return stop.isSet ? .stop : .keepRunning
         }

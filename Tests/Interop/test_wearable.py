@@ -63,8 +63,8 @@ def stop(proc, sig=signal.SIGTERM):
 class Lines:
     """A process whose stdout lines are collected with their arrival time."""
 
-    def __init__(self, args, parse_json=False):
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    def __init__(self, args, parse_json=False, stdin=None):
+        self.proc = subprocess.Popen(args, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.parse_json = parse_json
         self.lines = []  # (monotonic time, line or dict)
         self.new = threading.Condition()
@@ -107,9 +107,9 @@ def phone(path, address, kind, payload):
     return p, t
 
 
-def wearable(herald_bin, path, logs, *extra):
+def wearable(herald_bin, path, logs, *extra, stdin=None):
     w = Lines([herald_bin, "wearable", "--transport", f"tty:{path}", "--log-dir", str(logs), "--json-events", *extra],
-              parse_json=True)
+              parse_json=True, stdin=stdin)
     w.wait_for(lambda e: e.get("event") == "ready", timeout=20)
     return w
 
@@ -140,7 +140,7 @@ def scenario(herald_bin, tmp_path_factory):
     radio = Radio(5)
     procs = []
     try:
-        a = wearable(herald_bin, radio.paths[0], logs / "a")
+        a = wearable(herald_bin, radio.paths[0], logs / "a", stdin=subprocess.PIPE)
         procs.append(a)
         android, t_android = phone(radio.paths[1], "C1:00:00:00:00:01", "android", ANDROID_PAYLOAD)
         iphone, t_iphone = phone(radio.paths[2], "C2:00:00:00:00:02", "iphone", IPHONE_PAYLOAD)
@@ -149,7 +149,11 @@ def scenario(herald_bin, tmp_path_factory):
         b = wearable(herald_bin, radio.paths[4], logs / "b", "--payload", "test")
         procs.append(b)
         start = time.monotonic()
-        time.sleep(65)
+        time.sleep(30)
+        # Immediate send from standard input to every Herald device updated in the last 60 s.
+        a.proc.stdin.write("send cafe01\n")
+        a.proc.stdin.flush()
+        time.sleep(35)
         for p in (a, b):
             stop(p.proc, signal.SIGINT)
         end = time.monotonic()
@@ -198,6 +202,15 @@ def test_two_wearables_read_each_other(scenario):
     a_ready = [e for _, e in a.lines if e.get("event") == "ready"][0]
     a_reads_by_b = [e for _, e in b.lines if e.get("event") == "didRead"]
     assert a_reads_by_b, f"B read nothing; stderr {b.stderr[-1000:]}"
+
+
+def test_immediate_send_from_standard_input(scenario):
+    a, b, android = scenario["a"], scenario["b"], scenario["android"]
+    assert "send: queued 3 bytes for" in a.stderr, a.stderr
+    # The Android phone got it as a signal write; wearable B reports it as didReceive.
+    assert any(l.startswith("signal") and "cafe01" in l for _, l in android.lines), android.lines[-10:]
+    received = [e for _, e in b.lines if e.get("event") == "didReceive"]
+    assert received and received[0]["data"] == "cafe01", received
 
 
 def test_clean_stop_summary_and_logs(scenario):

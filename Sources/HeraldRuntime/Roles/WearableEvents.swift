@@ -30,11 +30,17 @@ public final class WearableEventHub {
     public private(set) var devicesSeen = 0
 
     public init(json: Bool, consumer: SensorEventConsumer?, clock: @escaping () -> Date = Date.init,
-                write: @escaping (String) -> Void = { line in print(line); fflush(nil) }) {
+                write: @escaping (String) -> Void = WearableEventHub.standardOutput) {
         self.json = json
         self.consumer = consumer
         self.clock = clock
         self.write = write
+    }
+
+    /// Writes a line straight to file descriptor 1. Not `print` + `fflush(nil)`: flushing every stream
+    /// takes the lock of `stdin`, which the console thread holds while it waits for input (deadlock).
+    public static func standardOutput(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 
     public static func targetName(_ t: TargetIdentifier) -> String { "T\(t.value)" }
@@ -264,10 +270,20 @@ public final class ConsoleInput: @unchecked Sendable {
 
     public init() {}
 
+    /// Reads file descriptor 0 directly (not `readLine`, whose lock on `stdin` would block any
+    /// `fflush(nil)` elsewhere while we wait), splitting on newlines; stops at end of input.
     public func start() {
         let t = Thread { [self] in
-            while let line = readLine() {
-                lock.lock(); pending.append(line); lock.unlock()
+            var buffer: [UInt8] = []
+            while true {
+                let data = FileHandle.standardInput.availableData
+                if data.isEmpty { break }
+                buffer.append(contentsOf: data)
+                while let nl = buffer.firstIndex(of: 0x0A) {
+                    let line = String(decoding: buffer[..<nl], as: UTF8.self)
+                    buffer.removeSubrange(...nl)
+                    lock.lock(); pending.append(line); lock.unlock()
+                }
             }
         }
         t.start()
