@@ -20,8 +20,10 @@ struct HeraldCommand: ParsableCommand {
         FlashCommand.self,
         BeaconCommand.self,
         WearableCommand.self,
-        AnalyseCommand.self,
         SenseCommand.self,
+        AnalyseCommand.self,
+        ServeCommand.self,
+        GATTCommand.self,
     ]
 }
 

@@ -259,4 +259,22 @@ struct SensorCentralTests {
         #expect(array(h.central.database[0]!.payload) == payload)
         #expect(h.delegate.events.contains(.read(1, payload)))
     }
+
+    @Test func noSecondLinkToADeviceConnectedToUs() {
+        var h = CentralHarness<8, 2>()
+        h.control.acceptConnections = false
+        let a = address(1)
+        h.advert(a, AdvertData.heraldUUID16)
+        #expect(h.control.connects == [a])
+        h.central.didFailToConnect(to: a, now: h.now, control: &h.control)
+        h.control.acceptConnections = true
+        // The phone connects to us (we are its peripheral): no link of ours while that one lasts.
+        #expect(h.central.didConnect(handle: 0x20, peer: a, isCentral: false, now: h.now, control: &h.control) == nil)
+        h.now += 1_000
+        h.advert(a, AdvertData.heraldUUID16)
+        #expect(h.control.connects == [a])
+        // Its link goes: the payload still wanted, we connect.
+        h.central.didDisconnect(handle: 0x20, now: h.now, control: &h.control)
+        #expect(h.control.connects == [a, a])
+    }
 }

@@ -168,6 +168,12 @@ struct SensorSharingTests {
         p.didDiscover(characteristic: HeraldIdentifiers.iosSignalCharacteristicUUID, valueHandle: 0x22)
         #expect(p.didComplete(succeeded: true) == .done(.noHeraldService))
 
+        // A message offered when none was asked for ends the work rather than being written.
+        var r = HeraldCentralProcedure(wantsImmediateSend: true, wantsPayload: true, wantsSharing: false)
+        _ = r.start()
+        #expect(r.load([0x04, 0x01, 0x00, 0x01].span) == .done(.failed))
+        #expect(r.skip() == .done(.failed))
+
         var q = HeraldCentralProcedure(wantsImmediateSend: false, wantsPayload: true, wantsSharing: false)
         _ = q.start()
         _ = q.didComplete(succeeded: true)

@@ -166,7 +166,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
 
     /// Why a device deserves a connection now (lower is more urgent), nil when it does not.
     func urgency(_ d: HeraldDevice, now: UInt64) -> Int? {
-        guard d.kind != .receiveOnly, d.connectable, !d.isIgnored(at: now), now &- d.lastSeen <= configuration.connectWindow,
+        guard d.kind != .receiveOnly, d.connectable, d.inboundLink == nil, !d.isIgnored(at: now), now &- d.lastSeen <= configuration.connectWindow,
               linkIndex(of: d.target) == nil else { return nil }
         // Retry a failed device only once an advert shows it is still there.
         if let failed = d.lastFailure, d.lastSeen <= failed { return nil }
@@ -237,7 +237,13 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     /// A link came up. For our pending attempt, returns the first GATT step of its procedure.
     public mutating func didConnect<C: HeraldCentralControl>(handle: UInt16, peer: DeviceAddress, isCentral: Bool,
                                                              now: UInt64, control: inout C) -> HeraldGATTStep? {
-        guard isCentral, let p = pending, p.address == peer else { return nil }
+        if !isCentral {
+            // A peer connected to us: a second link to the same device is not made while it lasts
+            // (two links between one pair of devices help nobody, and crossing attempts stall).
+            if let i = database.index(of: peer) { database.entries[i]!.inboundLink = handle }
+            return nil
+        }
+        guard let p = pending, p.address == peer else { return nil }
         pending = nil
         guard let index = database.index(of: p.target), let slot = freeLinkSlot() else {
             control.requestDisconnection(handle: handle)
@@ -280,7 +286,11 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
 
     /// A link went down. The contact event is untouched: it ends at the last RSSI, not here.
     public mutating func didDisconnect<C: HeraldCentralControl>(handle: UInt16, now: UInt64, control: inout C) {
-        guard let slot = linkIndex(handle: handle) else { return }
+        for i in 0..<devices where database[i]?.inboundLink == handle { database.entries[i]!.inboundLink = nil }
+        guard let slot = linkIndex(handle: handle) else {
+            schedule(now: now, control: &control)
+            return
+        }
         let link = slots[slot]!
         slots[slot] = nil
         if !link.procedure.isFinished, !link.dropped, let i = database.index(of: link.target) { recordFailure(at: i, now: now) }

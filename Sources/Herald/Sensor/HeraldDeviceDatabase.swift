@@ -53,6 +53,8 @@ public struct HeraldDevice {
     public var immediateSendPending = false
     /// The last advert was connectable (scan responses do not change it).
     public var connectable = true
+    /// The device is connected to us (we are its peripheral) on this link: no second link is made.
+    public var inboundLink: UInt16?
 
     public var hasPayload: Bool { payloadTime != nil }
 
