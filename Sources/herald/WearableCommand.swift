@@ -29,6 +29,7 @@ struct WearableCommand: ParsableCommand {
     @Option(name: .long, help: "Secret key file (2048 bytes, mode 0600) with its IRK beside it in FILE.irk.") var secretKeyFile: String?
     @Option(name: .long, help: "Directory for the logs (and the generated secret when no --secret-key-file is given).")
     var logDir: String = "herald-logs"
+    @Option(name: .long, help: "Device name in detection.csv (default: the host name).") var name: String?
     @Option(name: .long, help: "ISO 3166-1 numeric country code.") var country: Int = 0
     @Option(name: .long, help: "State code.") var state: Int = 0
     @Option(name: .long, help: "Key schedule epoch, ISO 8601 (default 2026-01-01T00:00:00Z).") var epoch: String?
@@ -124,7 +125,9 @@ struct WearableCommand: ParsableCommand {
         let ownBytes = WearableEventHub.bytes(own.span)
         let logs: LogDirectory
         do {
-            logs = try LogDirectory(path: logDir, configuration: LogDirectory.Configuration(ownPayload: ownBytes))
+            var configuration = LogDirectory.Configuration(ownPayload: ownBytes)
+            if let name { configuration.deviceName = name }
+            logs = try LogDirectory(path: logDir, configuration: configuration)
         } catch { throw CLIError(exitCode: 2, message: "\(error)") }
         let live = !jsonEvents && isatty(STDOUT_FILENO) != 0
         let hub = WearableEventHub(json: jsonEvents, consumer: logs)
