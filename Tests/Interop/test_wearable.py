@@ -210,7 +210,9 @@ def test_immediate_send_from_standard_input(scenario):
     # The Android phone got it as a signal write; wearable B reports it as didReceive.
     assert any(l.startswith("signal") and "cafe01" in l for _, l in android.lines), android.lines[-10:]
     received = [e for _, e in b.lines if e.get("event") == "didReceive"]
-    assert received and received[0]["data"] == "cafe01", received
+    signals = [e for _, e in b.lines if e.get("event") in ("signal", "connected", "disconnected")]
+    sent = [l for l in a.stderr.splitlines() if l.startswith("send:")]
+    assert received and received[0]["data"] == "cafe01", (sent, signals[-12:])
 
 
 def test_clean_stop_summary_and_logs(scenario):
