@@ -2,7 +2,7 @@
 
 One ~65 s scenario (module fixture) runs wearable A with a Herald "Android" phone, an "iPhone" (Apple
 manufacturer data only), a plain device with no Herald service and a second wearable B; the tests
-below each check one behaviour of that run. A 35 s run with five Android phones measures readings
+below each check one behaviour of that run. A run with five Android phones measures time to first read and readings
 per device per 30 s window, and `herald scan --read-payloads` reads `herald beacon`.
 
 Measured numbers are printed (run with -s to see them).
@@ -171,12 +171,19 @@ def scenario(herald_bin, tmp_path_factory):
         for p in (a, b):
             stop(p.proc, signal.SIGINT)
         end = time.monotonic()
+        # Everything recorded; free the CPU for the other tests before they run.
+        for p in procs:
+            stop(p.proc)
+        radio.close()
+        procs = []
+        radio = None
         yield dict(a=a, b=b, android=android, iphone=iphone, plain=plain, t_android=t_android, t_iphone=t_iphone,
                    t_plain=t_plain, start=start, end=end, logs=logs)
     finally:
         for p in procs:
             stop(p.proc)
-        radio.close()
+        if radio:
+            radio.close()
 
 
 def test_android_phone_detected_read_and_measured_every_window(scenario):
@@ -247,7 +254,8 @@ def test_clean_stop_summary_and_logs(scenario):
 
 
 def test_five_phones_readings_per_window(herald_bin, tmp_path):
-    """One wearable, five Android phones, 35 s: time to first read and readings per device per window."""
+    """One wearable, five Android phones: time from each phone's first advert to its didRead (all
+    within 60 s), then RSSI readings per device over the following 30 s window."""
     radio = Radio(6)
     procs = []
     try:
@@ -259,18 +267,19 @@ def test_five_phones_readings_per_window(herald_bin, tmp_path):
             p, t = phone(radio.paths[i + 1], f"D{i}:00:00:00:00:0{i + 1}", "android", payload)
             procs.append(p)
             phones.append((payload, t))
-        time.sleep(35)
-        stop(w.proc, signal.SIGINT)
-        end = time.monotonic()
-        delays, per_window = [], []
+        delays = []
         for payload, t_adv in phones:
-            target = target_of_payload(w, payload)
-            assert target, f"phone {payload[-2:]} not read; reads {events(w, 'didRead')}"
-            delays.append(min(t for t, _ in events(w, "didRead", target)) - t_adv)
-            per_window.append(windows_with_readings(w, target, t_adv, end))
+            t_read, _ = w.wait_for(lambda e: e.get("event") == "didRead" and e.get("payload") == payload,
+                                   timeout=max(1.0, t_adv + 60 - time.monotonic()))
+            delays.append(t_read - t_adv)
+        window_start = time.monotonic()
+        time.sleep(30)
+        stop(w.proc, signal.SIGINT)
+        per_window = [windows_with_readings(w, target_of_payload(w, payload), window_start, window_start + 30)[0]
+                      for payload, _ in phones]
         print(f"\n5 phones: first advert to didRead (s) {[round(d, 2) for d in delays]}")
-        print(f"5 phones: readings per 30 s window per device {per_window}")
-        assert all(counts and all(c >= 1 for c in counts) for counts in per_window), per_window
+        print(f"5 phones: readings per device in one 30 s window {per_window}")
+        assert all(c >= 1 for c in per_window), per_window
     finally:
         for p in procs:
             stop(p.proc)
