@@ -10,6 +10,8 @@ import PackageDescription
 /// Settings every core module shares, so the host build sees the same language as the embedded gate.
 let coreSettings: [SwiftSetting] = [
     .enableExperimentalFeature("Lifetimes"),
+    // `@_addressableSelf` on span accessors of inline buffers (see FixedBytes.span).
+    .enableExperimentalFeature("AddressableParameters"),
 ]
 
 let package = Package(

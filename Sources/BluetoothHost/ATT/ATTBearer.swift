@@ -57,6 +57,7 @@ public struct ATTBearer<let prepareQueueCapacity: Int, let prepareQueueBytes: In
     }
 
     /// The queued value octets of entry `i`.
+    @_addressableSelf
     @_lifetime(borrow self)
     func queuedValue(_ i: Int) -> Span<UInt8> {
         let e = queue[i]

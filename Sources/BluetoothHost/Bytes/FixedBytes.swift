@@ -46,6 +46,10 @@ public struct FixedBytes<let N: Int>: ByteSink {
     public mutating func truncate(to length: Int) { if length < count { count = max(0, length) } }
 
     public var span: Span<UInt8> {
+        // Addressable: the span must point into the caller's value, not into a copy the compiler
+        // may make for a borrowed loadable `self` and free before the span is used (seen with
+        // Swift 6.3 -Osize for armv7em: H4 packets went out as zeros).
+        @_addressableSelf
         @_lifetime(borrow self)
         borrowing get { storage.span.extracting(0..<count) }
     }

@@ -236,6 +236,7 @@ public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, l
     }
 
     /// The stored or constant value at `handle` for `connection` (empty for dynamic values).
+    @_addressableSelf
     @_lifetime(borrow self)
     public func value(_ handle: UInt16, connection: Int = 0) -> Span<UInt8> {
         let r = storedSpan(handle, connection: connection) ?? (0, 0)

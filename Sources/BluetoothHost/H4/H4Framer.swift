@@ -56,6 +56,7 @@ public struct H4Framer<let capacity: Int> {
 
     /// The completed packet, indicator included. Valid until `release()`.
     public var completedPacket: Span<UInt8> {
+        @_addressableSelf
         @_lifetime(borrow self)
         borrowing get { buffer.span.extracting(0..<completedLength) }
     }

@@ -76,6 +76,7 @@ public struct ACLReassembler<let capacity: Int> {
 
     /// The information payload of the last completed PDU (empty if none).
     public var payload: Span<UInt8> {
+        @_addressableSelf
         @_lifetime(borrow self)
         borrowing get { storage.span.extracting(0..<completedLength) }
     }

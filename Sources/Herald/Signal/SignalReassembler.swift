@@ -29,6 +29,7 @@ public struct SignalReassembler<let Capacity: Int> {
 
     /// The last completed message's bytes (valid after `.complete`, until the next write).
     public var message: Span<UInt8> {
+        @_addressableSelf
         @_lifetime(borrow self)
         borrowing get { buffer.span }
     }
