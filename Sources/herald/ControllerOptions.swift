@@ -19,11 +19,16 @@ struct ControllerOptions: ParsableArguments {
     func openSession<App: LEApplication, let L: Int, let A: Int, let V: Int>(
         _ stack: BluetoothStack<App, L, A, V>
     ) throws -> StackSession<App, L, A, V> {
-        let (link, snoop) = try openLink()
-        return StackSession(transport: link, snoop: snoop, stack: stack)
+        let (link, snoop, spec) = try openLink()
+        let session = StackSession(transport: link, snoop: snoop, stack: stack)
+        // Long-running roles survive a failed controller and an unplugged dongle; short commands
+        // (info, gatt) stop at the first failure instead, so they clear this.
+        session.supervision = .init(reopen: { () throws(TransportError) -> HCITransport in try openTransport(spec) },
+                                    log: { FileHandle.standardError.write(Data("herald: \($0)\n".utf8)) })
+        return session
     }
 
-    func openLink() throws -> (HCITransport, BTSnoopWriter?) {
+    func openLink() throws -> (HCITransport, BTSnoopWriter?, TransportSpec) {
         let profile = try selectedBoard()
         let spec: TransportSpec
         if let transport {
@@ -54,7 +59,7 @@ struct ControllerOptions: ParsableArguments {
                 throw CLIError(exitCode: 2, message: "cannot write btsnoop capture \(btsnoop): \(error)")
             }
         }
-        return (link, snoop)
+        return (link, snoop, spec)
     }
 
     private func selectedBoard() throws -> BoardProfile? {
@@ -79,7 +84,12 @@ struct CLIError: Error, CustomStringConvertible {
 
 extension StackSession {
     /// Brings the controller up; exit status 3 when it never answers or fails.
+    /// Brings the controller up once, without supervision: a command that only needs one answer
+    /// reports a failure instead of retrying.
     func bringUp(limit: UInt64 = 15_000) throws -> ControllerInfo {
+        let supervisor = supervision
+        supervision = nil
+        defer { supervision = supervisor }
         try start()
         try run(deadline: MonotonicClock.now() + limit) { s in
             switch s.stack.hci.state {

@@ -66,6 +66,11 @@ struct FakeController {
             return Self.commandComplete(opcode, [ok] + bitmap)
         case 0x1003: return Self.commandComplete(opcode, [ok] + [UInt8](repeating: 0, count: 8))
         case 0x0C01, 0x2001, 0x2024, 0x2005: return Self.commandComplete(opcode, [ok])
+        // Advertising, scanning and Create Connection Cancel complete at once.
+        case 0x2006, 0x2008, 0x2009, 0x200A, 0x200B, 0x200C, 0x200E: return Self.commandComplete(opcode, [ok])
+        // LE Create Connection, Disconnect and LE Connection Update answer with Command Status; their
+        // result comes later in its own event (Core 5.4 Vol 4 Part E 7.8.12, 7.1.6, 7.8.18).
+        case 0x200D, 0x0406, 0x2013: return [0x04, 0x0F, 0x04, ok, 0x01, UInt8(opcode & 0xFF), UInt8(opcode >> 8)]
         case 0x2002:  // LE Read Buffer Size v1
             return Self.commandComplete(opcode, [ok, UInt8(aclLength & 0xFF), UInt8(aclLength >> 8), aclCount])
         case 0x2060:  // v2
@@ -226,6 +231,24 @@ struct BringUpHarness {
         let assertEvent: [UInt8] = [0x04, 0xFF, 0x03, 0xAA, 0x01, 0x02]
         h.host.receive(assertEvent.span, now: h.now, delegate: &h.delegate, output: &h.wire)
         #expect(h.delegate.failures == [.controllerAssert])
+    }
+
+    @Test func newerZephyrControllerAssertEventMarksControllerFailed() {
+        var h = BringUpHarness(FakeController())
+        h.run()
+        // Vendor event, data type 0x02 (controller assert), "ll.c\0", line 321.
+        let assertEvent: [UInt8] = [0x04, 0xFF, 0x0A, 0x02, 0x6C, 0x6C, 0x2E, 0x63, 0x00, 0x41, 0x01, 0x00, 0x00]
+        h.host.receive(assertEvent.span, now: h.now, delegate: &h.delegate, output: &h.wire)
+        #expect(h.delegate.failures == [.controllerAssert])
+    }
+
+    @Test func otherVendorEventsStartingWithTwoAreNotFatal() {
+        var h = BringUpHarness(FakeController())
+        h.run()
+        let other: [UInt8] = [0x04, 0xFF, 0x04, 0x02, 0x10, 0x20, 0x30]
+        h.host.receive(other.span, now: h.now, delegate: &h.delegate, output: &h.wire)
+        #expect(h.delegate.failures.isEmpty)
+        #expect(h.host.isReady)
     }
 
     @Test func restartAfterFailureRunsBringUpAgainWithTheSameGeneratedAddress() throws {

@@ -40,3 +40,97 @@ public func probeHost(_ bytes: UnsafePointer<UInt8>, _ count: Int, _ now: UInt64
     _ = try? summary.addFlags(0x06)
     return Int32(delegate.reports + out.count + (delegate.ready ? 1 : 0) + summary.build().count)
 }
+
+/// A GATT application with one dynamic characteristic, as firmware would have.
+struct ProbeApplication: LEApplication {
+    var connected = 0
+    mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
+        for i in offset..<32 { sink.append(UInt8(truncatingIfNeeded: i)) }
+        return nil
+    }
+    mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? { nil }
+    mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout StackControl) {
+        control.startScanning(active: false)
+    }
+    mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {
+        connected += 1
+    }
+}
+
+/// The whole stack (bring-up, links, credits, L2CAP, ATT server, GATT database, notify) specialised
+/// for 4 links, as the wearable budget assumes.
+@_cdecl("herald_probe_stack")
+public func probeStack(_ bytes: UnsafePointer<UInt8>, _ count: Int, _ now: UInt64) -> Int32 {
+    let name: StaticString = "probe"
+    let nameSpan = Span(_unsafeStart: name.utf8Start, count: name.utf8CodeUnitCount)
+    guard var database = try? GATTDatabase<24, 256, 4>(deviceName: nameSpan) else { return -1 }
+    var valueHandle: UInt16 = 0
+    do throws(GATTDatabaseError) {
+        _ = try database.addPrimaryService(BluetoothUUID(uuid16: 0x180F))
+        valueHandle = try database.addCharacteristic(
+            BluetoothUUID(uuid16: 0x2A19), properties: .read | .notify | .indicate, permissions: .read,
+            value: .dynamic(id: 1)).value
+    } catch {
+        return -2
+    }
+    var stack = BluetoothStack(configuration: HostConfiguration(randomAddressSeed: [1, 2, 3, 4, 5, 6]),
+                               database: database, app: ProbeApplication())
+    var out = ProbeOutput()
+    stack.start(now: now, output: &out)
+    stack.receive(Span(_unsafeStart: bytes, count: count), now: now, output: &out)
+    stack.tick(now: now &+ 10, output: &out)
+    let sent = stack.perform(now: now, output: &out) { le in
+        le.notify(handle: 0x0040, attribute: valueHandle, value: nameSpan)
+    }
+    return Int32(out.count + stack.app.connected + (sent ? 1 : 0))
+}
+
+/// Collects what a GATT client reports, as a firmware central would.
+struct ProbeGATTDelegate: GATTClientDelegate {
+    var found = 0
+    var octets = 0
+    var completions = 0
+    var failures = 0
+    mutating func gattClientDidDiscover(service: GATTDiscoveredService) { found += 1 }
+    mutating func gattClientDidDiscover(characteristic: GATTDiscoveredCharacteristic) { found += 1 }
+    mutating func gattClientDidDiscover(descriptor: GATTDiscoveredDescriptor) { found += 1 }
+    mutating func gattClientDidRead(handle: UInt16, offset: Int, value: Span<UInt8>) { octets += value.count }
+    mutating func gattClientDidReceiveNotification(handle: UInt16, value: Span<UInt8>) { octets += value.count }
+    mutating func gattClientDidReceiveIndication(handle: UInt16, value: Span<UInt8>) { octets += value.count }
+    mutating func gattClientDidComplete(_ procedure: GATTProcedureKind, error: GATTClientError?) {
+        completions += 1
+        if error != nil { failures += 1 }
+    }
+}
+
+/// Starts GATT client procedures and feeds `bytes` to the client as a server's response: the whole
+/// client path (every procedure, response, notification and timeout) specialised for one delegate and sink.
+@_cdecl("herald_probe_gatt_client")
+public func probeGATTClient(_ bytes: UnsafePointer<UInt8>, _ count: Int, _ now: UInt64, _ which: Int32) -> Int32 {
+    var client = GATTStandardClient()
+    var delegate = ProbeGATTDelegate()
+    var out = FixedBytes<247>()
+    let span = Span(_unsafeStart: bytes, count: count)
+    let value = span.extracting(0..<min(count, 20))
+    do throws(GATTClientError) {
+        switch which {
+        case 0: try client.start(.exchangeMTU, now: now, into: &out)
+        case 1: try client.start(.discoverAllPrimaryServices, now: now, into: &out)
+        case 2: try client.start(.discoverPrimaryServices(uuid: BluetoothUUID(uuid16: 0x180F)), now: now, into: &out)
+        case 3: try client.start(.discoverAllCharacteristics(serviceStart: 1, serviceEnd: 9), now: now, into: &out)
+        case 4: try client.start(.discoverAllDescriptors(start: 3, end: 9), now: now, into: &out)
+        case 5: try client.start(.read(handle: 3), now: now, into: &out)
+        case 6: try client.start(.readLong(handle: 3), now: now, into: &out)
+        case 7: try client.start(.write(handle: 3, value: value), now: now, into: &out)
+        case 8: try client.start(.writeLong(handle: 3, value: span.extracting(0..<min(count, 512))), now: now, into: &out)
+        case 9: try client.start(.writeWithoutResponse(handle: 3, value: value), now: now, into: &out)
+        default: try client.start(.setClientConfiguration(descriptorHandle: 4, .notification), now: now, into: &out)
+        }
+    } catch {
+        return -1
+    }
+    var reply = FixedBytes<247>()
+    _ = client.handle(pdu: span, now: now &+ 10, delegate: &delegate, reply: &reply)
+    _ = client.tick(now: now &+ 40_000, delegate: &delegate)
+    return Int32(delegate.found + delegate.octets + delegate.completions + delegate.failures + out.count + reply.count)
+}

@@ -271,8 +271,21 @@ public struct HCIVendorEvent: ~Escapable {
     /// The first octet, which vendors use as a subevent code.
     public var subevent: UInt8? { data.isEmpty ? nil : data[0] }
 
-    /// A Zephyr controller assert: the controller has stopped and needs a reset.
-    public var isZephyrFatal: Bool { subevent == Self.zephyrFatalMarker }
+    /// A Zephyr controller assert: the controller has stopped and needs a reset. Older hci_uart images
+    /// mark it with 0xAA; newer Zephyr reports fatal errors with a data type first, 0x02 being a
+    /// controller assert (Zephyr's hci_vs.h), which is recognised only in its exact shape (a
+    /// printable, NUL-terminated file name and a 32-bit line), so another vendor's event that starts
+    /// with 0x02 is not mistaken for it.
+    public var isZephyrFatal: Bool {
+        guard let s = subevent else { return false }
+        if s == Self.zephyrFatalMarker { return true }
+        guard s == Self.zephyrControllerAssertDataType, let nul = zephyrAssertNulIndex, nul > 1 else { return false }
+        for i in 1..<nul where data[i] < 0x20 || data[i] > 0x7E { return false }
+        return true
+    }
+
+    /// Zephyr's `BT_HCI_EVT_VS_ERROR_DATA_TYPE_CTRL_ASSERT`.
+    static let zephyrControllerAssertDataType: UInt8 = 0x02
 
     /// The assert's file name (without the NUL), empty if this is not a well-formed Zephyr assert.
     public var zephyrAssertFile: Span<UInt8> {
@@ -292,7 +305,7 @@ public struct HCIVendorEvent: ~Escapable {
     }
 
     private var zephyrAssertNulIndex: Int? {
-        guard isZephyrFatal else { return nil }
+        guard subevent == Self.zephyrFatalMarker || subevent == Self.zephyrControllerAssertDataType else { return nil }
         var i = 1
         while i < data.count, data[i] != 0 { i += 1 }
         // Exactly four octets of line number must follow the NUL.

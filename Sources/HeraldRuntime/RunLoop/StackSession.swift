@@ -23,7 +23,7 @@ public enum RunDecision {
 /// both directions to the btsnoop capture if one is open.
 public final class StackSession<App: LEApplication, let links: Int, let attributes: Int, let values: Int> {
     public typealias Stack = BluetoothStack<App, links, attributes, values>
-    public let transport: HCITransport
+    public private(set) var transport: HCITransport
     public var stack: Stack
     public let snoop: BTSnoopWriter?
     /// The first write error since the last turn; writes happen inside the core's calls, which
@@ -41,6 +41,25 @@ public final class StackSession<App: LEApplication, let links: Int, let attribut
         get { stack.app }
         set { stack.app = newValue }
     }
+
+    /// Long-running roles keep going through controller failures and unplugged dongles: with a
+    /// supervisor, a failed controller (Hardware Error, Zephyr assert, a command never answered, no
+    /// answer to Reset) is brought up again, and a lost port is reopened every `retryInterval` ms.
+    public struct Supervision {
+        public var reopen: () throws(TransportError) -> HCITransport
+        public var log: (String) -> Void
+        public var retryInterval: UInt64 = 1_000
+        public init(reopen: @escaping () throws(TransportError) -> HCITransport, log: @escaping (String) -> Void) {
+            self.reopen = reopen
+            self.log = log
+        }
+    }
+
+    public var supervision: Supervision?
+    /// How often the supervisor restarted bring-up and reopened the port (for logs and tests).
+    public private(set) var restarts = 0
+    public private(set) var reopens = 0
+    private var restartAt: UInt64?
 
     /// Default host settings, with six bytes from the system RNG for a generated static address.
     public static func defaultConfiguration() -> HostConfiguration {
@@ -72,25 +91,84 @@ public final class StackSession<App: LEApplication, let links: Int, let attribut
         while true {
             let now = MonotonicClock.now()
             if let deadline, now >= deadline { return }
-            // Sleep in the read until the core's next timer, but wake at least every 50 ms so `step`
-            // can react to outside events (signals, standard input).
-            var wait: UInt64 = 50
-            if let d = stack.nextDeadline { wait = d > now ? min(wait, d - now) : 0 }
-            if let deadline { wait = min(wait, deadline > now ? deadline - now : 0) }
-            let count = try readBuffer.withUnsafeMutableBytes { buffer throws(TransportError) in
+            do throws(TransportError) {
+                try turn(now: now, deadline: deadline)
+            } catch {
+                guard let supervision, error.isDisconnection else { throw error }
+                supervision.log("controller link \(transport.name) lost: \(error); reopening every \(supervision.retryInterval) ms")
+                guard try reopenPort(supervision, deadline: deadline, step: step) else { return }
+                continue
+            }
+            if let supervision { superviseController(supervision, now: MonotonicClock.now()) }
+            if try step(self) == .stop { return }
+        }
+    }
+
+    /// One read (or timer) and what follows from it.
+    private func turn(now: UInt64, deadline: UInt64?) throws(TransportError) {
+        // Sleep in the read until the core's next timer, but wake at least every 50 ms so `step`
+        // can react to outside events (signals, standard input).
+        var wait: UInt64 = 50
+        if let d = stack.nextDeadline { wait = d > now ? min(wait, d - now) : 0 }
+        if let deadline { wait = min(wait, deadline > now ? deadline - now : 0) }
+        let count: Int
+        do {
+            count = try readBuffer.withUnsafeMutableBytes { buffer throws(TransportError) in
                 try transport.read(into: buffer, timeout: .milliseconds(Int(wait)))
             }
-            var out = SessionOutput(session: self)
-            let after = MonotonicClock.now()
-            if count > 0 {
-                readBuffer.withUnsafeBufferPointer { raw in
-                    let span = Span(_unsafeElements: UnsafeBufferPointer(rebasing: raw[0..<count]))
-                    stack.receive(span, now: after, output: &out)
-                }
+        } catch let e as TransportError {
+            throw e
+        } catch {
+            throw .io(transport.name, reason: "\(error)")
+        }
+        var out = SessionOutput(session: self)
+        let after = MonotonicClock.now()
+        if count > 0 {
+            readBuffer.withUnsafeBufferPointer { raw in
+                let span = Span(_unsafeElements: UnsafeBufferPointer(rebasing: raw[0..<count]))
+                stack.receive(span, now: after, output: &out)
             }
-            if let d = stack.nextDeadline, after >= d { stack.tick(now: after, output: &out) }
-            try checkWrites()
-            if try step(self) == .stop { return }
+        }
+        if let d = stack.nextDeadline, after >= d { stack.tick(now: after, output: &out) }
+        try checkWrites()
+    }
+
+    /// A failed controller is reset and brought up again after a short pause (a controller that
+    /// asserted may need a moment to reboot; one that never answers keeps being retried).
+    private func superviseController(_ supervision: Supervision, now: UInt64) {
+        guard case .failed(let failure) = stack.hci.state else {
+            restartAt = nil
+            return
+        }
+        guard let at = restartAt else {
+            supervision.log("controller on \(transport.name) failed: \(ControllerDescriptions.failureDescription(failure)); restarting bring-up")
+            restartAt = now + 500
+            return
+        }
+        guard now >= at else { return }
+        restartAt = nil
+        restarts += 1
+        do throws(TransportError) { try start() } catch {
+            supervision.log("restart on \(transport.name) failed: \(error)")
+        }
+    }
+
+    /// Reopens the port until it works, the deadline passes, or `step` says stop. Then brings the
+    /// controller up again (a re-plugged dongle has rebooted and forgotten everything).
+    private func reopenPort(_ supervision: Supervision, deadline: UInt64?, step: (StackSession) throws -> RunDecision) throws -> Bool {
+        transport.close()
+        while true {
+            if let deadline, MonotonicClock.now() >= deadline { return false }
+            if try step(self) == .stop { return false }
+            do throws(TransportError) {
+                transport = try supervision.reopen()
+                reopens += 1
+                supervision.log("controller link \(transport.name) reopened")
+                try start()
+                return true
+            } catch {
+                usleep(useconds_t(supervision.retryInterval * 1000))
+            }
         }
     }
 
