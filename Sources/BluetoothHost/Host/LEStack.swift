@@ -33,9 +33,14 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         }
         control.ownAddressType = info.addressType == .publicDevice ? .publicAddress : .randomAddress
         isReady = true
-        app.stackDidBecomeReady(info, now: now, control: &control)
         // Advertising asked for before a restart is resumed: the controller forgot it in Reset.
-        if let a = control.advertising { control.startAdvertising(a) }
+        // Not when the application starts advertising itself on ready (the usual peripheral): doing
+        // both queued ten commands into StackControl's eight slots, dropping the scan response and
+        // the final enable, so the device never advertised.
+        let resume = control.advertising
+        control.advertising = nil
+        app.stackDidBecomeReady(info, now: now, control: &control)
+        if control.advertising == nil, let a = resume { control.startAdvertising(a) }
     }
 
     public mutating func hostControllerDidFail(_ failure: ControllerFailure) {
