@@ -84,6 +84,8 @@ let statusInterval: UInt64 = 2_000
 func runStack<App: LEApplication, let links: Int, let attributes: Int, let values: Int>(
     _ stack: inout BluetoothStack<App, links, attributes, values>
 ) -> Never {
+    Log.put("memory stack_value="); Log.put(MemoryLayout<BluetoothStack<App, links, attributes, values>>.size)
+    Log.put(" app_value="); Log.put(MemoryLayout<App>.size); Log.end()
     var clock = MillisecondClock()
     var output = UARTH4Output()
     output.now = Board.milliseconds(&clock)
