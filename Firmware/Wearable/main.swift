@@ -26,6 +26,8 @@ struct HeraldWearable: LEApplication {
     /// Addresses already reported (a ring: scanning repeats every advertisement).
     var seen = InlineArray<8, BDAddress>(repeating: .zero)
     var seenNext = 0
+    var reader = PhoneReader()
+    var links = 0
 
     init(advertisement: HeraldAdvertisement) {
         self.advertisement = advertisement
@@ -57,7 +59,21 @@ struct HeraldWearable: LEApplication {
         return nil
     }
 
-    var applicationDeadline: UInt64? { nil }
+    var applicationDeadline: UInt64? { reader.deadline }
+
+    mutating func stackTimerFired(now: UInt64, control: inout StackControl) {
+        reader.timerFired(now: now, connectedLinks: links, control: &control)
+    }
+
+    mutating func stackDidReceiveATT(handle: UInt16, pdu: Span<UInt8>, now: UInt64, control: inout StackControl) {
+        reader.received(handle: handle, pdu: pdu, now: now, control: &control)
+    }
+
+    mutating func stackDidFailToConnect(to peer: DeviceAddress, status: HCIStatus, now: UInt64, control: inout StackControl) {
+        Log.put("connect failed status="); Log.putHex(status.rawValue); Log.end()
+        reader.failedToConnect()
+        control.startScanning(active: false)
+    }
 
     mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout StackControl) {
         Log.put("sensor didUpdateState ready t="); Log.put(now); Log.put("ms address="); Log.put(address: info.address); Log.end()
@@ -71,6 +87,7 @@ struct HeraldWearable: LEApplication {
     mutating func stackDidReceive(advertisingReport report: borrowing AdvertisingReport, now: UInt64, control: inout StackControl) {
         guard let c = try? HeraldAdvertClassification(advertisingData: report.data), c.kind == .herald else { return }
         let address = report.address.address
+        reader.detected(report.address, now: now)
         for i in 0..<8 where seen[i] == address { return }
         seen[seenNext] = address
         seenNext = (seenNext + 1) % 8
@@ -79,11 +96,15 @@ struct HeraldWearable: LEApplication {
     }
 
     mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {
+        links += 1
         refreshPayload(now: now)
+        reader.connected(link, now: now, control: &control)
         Log.put("connected handle="); Log.put(link.handle); Log.put(" peer="); Log.put(address: link.peer.address); Log.end()
     }
 
     mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
+        links = max(0, links - 1)
+        if reader.disconnected(handle: handle) { control.startScanning(active: false) }
         Log.put("disconnected handle="); Log.put(handle); Log.put(" reason="); Log.putHex(reason.rawValue); Log.end()
     }
 

@@ -88,10 +88,11 @@ def field(line: str, name: str) -> str:
     raise AssertionError(f"no {name}= in {line!r}")
 
 
-async def find_and_read(path: str, phone_payload: bytes | None = None, timeout: float = 60):
+async def find_and_read(path: str, phone_payload: bytes | None = None, timeout: float = 60, stay=None):
     """A Bumble 'phone' on the controller at `path`: optionally advertises the Herald service and
     serves `phone_payload`, scans for a Herald advertiser, connects, and reads its payload
-    characteristic. Returns (advertiser address, payload bytes, seconds until the advert was seen)."""
+    characteristic. Then runs `stay` (a blocking callable, in a thread) with the phone still on air.
+    Returns (advertiser address, payload bytes, seconds until the advert was seen, stay's result)."""
     from bumble.core import UUID, AdvertisingData
     from bumble.device import Device, Peer
     from bumble.gatt import Characteristic, Service
@@ -132,7 +133,8 @@ async def find_and_read(path: str, phone_payload: bytes | None = None, timeout: 
         assert characteristics, "payload characteristic not found on the firmware"
         value = await asyncio.wait_for(characteristics[0].read_value(), 30)
         await connection.disconnect()
-        return str(address), bytes(value), seen_after
+        stayed = await asyncio.to_thread(stay) if stay else None
+        return str(address), bytes(value), seen_after, stayed
 
 
 @pytest.mark.timeout(600)
@@ -143,7 +145,7 @@ def test_beacon_firmware_serves_venue_payload(firmware_images, controllers):
         ready = fw.wait_for("ready ")
         advertising = fw.wait_for("advertising ")
         expected = bytes.fromhex(fw.wait_for("payload ").split()[1])
-        address, value, seen_after = asyncio.run(find_and_read(ctl.paths[1]))
+        address, value, seen_after, _ = asyncio.run(find_and_read(ctl.paths[1]))
         print(f"beacon: {ready}; {advertising}; advert seen by the phone {seen_after:.2f}s after it began scanning;"
               f" wall time from QEMU start to read {time.monotonic() - fw.started:.1f}s")
         # The phone connected to the address the firmware chose at bring-up.
@@ -168,7 +170,9 @@ def test_wearable_firmware_and_phone_find_each_other(firmware_images, controller
         fw.wait_for("advertising ")
         update = fw.wait_for("sensor didUpdatePayload ")
         phone_payload = bytes.fromhex("1003" "3a00" "04") + bytes(range(16))
-        address, value, _ = asyncio.run(find_and_read(ctl.paths[1], phone_payload=phone_payload))
+        # The phone stays on air until the wearable has read it back.
+        address, value, _, did_read = asyncio.run(find_and_read(
+            ctl.paths[1], phone_payload=phone_payload, stay=lambda: fw.wait_for("sensor didRead ", timeout=60)))
         # The phone read the wearable's current Simple payload: protocol 0x10..0x17, header, 16-byte
         # contact identifier, exactly what the firmware logged for this period.
         assert value == bytes.fromhex(field(update, "payload"))
@@ -178,6 +182,8 @@ def test_wearable_firmware_and_phone_find_each_other(firmware_images, controller
         fw.wait_for("sensor didShare payload")
         # And the wearable, scanning, detected the phone advertising the Herald service.
         detect = fw.wait_for("sensor didDetect ", timeout=30)
-        print(f"wearable: {detect}")
+        print(f"wearable: {detect}; {did_read}")
+        # The wearable, as central, found the phone's Herald service and read its payload.
+        assert bytes.fromhex(field(did_read, "payload")) == phone_payload
     finally:
         fw.close()
