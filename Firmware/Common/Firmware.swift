@@ -85,7 +85,11 @@ func runStack<App: LEApplication, let links: Int, let attributes: Int, let value
     _ stack: inout BluetoothStack<App, links, attributes, values>
 ) -> Never {
     Log.put("memory stack_value="); Log.put(MemoryLayout<BluetoothStack<App, links, attributes, values>>.size)
-    Log.put(" app_value="); Log.put(MemoryLayout<App>.size); Log.end()
+    Log.put(" app_value="); Log.put(MemoryLayout<App>.size)
+    Log.put(" hci="); Log.put(MemoryLayout<HCIHost>.size)
+    Log.put(" control="); Log.put(MemoryLayout<StackControl>.size)
+    Log.put(" database="); Log.put(MemoryLayout<GATTDatabase<attributes, values, links>>.size)
+    Log.put(" link_state="); Log.put(MemoryLayout<LinkState>.size); Log.put(" links="); Log.put(links); Log.end()
     var clock = MillisecondClock()
     var output = UARTH4Output()
     output.now = Board.milliseconds(&clock)
