@@ -18,6 +18,8 @@ struct HeraldCommand: ParsableCommand {
         KeysCommand.self,
         MatchCommand.self,
         FlashCommand.self,
+        BeaconCommand.self,
+        WearableCommand.self,
     ]
 }
 

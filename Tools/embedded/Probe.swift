@@ -134,3 +134,41 @@ public func probeGATTClient(_ bytes: UnsafePointer<UInt8>, _ count: Int, _ now: 
     _ = client.tick(now: now &+ 40_000, delegate: &delegate)
     return Int32(delegate.found + delegate.octets + delegate.completions + delegate.failures + out.count + reply.count)
 }
+
+/// Firmware's view of the Herald peripheral's events: counters only.
+struct ProbePeripheralEvents: HeraldPeripheralDelegate {
+    var messages = 0
+    var lastRSSI: Int16 = 0
+    mutating func heraldPeripheral(didReceivePayload payload: Span<UInt8>, from link: HeraldLink) { messages += 1 }
+    mutating func heraldPeripheral(didMeasureRSSI rssi: Int16, from link: HeraldLink) { lastRSSI = rssi }
+    mutating func heraldPeripheral(didShare payloads: SharedPayloadIterator, rssi: Int16, from link: HeraldLink) {
+        var it = payloads
+        while let p = try? it.next() { messages += p.count > 0 ? 1 : 0 }
+    }
+}
+
+/// The wearable as firmware builds it: Simple payload source, a whole BluetoothStack with the Herald
+/// peripheral application (GATT service, signal reassembly, RPA rotation), fed `bytes` at `now`
+/// and ticked through a period boundary.
+@_cdecl("herald_probe_peripheral")
+public func probePeripheral(_ secretKey: UnsafePointer<UInt8>, _ bytes: UnsafePointer<UInt8>, _ count: Int,
+                            _ now: UInt64, _ unixMillis: Int64) -> Int32 {
+    typealias App = HeraldPeripheralApplication<SimplePayloadSource, ProbePeripheralEvents, 2, 32, 128>
+    let header = PayloadHeader(protocolAndVersion: 0x10, countryCode: 826, stateCode: 0)
+    let name: StaticString = "herald"
+    guard let source = try? SimplePayloadSource(secretKey: Span(_unsafeStart: secretKey, count: 2048), header: header),
+          var peripheral = try? HeraldPeripheral<SimplePayloadSource, 2, 32, 128>(
+              source: source, advertising: HeraldAdvertisingConfiguration(irk: InlineArray(repeating: 7)),
+              clock: HeraldClock(unixMillisAtZero: unixMillis)),
+          var database = try? GATTDatabase<24, 192, 2>(deviceName: Span(_unsafeStart: name.utf8Start, count: name.utf8CodeUnitCount)),
+          (try? peripheral.install(into: &database)) != nil
+    else { return -1 }
+    var stack = BluetoothStack(configuration: HostConfiguration(randomAddressSeed: [1, 2, 3, 4, 5, 6]),
+                               database: database, app: App(peripheral: peripheral, delegate: ProbePeripheralEvents()))
+    var out = ProbeOutput()
+    stack.start(now: now, output: &out)
+    stack.receive(Span(_unsafeStart: bytes, count: count), now: now, output: &out)
+    stack.tick(now: now &+ 360_000, output: &out)
+    let events = stack.app.delegate
+    return Int32(truncatingIfNeeded: events.messages + Int(events.lastRSSI) + out.count)
+}

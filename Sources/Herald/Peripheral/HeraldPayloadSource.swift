@@ -1,0 +1,81 @@
+import BluetoothHost
+
+/// Where the peripheral's payload characteristic value comes from. Generic, never existential: the
+/// peripheral is specialised for its source.
+public protocol HeraldPayloadSource {
+    /// Writes the payload for `time` (seconds since 1970, UTC). Returns false, having written nothing,
+    /// when there is no payload for that time (e.g. outside the key schedule).
+    mutating func writePayload<S: ByteSink>(at time: Int64, to sink: inout S) -> Bool
+}
+
+/// The Simple payload for the current period, from the device's 2048-byte secret key.
+///
+/// The key is held inline (2 KiB): an MCU keeps it in RAM or passes a copy from flash. The supplier
+/// walks the key chain once per day and once per period, so successive reads in a period cost nothing.
+public struct SimplePayloadSource: HeraldPayloadSource {
+    public var supplier: SimplePayloadSupplier
+    var secretKey: InlineArray<2048, UInt8>
+
+    /// `secretKey` must be exactly `SimpleKeySchedule.secretKeySize` (2048) bytes.
+    public init(secretKey: Span<UInt8>, header: PayloadHeader, epoch: KeyEpoch = .standard,
+                order: PayloadCodeByteOrder = .bigEndian) throws(DecodeError) {
+        guard secretKey.count == SimpleKeySchedule.secretKeySize else {
+            throw .badLength(field: "secret key", declared: secretKey.count, limit: SimpleKeySchedule.secretKeySize)
+        }
+        var key = InlineArray<2048, UInt8>(repeating: 0)
+        for i in 0..<2048 { key[i] = secretKey[i] }
+        self.secretKey = key
+        supplier = SimplePayloadSupplier(header: header, epoch: epoch, order: order)
+    }
+
+    public mutating func writePayload<S: ByteSink>(at time: Int64, to sink: inout S) -> Bool {
+        let key = secretKey
+        do throws(DecodeError) {
+            return try supplier.writePayload(at: time, secretKey: key.span, to: &sink)
+        } catch {
+            // Only invalid extended data can fail, and this source adds none.
+            return false
+        }
+    }
+}
+
+/// A payload that does not change with time: a venue beacon's, or a fixed test payload. At most `N`
+/// bytes (a Simple or beacon payload is at most 510).
+public struct FixedPayloadSource<let N: Int>: HeraldPayloadSource {
+    public private(set) var payload: FixedBytes<N>
+
+    /// Any bytes; `badLength` if they do not fit in `N`.
+    public init(bytes: Span<UInt8>) throws(DecodeError) {
+        guard bytes.count <= N else { throw .badLength(field: "payload", declared: bytes.count, limit: N) }
+        payload = FixedBytes<N>(bytes)
+    }
+
+    /// A venue beacon payload (Herald beacon payload specification): protocol 0x30, country, state,
+    /// location code, then `extendedData` (already encoded sections, checked here).
+    public static func venueBeacon(header: PayloadHeader, locationCode: UInt32, extendedData: Span<UInt8> = Span(),
+                                   order: PayloadCodeByteOrder = .bigEndian) throws(DecodeError) -> FixedPayloadSource<N> {
+        var bytes = FixedBytes<N>()
+        try VenueBeaconPayload.write(header: header, locationCode: locationCode, extendedData: extendedData,
+                                     order: order, to: &bytes)
+        guard !bytes.overflowed else {
+            throw .badLength(field: "beacon payload", declared: VenueBeaconPayload.minimumSize + extendedData.count, limit: N)
+        }
+        return try FixedPayloadSource<N>(bytes: bytes.span)
+    }
+
+    /// A Simple payload with a fixed contact identifier: for tests and interoperability rigs that need
+    /// a payload they can predict. It never rotates, so it must not be used for real contact tracing.
+    public static func simpleTest(header: PayloadHeader, contactIdentifier: ContactIdentifier,
+                                  order: PayloadCodeByteOrder = .bigEndian) throws(DecodeError) -> FixedPayloadSource<N> {
+        var bytes = FixedBytes<N>()
+        try SimplePayload.write(header: header, contactIdentifier: contactIdentifier, extendedData: Span(),
+                                order: order, to: &bytes)
+        guard !bytes.overflowed else { throw .badLength(field: "payload", declared: SimplePayload.minimumSize, limit: N) }
+        return try FixedPayloadSource<N>(bytes: bytes.span)
+    }
+
+    public mutating func writePayload<S: ByteSink>(at time: Int64, to sink: inout S) -> Bool {
+        sink.append(contentsOf: payload.span)
+        return true
+    }
+}

@@ -1,0 +1,264 @@
+import BluetoothHost
+
+/// Per-link state of the Herald service: the payload snapshot served to that central and its
+/// signal-write reassembly.
+struct HeraldLinkState<let payloadCapacity: Int, let signalCapacity: Int> {
+    static var free: UInt16 { 0xFFFF }
+
+    var handle: UInt16 = Self.free
+    var peer = DeviceAddress(type: .publicDevice, address: .zero)
+    var role: ConnectionRole = .peripheral
+    /// The advertiser's period when the link came up: the period of the address the central used.
+    var period: Int64 = 0
+    var payload = FixedBytes<payloadCapacity>()
+    var hasPayload = false
+    var signal = SignalReassembler<signalCapacity>()
+
+    init() {}
+}
+
+/// The peripheral half of a Herald device, as a component: an application (`LEApplication`) embeds
+/// it, forwards the stack's callbacks to it and receives its events through a
+/// `HeraldPeripheralDelegate`. `HeraldPeripheralApplication` is that application when nothing else
+/// runs; a full sensor embeds this next to its central role.
+///
+/// - Payload characteristic: the payload is produced from `source` on a link's first read and kept
+///   for the rest of that connection, so Read Blob pieces always come from one value (Core 5.4 Vol 3
+///   Part F 3.4.4.5 leaves consistency to the server). It is the payload of the period the link was
+///   made in, i.e. of the address the central connected to: a central connected across a boundary is
+///   never handed the next period's identifier on a link to the previous period's address, which
+///   would tie the two together.
+/// - Signal characteristic: writes are fragments of one message at a time per link, appended until
+///   the length the message declares (`SignalReassembler`); whole messages become delegate events.
+/// - Advertising: `HeraldAdvertiser` (rotating resolvable private address).
+///
+/// Links are tracked by GATT slot. The stack reports connections by handle and GATT accesses by slot;
+/// the slot is the connection table's position, which takes the first free entry, so forwarding
+/// *every* `stackDidConnect`/`stackDidDisconnect` (both roles) keeps this mirror in step.
+///
+/// Sizes: `payloadCapacity` bounds the payload (21 for a plain Simple payload, 510 at most),
+/// `signalCapacity` the largest signal message accepted.
+public struct HeraldPeripheral<Source: HeraldPayloadSource, let links: Int, let payloadCapacity: Int, let signalCapacity: Int> {
+    public var source: Source
+    public var advertiser: HeraldAdvertiser
+    /// Handles of the service, once `install(into:)` ran.
+    public private(set) var handles: HeraldGATTHandles?
+    public let payloadID: UInt16
+    public let signalID: UInt16
+    var linkStates: InlineArray<links, HeraldLinkState<payloadCapacity, signalCapacity>>
+
+    public init(source: Source, advertising: HeraldAdvertisingConfiguration, clock: HeraldClock,
+                payloadID: UInt16 = HeraldGATTProfile.payloadValueID,
+                signalID: UInt16 = HeraldGATTProfile.signalValueID) throws(AdvertisingDataError) {
+        self.source = source
+        advertiser = try HeraldAdvertiser(configuration: advertising, clock: clock)
+        self.payloadID = payloadID
+        self.signalID = signalID
+        linkStates = InlineArray(repeating: HeraldLinkState())
+    }
+
+    /// Adds the Herald service to the database the stack will serve (before the stack is built).
+    public mutating func install<let A: Int, let V: Int>(into database: inout GATTDatabase<A, V, links>) throws(GATTDatabaseError) {
+        handles = try HeraldGATTProfile.add(to: &database, identifiers: advertiser.configuration.identifiers,
+                                            payloadID: payloadID, signalID: signalID)
+    }
+
+    /// True when `id` is one of this peripheral's dynamic values (forward its reads and writes here).
+    public func owns(id: UInt16) -> Bool { id == payloadID || id == signalID }
+
+    /// The link in `slot`, as last connected.
+    public func link(slot: Int) -> HeraldLink? {
+        guard slot >= 0, slot < links, linkStates[slot].handle != HeraldLinkState<payloadCapacity, signalCapacity>.free else { return nil }
+        return HeraldLink(slot: slot, handle: linkStates[slot].handle, role: linkStates[slot].role, peer: linkStates[slot].peer)
+    }
+
+    /// Bytes of a signal message waiting for more fragments on `slot`.
+    public func pendingSignalBytes(slot: Int) -> Int {
+        guard slot >= 0, slot < links else { return 0 }
+        return linkStates[slot].signal.pendingCount
+    }
+
+    func reportedLink(_ slot: Int) -> HeraldLink {
+        link(slot: slot) ?? HeraldLink(slot: slot, handle: HeraldLinkState<payloadCapacity, signalCapacity>.free,
+                                       role: .peripheral, peer: DeviceAddress(type: .publicDevice, address: .zero))
+    }
+
+    // MARK: GATT server (forward GATTServerDelegate.read/write for owned ids)
+
+    public mutating func read<S: ByteSink, D: HeraldPeripheralDelegate>(
+        id: UInt16, connection: Int, offset: Int, into sink: inout S, delegate: inout D
+    ) -> ATTErrorCode? {
+        guard id == payloadID else { return .readNotPermitted }
+        guard connection >= 0, connection < links else { return .unlikelyError }
+        if !linkStates[connection].hasPayload {
+            var payload = FixedBytes<payloadCapacity>()
+            let time = advertiser.unixSeconds(startOf: linkStates[connection].period)
+            // No payload (outside the key schedule) or one too large for the buffer: serve nothing
+            // rather than a truncated or all-zero identifier.
+            guard source.writePayload(at: time, to: &payload), !payload.overflowed else { return .unlikelyError }
+            linkStates[connection].payload = payload
+            linkStates[connection].hasPayload = true
+        }
+        let count = linkStates[connection].payload.count
+        guard offset <= count else { return .invalidOffset }
+        if offset == 0 {
+            let payload = linkStates[connection].payload
+            delegate.heraldPeripheral(didServePayload: payload.span, to: reportedLink(connection))
+        }
+        for i in offset..<count { sink.append(linkStates[connection].payload[i]) }
+        return nil
+    }
+
+    /// A write to the signal characteristic. Every write is the next fragment of the link's current
+    /// message, whatever its ATT offset: the compliant writer sends consecutive Write Requests at
+    /// offset 0, and a long write's prepared parts arrive in offset order.
+    public mutating func write<D: HeraldPeripheralDelegate>(
+        id: UInt16, connection: Int, offset: Int, value: Span<UInt8>, delegate: inout D
+    ) -> ATTErrorCode? {
+        guard id == signalID else { return .writeNotPermitted }
+        guard connection >= 0, connection < links else { return .unlikelyError }
+        let link = reportedLink(connection)
+        switch linkStates[connection].signal.receive(value) {
+        case .keepAwake:
+            delegate.heraldPeripheral(didKeepAwake: link)
+            return nil
+        case .incomplete:
+            return nil
+        case .rejected(let code):
+            delegate.heraldPeripheral(didRejectSignalWrite: value, from: link)
+            return ATTErrorCode(rawValue: code)
+        case .complete:
+            let message = linkStates[connection].signal.buffer
+            if deliver(message.span, link: link, delegate: &delegate) { return nil }
+            linkStates[connection].signal.reset()
+            delegate.heraldPeripheral(didRejectSignalWrite: value, from: link)
+            return .invalidAttributeValueLength
+        }
+    }
+
+    /// Turns a whole message into its event; false when its content can never be valid.
+    func deliver<D: HeraldPeripheralDelegate>(_ bytes: Span<UInt8>, link: HeraldLink, delegate: inout D) -> Bool {
+        guard let message = try? SignalMessage(parsing: bytes) else { return false }
+        switch message.kind {
+        case .keepAwake:
+            delegate.heraldPeripheral(didKeepAwake: link)
+        case .payload:
+            delegate.heraldPeripheral(didReceivePayload: message.data, from: link)
+        case .rssi:
+            delegate.heraldPeripheral(didMeasureRSSI: message.rssi, from: link)
+        case .payloadSharing:
+            // Shared payloads carry no lengths: a list that is not whole payloads cannot be split.
+            let payloads = SharedPayloadIterator(message.data)
+            guard (try? payloads.validate()) != nil else { return false }
+            delegate.heraldPeripheral(didShare: payloads, rssi: message.rssi, from: link)
+        case .immediateSend:
+            delegate.heraldPeripheral(didReceiveImmediateSend: message.data, from: link)
+        }
+        return true
+    }
+
+    // MARK: Stack events (forward from the LEApplication)
+
+    public mutating func stackDidBecomeReady<D: HeraldPeripheralDelegate>(
+        _ info: ControllerInfo, now: UInt64, control: inout StackControl, delegate: inout D
+    ) {
+        linkStates = InlineArray(repeating: HeraldLinkState())
+        advertiser.stackDidBecomeReady(info, now: now, control: &control, delegate: &delegate)
+    }
+
+    public mutating func stackControllerDidFail() {
+        linkStates = InlineArray(repeating: HeraldLinkState())
+        advertiser.stackControllerDidFail()
+    }
+
+    /// Forward for every link, central or peripheral, to keep the slot mirror in step.
+    public mutating func stackDidConnect<D: HeraldPeripheralDelegate>(
+        _ link: ConnectionSummary, now: UInt64, control: inout StackControl, delegate: inout D
+    ) {
+        for slot in 0..<links where linkStates[slot].handle == HeraldLinkState<payloadCapacity, signalCapacity>.free {
+            var state = HeraldLinkState<payloadCapacity, signalCapacity>()
+            state.handle = link.handle
+            state.peer = link.peer
+            state.role = link.role
+            state.period = advertiser.period
+            linkStates[slot] = state
+            delegate.heraldPeripheral(didConnect: reportedLink(slot))
+            break
+        }
+        advertiser.stackDidConnect(link, now: now, control: &control)
+    }
+
+    public mutating func stackDidDisconnect<D: HeraldPeripheralDelegate>(
+        handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl, delegate: inout D
+    ) {
+        for slot in 0..<links where linkStates[slot].handle == handle {
+            let gone = reportedLink(slot)
+            linkStates[slot] = HeraldLinkState()
+            delegate.heraldPeripheral(didDisconnect: gone, reason: reason)
+        }
+        advertiser.stackDidDisconnect(now: now, control: &control)
+    }
+
+    public var deadline: UInt64? { advertiser.deadline }
+
+    public mutating func stackTimerFired<D: HeraldPeripheralDelegate>(now: UInt64, control: inout StackControl, delegate: inout D) {
+        advertiser.stackTimerFired(now: now, control: &control, delegate: &delegate)
+    }
+
+    /// Consumes completions tagged `HeraldCommandTag`; false for other commands.
+    public mutating func stackCommandDidComplete<D: HeraldPeripheralDelegate>(
+        tag: CommandTag, opcode: HCIOpcode, status: HCIStatus, returnParameters: Span<UInt8>,
+        control: inout StackControl, delegate: inout D
+    ) -> Bool {
+        advertiser.stackCommandDidComplete(tag: tag, opcode: opcode, status: status, returnParameters: returnParameters,
+                                           control: &control, delegate: &delegate)
+    }
+}
+
+/// `HeraldPeripheral` as a whole application: a wearable or beacon that only serves the Herald service.
+public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate: HeraldPeripheralDelegate,
+                                          let links: Int, let payloadCapacity: Int, let signalCapacity: Int>: LEApplication {
+    public var peripheral: HeraldPeripheral<Source, links, payloadCapacity, signalCapacity>
+    public var delegate: Delegate
+
+    public init(peripheral: HeraldPeripheral<Source, links, payloadCapacity, signalCapacity>, delegate: Delegate) {
+        self.peripheral = peripheral
+        self.delegate = delegate
+    }
+
+    public mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
+        peripheral.read(id: id, connection: connection, offset: offset, into: &sink, delegate: &delegate)
+    }
+
+    public mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
+        peripheral.write(id: id, connection: connection, offset: offset, value: value, delegate: &delegate)
+    }
+
+    public mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout StackControl) {
+        peripheral.stackDidBecomeReady(info, now: now, control: &control, delegate: &delegate)
+    }
+
+    public mutating func stackControllerDidFail(_ failure: ControllerFailure, now: UInt64, control: inout StackControl) {
+        peripheral.stackControllerDidFail()
+    }
+
+    public mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {
+        peripheral.stackDidConnect(link, now: now, control: &control, delegate: &delegate)
+    }
+
+    public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
+        peripheral.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control, delegate: &delegate)
+    }
+
+    public mutating func stackCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus,
+                                                 returnParameters: Span<UInt8>, control: inout StackControl) {
+        _ = peripheral.stackCommandDidComplete(tag: tag, opcode: opcode, status: status, returnParameters: returnParameters,
+                                               control: &control, delegate: &delegate)
+    }
+
+    public var applicationDeadline: UInt64? { peripheral.deadline }
+
+    public mutating func stackTimerFired(now: UInt64, control: inout StackControl) {
+        peripheral.stackTimerFired(now: now, control: &control, delegate: &delegate)
+    }
+}

@@ -1,0 +1,65 @@
+import BluetoothHost
+
+/// One link as the peripheral reports it: the GATT server's slot (0..<links), the HCI connection
+/// handle, our role on it and the peer's address as the controller reported it.
+public struct HeraldLink: Sendable, Equatable {
+    public var slot: Int
+    public var handle: UInt16
+    public var role: ConnectionRole
+    public var peer: DeviceAddress
+
+    public init(slot: Int, handle: UInt16, role: ConnectionRole, peer: DeviceAddress) {
+        self.slot = slot
+        self.handle = handle
+        self.role = role
+        self.peer = peer
+    }
+}
+
+/// What the Herald peripheral tells its application. Every method has a default that ignores it.
+/// Spans are valid only during the call.
+public protocol HeraldPeripheralDelegate {
+    /// A link came up (either role: the slot mirror follows every link).
+    mutating func heraldPeripheral(didConnect link: HeraldLink)
+    /// A link went down; its payload snapshot and partial signal message are gone.
+    mutating func heraldPeripheral(didDisconnect link: HeraldLink, reason: HCIStatus)
+    /// A central read our payload characteristic from offset 0; `payload` is what it gets (and what
+    /// later Read Blob requests on this link continue).
+    mutating func heraldPeripheral(didServePayload payload: Span<UInt8>, to link: HeraldLink)
+    /// Signal message 0x01: the writer's own payload (what reading its payload would have given).
+    mutating func heraldPeripheral(didReceivePayload payload: Span<UInt8>, from link: HeraldLink)
+    /// Signal message 0x02: the RSSI (dBm) at which the writer hears us.
+    mutating func heraldPeripheral(didMeasureRSSI rssi: Int16, from link: HeraldLink)
+    /// Signal message 0x03: payloads the writer has seen, split into single payloads, and its RSSI of us.
+    mutating func heraldPeripheral(didShare payloads: SharedPayloadIterator, rssi: Int16, from link: HeraldLink)
+    /// Signal message 0x04: application data sent immediately.
+    mutating func heraldPeripheral(didReceiveImmediateSend data: Span<UInt8>, from link: HeraldLink)
+    /// An empty write: an iOS central keeping itself awake.
+    mutating func heraldPeripheral(didKeepAwake link: HeraldLink)
+    /// A write that can never form a valid message; it was answered with Invalid Attribute Value
+    /// Length and the link's partial message was dropped.
+    mutating func heraldPeripheral(didRejectSignalWrite fragment: Span<UInt8>, from link: HeraldLink)
+    /// Our advertising address changed (a new resolvable private address at a period boundary).
+    mutating func heraldPeripheral(didChangeAddress address: BDAddress, unixMillis: Int64)
+    /// A command of the peripheral's failed (e.g. LE Encrypt unsupported, advertising refused).
+    mutating func heraldPeripheral(commandFailed opcode: HCIOpcode, status: HCIStatus)
+}
+
+extension HeraldPeripheralDelegate {
+    public mutating func heraldPeripheral(didConnect link: HeraldLink) {}
+    public mutating func heraldPeripheral(didDisconnect link: HeraldLink, reason: HCIStatus) {}
+    public mutating func heraldPeripheral(didServePayload payload: Span<UInt8>, to link: HeraldLink) {}
+    public mutating func heraldPeripheral(didReceivePayload payload: Span<UInt8>, from link: HeraldLink) {}
+    public mutating func heraldPeripheral(didMeasureRSSI rssi: Int16, from link: HeraldLink) {}
+    public mutating func heraldPeripheral(didShare payloads: SharedPayloadIterator, rssi: Int16, from link: HeraldLink) {}
+    public mutating func heraldPeripheral(didReceiveImmediateSend data: Span<UInt8>, from link: HeraldLink) {}
+    public mutating func heraldPeripheral(didKeepAwake link: HeraldLink) {}
+    public mutating func heraldPeripheral(didRejectSignalWrite fragment: Span<UInt8>, from link: HeraldLink) {}
+    public mutating func heraldPeripheral(didChangeAddress address: BDAddress, unixMillis: Int64) {}
+    public mutating func heraldPeripheral(commandFailed opcode: HCIOpcode, status: HCIStatus) {}
+}
+
+/// A delegate that ignores everything.
+public struct HeraldPeripheralNoDelegate: HeraldPeripheralDelegate {
+    public init() {}
+}

@@ -1,0 +1,183 @@
+import BluetoothHost
+import Foundation
+import Herald
+
+/// Where event lines go (standard output by default); a class so the delegate, a value inside the
+/// stack, can share it with the command that reads the counters afterwards.
+public final class PeripheralEventSink {
+    public private(set) var lines = 0
+    public private(set) var payloadReads = 0
+    public private(set) var signalMessages = 0
+    public var write: (String) -> Void
+
+    public init(write: @escaping (String) -> Void = { line in
+        print(line)
+        fflush(nil)
+    }) {
+        self.write = write
+    }
+
+    func emit(_ line: String) {
+        lines += 1
+        write(line)
+    }
+
+    func countPayloadRead() { payloadReads += 1 }
+    func countSignal() { signalMessages += 1 }
+}
+
+/// Prints each Herald peripheral event: one JSON object per line (`json`), or a readable line.
+///
+/// JSON events: `connected`, `disconnected`, `payload-read`, `signal` (with `type` payload | rssi |
+/// payload-sharing | immediate-send and its decoded fields), `keep-awake`, `signal-rejected`,
+/// `address`, `command-failed`. Every object has `event` and `time` (ISO 8601, UTC).
+public struct PeripheralEventPrinter: HeraldPeripheralDelegate {
+    public let json: Bool
+    public let sink: PeripheralEventSink
+    /// Byte order of the country/state codes when decoding written Simple payloads.
+    public var order: PayloadCodeByteOrder = .bigEndian
+
+    public init(json: Bool, sink: PeripheralEventSink = PeripheralEventSink()) {
+        self.json = json
+        self.sink = sink
+    }
+
+    static func hex(_ s: Span<UInt8>) -> String {
+        var out = ""
+        out.reserveCapacity(s.count * 2)
+        for i in s.indices { out += String(format: "%02x", s[i]) }
+        return out
+    }
+
+    public static func address(_ a: BDAddress) -> String {
+        (0..<6).reversed().map { String(format: "%02X", a.bytes[$0]) }.joined(separator: ":")
+    }
+
+    static func linkFields(_ link: HeraldLink) -> [String: Any] {
+        ["slot": link.slot, "handle": Int(link.handle), "peer": address(link.peer.address),
+         "role": link.role == .peripheral ? "peripheral" : "central"]
+    }
+
+    /// A Simple payload's fields, or nil when the bytes are something else.
+    static func simplePayloadFields(_ bytes: Span<UInt8>, order: PayloadCodeByteOrder) -> [String: Any]? {
+        guard let p = try? SimplePayload(parsing: bytes, order: order) else { return nil }
+        var id = ""
+        for i in 0..<16 { id += String(format: "%02x", p.contactIdentifier[i]) }
+        return ["protocol": Int(p.header.protocolAndVersion), "country": Int(p.header.countryCode),
+                "state": Int(p.header.stateCode), "contactIdentifier": id, "extendedDataLength": p.extendedData.count]
+    }
+
+    func emit(_ event: String, _ fields: [String: Any], text: @autoclosure () -> String) {
+        if json {
+            var object = fields
+            object["event"] = event
+            object["time"] = ISO8601DateFormatter.string(from: Date(), timeZone: TimeZone(identifier: "UTC")!,
+                                                          formatOptions: [.withInternetDateTime, .withFractionalSeconds])
+            guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+            else { return }
+            sink.emit(String(decoding: data, as: UTF8.self))
+        } else {
+            sink.emit("\(event) \(text())")
+        }
+    }
+
+    public mutating func heraldPeripheral(didConnect link: HeraldLink) {
+        emit("connected", Self.linkFields(link), text: "slot \(link.slot) handle 0x\(String(link.handle, radix: 16)) peer \(Self.address(link.peer.address))")
+    }
+
+    public mutating func heraldPeripheral(didDisconnect link: HeraldLink, reason: HCIStatus) {
+        var f = Self.linkFields(link)
+        f["reason"] = Int(reason.rawValue)
+        emit("disconnected", f, text: "slot \(link.slot) reason 0x\(String(reason.rawValue, radix: 16))")
+    }
+
+    public mutating func heraldPeripheral(didServePayload payload: Span<UInt8>, to link: HeraldLink) {
+        sink.countPayloadRead()
+        var f = Self.linkFields(link)
+        let h = Self.hex(payload)
+        f["payload"] = h
+        if let simple = Self.simplePayloadFields(payload, order: order) { f["simplePayload"] = simple }
+        emit("payload-read", f, text: "slot \(link.slot) payload \(h)")
+    }
+
+    public mutating func heraldPeripheral(didReceivePayload payload: Span<UInt8>, from link: HeraldLink) {
+        sink.countSignal()
+        var f = Self.linkFields(link)
+        let h = Self.hex(payload)
+        f["type"] = "payload"
+        f["payload"] = h
+        if let simple = Self.simplePayloadFields(payload, order: order) { f["simplePayload"] = simple }
+        emit("signal", f, text: "slot \(link.slot) payload \(h)")
+    }
+
+    public mutating func heraldPeripheral(didMeasureRSSI rssi: Int16, from link: HeraldLink) {
+        sink.countSignal()
+        var f = Self.linkFields(link)
+        f["type"] = "rssi"
+        f["rssi"] = Int(rssi)
+        emit("signal", f, text: "slot \(link.slot) rssi \(rssi) dBm")
+    }
+
+    public mutating func heraldPeripheral(didShare payloads: SharedPayloadIterator, rssi: Int16, from link: HeraldLink) {
+        sink.countSignal()
+        var it = payloads
+        var list: [String] = []
+        while let p = try? it.next() { list.append(Self.hex(p)) }
+        var f = Self.linkFields(link)
+        f["type"] = "payload-sharing"
+        f["rssi"] = Int(rssi)
+        f["payloads"] = list
+        emit("signal", f, text: "slot \(link.slot) payload-sharing rssi \(rssi) \(list.joined(separator: ","))")
+    }
+
+    public mutating func heraldPeripheral(didReceiveImmediateSend data: Span<UInt8>, from link: HeraldLink) {
+        sink.countSignal()
+        var f = Self.linkFields(link)
+        let h = Self.hex(data)
+        f["type"] = "immediate-send"
+        f["data"] = h
+        emit("signal", f, text: "slot \(link.slot) immediate-send \(h)")
+    }
+
+    public mutating func heraldPeripheral(didKeepAwake link: HeraldLink) {
+        emit("keep-awake", Self.linkFields(link), text: "slot \(link.slot)")
+    }
+
+    public mutating func heraldPeripheral(didRejectSignalWrite fragment: Span<UInt8>, from link: HeraldLink) {
+        var f = Self.linkFields(link)
+        let h = Self.hex(fragment)
+        f["fragment"] = h
+        emit("signal-rejected", f, text: "slot \(link.slot) fragment \(h) (ATT error 0x0D)")
+    }
+
+    public mutating func heraldPeripheral(didChangeAddress address: BDAddress, unixMillis: Int64) {
+        let a = Self.address(address)
+        emit("address", ["address": a, "at": KeyTools.iso8601(unixMillis / 1000)], text: a)
+    }
+
+    public mutating func heraldPeripheral(commandFailed opcode: HCIOpcode, status: HCIStatus) {
+        emit("command-failed", ["opcode": Int(opcode.rawValue), "status": Int(status.rawValue)],
+             text: "opcode 0x\(String(opcode.rawValue, radix: 16)) status 0x\(String(status.rawValue, radix: 16))")
+    }
+}
+
+extension HeraldClock {
+    /// The wall clock at monotonic time 0, from the system clock now.
+    public static func system(monotonicNow: UInt64 = MonotonicClock.now()) -> HeraldClock {
+        let unixMillis = Int64((Date().timeIntervalSince1970 * 1000).rounded())
+        return HeraldClock(unixMillisAtZero: unixMillis - Int64(monotonicNow))
+    }
+}
+
+/// Where the wearable's secret comes from when no `--secret-key-file` is given.
+public enum WearableSecret {
+    /// `<logDir>/wearable-secret.key` (and `.irk`): reused if present, created (mode 0600) if not.
+    /// Returns the path and whether it was created.
+    public static func defaultPath(logDirectory: String) throws -> (path: String, created: Bool) {
+        try FileManager.default.createDirectory(atPath: logDirectory, withIntermediateDirectories: true)
+        let path = (logDirectory as NSString).appendingPathComponent("wearable-secret.key")
+        if FileManager.default.fileExists(atPath: path) { return (path, false) }
+        try SecretKeyFile.create(at: path)
+        return (path, true)
+    }
+}
