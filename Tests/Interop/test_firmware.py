@@ -167,22 +167,25 @@ def test_wearable_firmware_and_phone_find_each_other(firmware_images, controller
     ctl = controllers(2)
     fw = Firmware("wearable", ctl.paths[0])
     try:
-        fw.wait_for("advertising ")
-        update = fw.wait_for("sensor didUpdatePayload ")
+        advertising = fw.wait_for("advertising ")
+        rpa = field(fw.wait_for("sensor didChangeAddress "), "address")
         phone_payload = bytes.fromhex("1003" "3a00" "04") + bytes(range(16))
         # The phone stays on air until the wearable has read it back.
         address, value, _, did_read = asyncio.run(find_and_read(
             ctl.paths[1], phone_payload=phone_payload, stay=lambda: fw.wait_for("sensor didRead ", timeout=60)))
         # The phone read the wearable's current Simple payload: protocol 0x10..0x17, header, 16-byte
-        # contact identifier, exactly what the firmware logged for this period.
-        assert value == bytes.fromhex(field(update, "payload"))
+        # contact identifier, exactly what the firmware says it served.
+        share = fw.wait_for("sensor didShare ")
+        assert value == bytes.fromhex(field(share, "payload"))
         assert len(value) == 21 and 0x10 <= value[0] <= 0x17
         assert int.from_bytes(value[1:3], "big") == 826
         assert value[5:] != bytes(16)
-        fw.wait_for("sensor didShare payload")
+        # It advertised from its resolvable private address (top bits 01, Core 5.4 Vol 6 Part B 1.3.2.2).
+        assert address.split("/")[0].upper() == rpa.upper()
+        assert int(rpa[:2], 16) >> 6 == 0b01
         # And the wearable, scanning, detected the phone advertising the Herald service.
         detect = fw.wait_for("sensor didDetect ", timeout=30)
-        print(f"wearable: {detect}; {did_read}")
+        print(f"wearable: {advertising}; {detect}; {did_read}")
         # The wearable, as central, found the phone's Herald service and read its payload.
         assert bytes.fromhex(field(did_read, "payload")) == phone_payload
     finally:
