@@ -78,6 +78,14 @@ func halt(_ reason: StaticString) -> Never {
 @_cdecl("firmware_main")
 public func firmwareMain() -> Never {
     Board.start()
+    var stack = makeStack()
+    runStack(&stack)
+}
+
+/// Builds the stack in its own frame, so the temporaries of construction (payload source,
+/// database, application, each moved into the next) are gone before the main loop runs.
+@inline(never)
+func makeStack() -> BluetoothStack<VenueBeacon, 2, 20, 192> {
     Log.line("herald-beacon: boot")
     var premises = FixedBytes<32>()
     guard (try? ExtendedDataWriter.append(code: ExtendedDataCode.premisesName, text: Venue.name, to: &premises)) != nil,
@@ -98,8 +106,7 @@ public func firmwareMain() -> Never {
     else { halt("GATT database does not fit") }
     // A fixed seed for the static random address; a product derives it from the chip's unique ID
     // (nRF52: FICR DEVICEADDR).
-    var stack = BluetoothStack(configuration: HostConfiguration(randomAddressSeed: [0x42, 0x45, 0x41, 0x43, 0x4F, 0x4E]),
-                               database: database,
-                               app: VenueBeacon(herald: BeaconApp(peripheral: peripheral, delegate: BeaconLog())))
-    runStack(&stack)
+    return BluetoothStack(configuration: HostConfiguration(randomAddressSeed: [0x42, 0x45, 0x41, 0x43, 0x4F, 0x4E]),
+                          database: database,
+                          app: VenueBeacon(herald: BeaconApp(peripheral: peripheral, delegate: BeaconLog())))
 }

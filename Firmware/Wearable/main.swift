@@ -142,6 +142,14 @@ func halt(_ reason: StaticString) -> Never {
 @_cdecl("firmware_main")
 public func firmwareMain() -> Never {
     Board.start()
+    var stack = makeStack()
+    runStack(&stack)
+}
+
+/// Builds the stack in its own frame, so the temporaries of construction (payload source,
+/// database, application, each moved into the next) are gone before the main loop runs.
+@inline(never)
+func makeStack() -> BluetoothStack<HeraldWearable, 2, 20, 192> {
     Log.line("herald-wearable: boot")
     // The 2048-byte secret key the Simple payload's key schedule starts from: a fixed test secret
     // here; a product generates it once from a TRNG and keeps it in flash.
@@ -159,7 +167,6 @@ public func firmwareMain() -> Never {
                                                                          count: deviceName.utf8CodeUnitCount)),
           (try? peripheral.install(into: &database)) != nil
     else { halt("GATT database does not fit") }
-    var stack = BluetoothStack(configuration: HostConfiguration(randomAddressSeed: [0x57, 0x45, 0x41, 0x52, 0x41, 0x42]),
-                               database: database, app: HeraldWearable(peripheral: peripheral))
-    runStack(&stack)
+    return BluetoothStack(configuration: HostConfiguration(randomAddressSeed: [0x57, 0x45, 0x41, 0x52, 0x41, 0x42]),
+                          database: database, app: HeraldWearable(peripheral: peripheral))
 }

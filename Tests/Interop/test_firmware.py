@@ -46,6 +46,7 @@ class Firmware:
 
     def __init__(self, image: str, pty: str):
         self.started = time.monotonic()
+        self.image = image
         self.proc = subprocess.Popen([str(FIRMWARE), "qemu", image, pty], cwd=ROOT, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True, start_new_session=True)
         self.lines: list[str] = []
@@ -70,7 +71,15 @@ class Firmware:
                     raise AssertionError(f"no line starting {prefix!r}; log:\n" + "\n".join(self.lines))
                 self.cond.wait(min(left, 0.5))
 
+    def last(self, prefix: str) -> str | None:
+        with self.cond:
+            return next((line for line in reversed(self.lines) if line.startswith(prefix)), None)
+
     def close(self) -> None:
+        for prefix in ("memory stack_value=", "memory stack_peak="):
+            line = self.last(prefix)
+            if line:
+                print(f"{self.image}: {line}")
         try:
             os.killpg(self.proc.pid, 15)
         except ProcessLookupError:
@@ -158,6 +167,7 @@ def test_beacon_firmware_serves_venue_payload(firmware_images, controllers):
         assert int.from_bytes(value[5:9], "big") == 0x0001E240
         assert b"Herald Cafe" in value[9:]
         fw.wait_for("payload read connection=")
+        time.sleep(2.5)  # one more memory line: the stack peak after serving a read
     finally:
         fw.close()
 
