@@ -45,6 +45,7 @@ struct CMSDKUART {
 @_silgen_name("bsp_milliseconds") func bsp_milliseconds() -> UInt32
 @_silgen_name("bsp_stack_peak") func bsp_stack_peak() -> UInt32
 @_silgen_name("bsp_stack_size") func bsp_stack_size() -> UInt32
+@_silgen_name("bsp_stack_repaint") func bsp_stack_repaint()
 @_silgen_name("bsp_sleep_unless") func bsp_sleep_unless(_ ready: @convention(c) () -> UInt32)
 
 enum Board {
@@ -79,6 +80,8 @@ enum Board {
 
     static var stackPeak: UInt32 { bsp_stack_peak() }
     static var stackSize: UInt32 { bsp_stack_size() }
+    /// Starts a new stack high-water measurement from the current depth.
+    static func restartStackMeasurement() { bsp_stack_repaint() }
 }
 
 /// Extends the 32-bit tick count to the 64-bit milliseconds the stack takes.

@@ -54,6 +54,14 @@ uint32_t bsp_stack_peak(void) {
     return (uint32_t)((uintptr_t)&__stack_top - (uintptr_t)p);
 }
 
+// Paints the unused stack again, so the next peak measured is that of what runs from here on (the
+// main loop) rather than of start-up.
+void bsp_stack_repaint(void) {
+    uint32_t *sp, *p;
+    __asm volatile("mov %0, sp" : "=r"(sp));
+    for (p = &__stack_limit; p < sp - 16; p++) *p = STACK_PAINT;
+}
+
 uint32_t bsp_stack_size(void) { return (uint32_t)((uintptr_t)&__stack_top - (uintptr_t)&__stack_limit); }
 
 // Waits for an interrupt unless `ready` (read with interrupts masked) says there is work: the

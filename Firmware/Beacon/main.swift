@@ -79,6 +79,10 @@ func halt(_ reason: StaticString) -> Never {
 public func firmwareMain() -> Never {
     Board.start()
     var stack = makeStack()
+    // Construction's peak (temporaries moved from value to value) is reported apart from the main
+    // loop's: the loop's is what a product must budget for beyond start-up.
+    Log.put("memory start-up stack_peak="); Log.put(Board.stackPeak); Log.end()
+    Board.restartStackMeasurement()
     runStack(&stack)
 }
 
