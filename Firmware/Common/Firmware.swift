@@ -76,6 +76,9 @@ struct UARTH4Output: H4Output {
     }
 }
 
+/// How long to wait before bringing a failed controller up again.
+let restartDelay: UInt64 = 1_000
+
 /// How often the main loop prints its memory line (the stack peak grows with what has happened).
 let statusInterval: UInt64 = 2_000
 
@@ -98,6 +101,7 @@ func runStack<App: LEApplication, let links: Int, let attributes: Int, let value
     var nextStatus = statusInterval
     var lastPeak: UInt32 = 0
     var lastTick: UInt64 = 0
+    var restartAt: UInt64?
     while true {
         chunk.removeAll()
         while chunk.count < 64, let byte = Board.hci.read() { chunk.append(byte) }
@@ -110,6 +114,16 @@ func runStack<App: LEApplication, let links: Int, let attributes: Int, let value
         if output.now != lastTick {
             lastTick = output.now
             stack.tick(now: output.now, output: &output)
+        }
+        // A controller that failed (silent, asserted, hardware error) is brought up again after a
+        // pause, as the host runtime does: firmware has no one to restart it by hand.
+        if case .failed = stack.hci.state {
+            if restartAt == nil { restartAt = output.now &+ restartDelay }
+            if let at = restartAt, output.now >= at {
+                restartAt = nil
+                Log.line("controller: restarting bring-up")
+                stack.start(now: output.now, output: &output)
+            }
         }
         if output.now >= nextStatus {
             nextStatus = output.now &+ statusInterval
