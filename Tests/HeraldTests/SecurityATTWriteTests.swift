@@ -124,7 +124,13 @@ import BluetoothHost
         // Client Supported Features (written by clients, Core 5.4 Vol 3 Part G 7.2). Service Changed's
         // CCCD only takes indications, so 01 00 is refused. The signal itself went to the application.
         #expect(pristine.clientSupportedFeaturesHandle != 0)
-        #expect(changedHandles == [writable.value, signal.clientConfiguration, pristine.clientSupportedFeaturesHandle])
+        if method == .writeCommand {
+            // Write Commands reach only values that declare Write Without Response (Core 5.4 Vol 3
+            // Part G 3.3.1.1) and descriptors: here the signal (to the app) and its CCCD.
+            #expect(changedHandles == [signal.clientConfiguration])
+        } else {
+            #expect(changedHandles == [writable.value, signal.clientConfiguration, pristine.clientSupportedFeaturesHandle])
+        }
         #expect(delegateWrites == [signal.value])
     }
 
