@@ -76,6 +76,9 @@ class Firmware:
             return next((line for line in reversed(self.lines) if line.startswith(prefix)), None)
 
     def close(self) -> None:
+        # The whole log UART, shown by pytest when the test failed.
+        with self.cond:
+            print(f"--- {self.image} log ---\n" + "\n".join(self.lines))
         for prefix in ("memory stack_value=", "memory stack_peak="):
             line = self.last(prefix)
             if line:
