@@ -135,6 +135,69 @@ public func probeGATTClient(_ bytes: UnsafePointer<UInt8>, _ count: Int, _ now: 
     return Int32(delegate.found + delegate.octets + delegate.completions + delegate.failures + out.count + reply.count)
 }
 
+/// Counts sensor events, as a firmware application would.
+struct ProbeSensorDelegate: SensorDelegate {
+    var events = 0
+    var octets = 0
+    mutating func sensor(_ sensor: SensorType, didDetect target: TargetIdentifier) { events += 1 }
+    mutating func sensor(_ sensor: SensorType, didMeasure proximity: Proximity, fromTarget target: TargetIdentifier) {
+        events += Int(proximity.value & 1)
+    }
+    mutating func sensor(_ sensor: SensorType, didRead payload: Span<UInt8>, fromTarget target: TargetIdentifier) {
+        octets += payload.count
+    }
+    mutating func sensor(_ sensor: SensorType, didShare payloads: borrowing SharedPayloads, fromTarget target: TargetIdentifier) {
+        for i in 0..<payloads.count { octets += payloads[i].count }
+    }
+    mutating func sensor(_ sensor: SensorType, didReceive data: Span<UInt8>, fromTarget target: TargetIdentifier) {
+        octets += data.count
+    }
+    mutating func sensor(_ sensor: SensorType, available: Bool, didDeleteOrDetect target: TargetIdentifier) { events += 1 }
+}
+
+/// The Herald sensor as firmware would build it: a sensor array (Simple payload supplier, two
+/// delegates, the Herald peripheral with its GATT service and rotating address) as the application of
+/// a 4-link stack, 64 devices and 2 central links. `bytes` go in as HCI from the controller, as a
+/// signal message written by a peer and as an ATT write to the signal characteristic; then an
+/// immediate send to all and the timers run (purge, GATT client timeouts, address rotation).
+@_cdecl("herald_probe_sensor")
+public func probeSensor(_ bytes: UnsafePointer<UInt8>, _ count: Int, _ now: UInt64) -> Int32 {
+    typealias Peripheral = HeraldPeripheral<SimplePayloadSource, 4, 32, 128>
+    typealias App = SensorArray<SimplePayloadDataSupplier, SensorDelegatePair<ProbeSensorDelegate, ProbeSensorDelegate>, 64, 2, Peripheral>
+    let span = Span(_unsafeStart: bytes, count: count)
+    guard count >= 2048 else { return -1 }
+    let key = span.extracting(0..<2048)
+    let header = PayloadHeader(protocolAndVersion: 0x10, countryCode: 826, stateCode: 0)
+    let name: StaticString = "herald"
+    guard let supplier = SimplePayloadDataSupplier(header: header, secretKey: key, unixSecondsAtZero: 1_780_000_000),
+          let source = try? SimplePayloadSource(secretKey: key, header: header),
+          var peripheral = try? Peripheral(source: source, advertising: HeraldAdvertisingConfiguration(irk: InlineArray(repeating: 7)),
+                                           clock: HeraldClock(unixMillisAtZero: 1_780_000_000_000)),
+          var database = try? GATTDatabase<24, 256, 4>(deviceName: Span(_unsafeStart: name.utf8Start, count: name.utf8CodeUnitCount)),
+          (try? peripheral.install(into: &database)) != nil
+    else { return -2 }
+    let app = App(supplier: supplier, delegate: SensorDelegatePair(ProbeSensorDelegate(), ProbeSensorDelegate()), peripheral: peripheral)
+    var stack = BluetoothStack(configuration: HostConfiguration(randomAddressSeed: [1, 2, 3, 4, 5, 6]),
+                               database: database, app: app)
+    var out = ProbeOutput()
+    stack.start(now: now, output: &out)
+    _ = stack.perform(now: now, output: &out) { le in le.app.start(now: now, control: &le.control) }
+    stack.receive(span, now: now, output: &out)
+    let peer = DeviceAddress(type: .randomDevice, address: BDAddress(displayOrder: 0xC0, 1, 2, 3, 4, 5))
+    let sent = stack.perform(now: now &+ 5, output: &out) { le in
+        let message = span.extracting(2048..<count)
+        _ = try? le.app.ble.didReceiveSignal(message, from: peer, now: now &+ 5)
+        _ = le.app.write(id: HeraldGATTProfile.signalValueID, connection: 0, offset: 0, value: message)
+        var payload = FixedBytes<128>()
+        _ = le.app.ble.payload(at: now &+ 5, for: nil, into: &payload)
+        return le.app.immediateSendAll(payload.span, now: now &+ 5, control: &le.control)
+    }
+    stack.tick(now: now &+ 70_000, output: &out)
+    stack.tick(now: now &+ 400_000, output: &out)
+    let d = stack.app.delegate
+    return Int32(out.count + sent + d.first.events + d.second.octets + stack.app.ble.central.database.count)
+}
+
 /// Firmware's view of the Herald peripheral's events: counters only.
 struct ProbePeripheralEvents: HeraldPeripheralDelegate {
     var messages = 0

@@ -1,0 +1,147 @@
+import BluetoothHost
+
+// The central's signal traffic: the messages it writes (immediate send, the payload-sharing "calling
+// card") and the ones peers write to our signal characteristic (Herald protocol specification,
+// "Signal characteristic").
+extension HeraldCentral {
+    // MARK: Signal messages we write
+
+    func writeMessage(_ kind: HeraldSignalWriteKind, link s: Int, now: UInt64, into sink: inout FixedBytes<520>) -> Bool {
+        switch kind {
+        case .immediateSend:
+            guard immediateData.count > 0 else { return false }
+            do throws(DecodeError) { try SignalMessageEncoder.writeImmediateSend(immediateData.span, to: &sink) } catch { return false }
+            return true
+        case .payloadSharing:
+            guard let peer = database.index(of: slots[s]!.target) else { return false }
+            var list = FixedBytes<510>()
+            guard sharingList(for: peer, now: now, into: &list) > 0 else { return false }
+            let rssi = Int16(database[peer]!.rssi ?? 0)
+            do throws(DecodeError) { try SignalMessageEncoder.writePayloadSharing(rssi: rssi, payloads: list.span, to: &sink) } catch { return false }
+            return true
+        }
+    }
+
+    /// The "calling card" for `peer`: whole payloads of Herald iOS and receive-only devices seen in the
+    /// sharing window, never the peer's own, up to 510 bytes. Returns how many payloads it holds.
+    public func sharingList(for peer: Int, now: UInt64, into list: inout FixedBytes<510>) -> Int {
+        guard let p = database[peer] else { return 0 }
+        var n = 0
+        for i in 0..<devices where i != peer {
+            guard let d = database[i], d.hasPayload, d.os == .ios || d.kind == .receiveOnly,
+                  now &- d.lastSeen <= configuration.sharingWindow else { continue }
+            if p.hasPayload && p.payload.elementsEqual(d.payload.span) { continue }
+            guard d.payload.count <= list.freeCapacity else { continue }
+            list.append(contentsOf: d.payload.span)
+            n += 1
+        }
+        return n
+    }
+
+    // MARK: Signal messages written to us (peripheral role)
+
+    /// A whole signal message a peer wrote to our signal characteristic (the peripheral component
+    /// reassembles fragments with `SignalReassembler` first). A peer we never saw advertising becomes
+    /// a receive-only device. Malformed messages are dropped with their typed error.
+    public mutating func didReceiveSignal<P: PayloadDataSupplier, D: SensorDelegate>(
+        _ bytes: Span<UInt8>, from peer: DeviceAddress, now: UInt64, layout: borrowing P, delegate: inout D
+    ) throws(DecodeError) {
+        let message = try SignalMessage(parsing: bytes)
+        switch message.kind {
+        case .keepAwake:
+            return
+        case .payload:
+            guard message.data.count <= PayloadBytes.capacity else {
+                throw .badLength(field: "payload", declared: message.data.count, limit: PayloadBytes.capacity)
+            }
+            peerDidWrite(payload: message.data, from: peer, now: now, delegate: &delegate)
+        case .rssi:
+            peerDidWrite(rssi: message.rssi, from: peer, now: now, delegate: &delegate)
+        case .payloadSharing:
+            let payloads = SharedPayloads(splitting: message.data, with: layout)
+            peerDidShare(payloads, from: peer, now: now, delegate: &delegate)
+        case .immediateSend:
+            peerDidSend(immediate: message.data, from: peer, now: now, delegate: &delegate)
+        }
+    }
+
+    /// The target for a peer that wrote to us, filing it as receive-only when unknown.
+    mutating func writer<D: SensorDelegate>(_ peer: DeviceAddress, now: UInt64, delegate: inout D) -> Int {
+        let (index, isNew) = database.observe(address: peer, pseudoAddress: nil, kind: .receiveOnly, now: now) { gone in
+            delegate.sensor(.ble, available: false, didDeleteOrDetect: gone)
+        }
+        if isNew {
+            database.entries[index]!.connectable = false
+            delegate.sensor(.ble, didDetect: database[index]!.target)
+            delegate.sensor(.ble, available: true, didDeleteOrDetect: database[index]!.target)
+        }
+        // A receive-only device is "seen" when it writes (it has no adverts to measure).
+        if database[index]!.kind == .receiveOnly { database.entries[index]!.lastSeen = now }
+        return index
+    }
+
+    /// Signal message 0x01: the writer's own payload. Longer than `PayloadBytes.capacity`: ignored.
+    public mutating func peerDidWrite<D: SensorDelegate>(payload: Span<UInt8>, from peer: DeviceAddress, now: UInt64, delegate: inout D) {
+        let index = writer(peer, now: now, delegate: &delegate)
+        guard let (kept, merged) = database.setPayload(payload, at: index, now: now) else { return }
+        if let gone = merged { delegate.sensor(.ble, available: false, didDeleteOrDetect: gone) }
+        delegate.sensor(.ble, didRead: payload, fromTarget: database[kept]!.target)
+    }
+
+    /// Signal message 0x02: the RSSI at which the writer hears us.
+    public mutating func peerDidWrite<D: SensorDelegate>(rssi: Int16, from peer: DeviceAddress, now: UInt64, delegate: inout D) {
+        let index = writer(peer, now: now, delegate: &delegate)
+        delegate.sensor(.ble, didMeasure: Proximity(value: rssi), fromTarget: database[index]!.target)
+    }
+
+    /// Signal message 0x03: payloads the writer has seen.
+    public mutating func peerDidShare<D: SensorDelegate>(_ payloads: borrowing SharedPayloads, from peer: DeviceAddress, now: UInt64,
+                                                         delegate: inout D) {
+        let index = writer(peer, now: now, delegate: &delegate)
+        delegate.sensor(.ble, didShare: payloads, fromTarget: database[index]!.target)
+    }
+
+    /// Signal message 0x04: immediate-send data.
+    public mutating func peerDidSend<D: SensorDelegate>(immediate data: Span<UInt8>, from peer: DeviceAddress, now: UInt64,
+                                                        delegate: inout D) {
+        let index = writer(peer, now: now, delegate: &delegate)
+        delegate.sensor(.ble, didReceive: data, fromTarget: database[index]!.target)
+    }
+
+    // MARK: Immediate send
+
+    /// Queues `data` for `target`, sent before any other work on the next connection. One message at
+    /// a time: new data replaces data not yet delivered. False when too long or the target is unknown.
+    @discardableResult
+    public mutating func immediateSend<C: HeraldCentralControl>(_ data: Span<UInt8>, to target: TargetIdentifier,
+                                                                now: UInt64, control: inout C) -> Bool {
+        guard data.count > 0, data.count <= immediateData.capacity, let i = database.index(of: target) else { return false }
+        clearImmediateSend()
+        immediateData = FixedBytes<128>(data)
+        database.entries[i]!.immediateSendPending = true
+        schedule(now: now, control: &control)
+        return true
+    }
+
+    /// Queues `data` for every Herald device heard in the last `immediateSendWindow` (60 s); returns
+    /// how many devices it is for.
+    @discardableResult
+    public mutating func immediateSendAll<C: HeraldCentralControl>(_ data: Span<UInt8>, now: UInt64, control: inout C) -> Int {
+        guard data.count > 0, data.count <= immediateData.capacity else { return 0 }
+        clearImmediateSend()
+        immediateData = FixedBytes<128>(data)
+        var n = 0
+        for i in 0..<devices {
+            guard let d = database[i], d.kind == .herald || d.hasHeraldService == true,
+                  now &- d.lastSeen <= configuration.immediateSendWindow else { continue }
+            database.entries[i]!.immediateSendPending = true
+            n += 1
+        }
+        schedule(now: now, control: &control)
+        return n
+    }
+
+    mutating func clearImmediateSend() {
+        for i in 0..<devices where database[i]?.immediateSendPending == true { database.entries[i]!.immediateSendPending = false }
+    }
+}

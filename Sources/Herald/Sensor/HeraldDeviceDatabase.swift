@@ -1,0 +1,209 @@
+import BluetoothHost
+
+/// What the signal characteristic a device exposes says about its platform (Herald protocol
+/// specification: iOS apps expose the non-compliant write-and-notify characteristic 0eb0d5f2-…,
+/// everything else the compliant write-only f617b813-…).
+public enum HeraldDeviceOS: Sendable, Equatable {
+    case unknown
+    case android
+    case ios
+}
+
+/// Why a device was first put in the database.
+public enum HeraldDeviceKind: Sendable, Equatable {
+    /// Advertises a Herald service UUID or pseudo device address.
+    case herald
+    /// An Apple device that may hide the Herald service; only GATT discovery can tell.
+    case appleToCheck
+    /// A device that wrote its payload to our signal characteristic without being seen advertising.
+    case receiveOnly
+}
+
+/// One logical peer, however often its Bluetooth address rotates.
+public struct HeraldDevice {
+    public var target: TargetIdentifier
+    /// The address last seen (the one to connect to).
+    public var address: DeviceAddress
+    public var pseudoAddress: PseudoDeviceAddress?
+    public var kind: HeraldDeviceKind
+    /// The device exposes the Herald service (nil until GATT discovery or an advert says so).
+    public var hasHeraldService: Bool?
+    public var os: HeraldDeviceOS = .unknown
+    /// Start of the contact event: the first advert (ms).
+    public var firstSeen: UInt64
+    /// End of the contact event so far: the last RSSI measured (ms). Connections never move it.
+    public var lastSeen: UInt64
+    /// Last change of any field: the least recently updated device is evicted first.
+    public var lastUpdated: UInt64
+    public var rssi: Int8?
+    public var txPower: Int8?
+    public var payload = PayloadBytes()
+    /// When the payload was read; nil while unknown.
+    public var payloadTime: UInt64?
+    /// No connection attempts before this time.
+    public var ignoreUntil: UInt64?
+    /// The next ignore period (×1.2 each time, capped).
+    public var ignoreInterval: UInt64
+    public var consecutiveFailures = 0
+    /// The last failed connection; the device is tried again only once heard after it.
+    public var lastFailure: UInt64?
+    /// When our payload-sharing list last went to this device.
+    public var lastShared: UInt64?
+    /// Immediate-send data waits for this device (the data is `HeraldCentral.immediateData`).
+    public var immediateSendPending = false
+    /// The last advert was connectable (scan responses do not change it).
+    public var connectable = true
+    /// The device is connected to us (we are its peripheral) on this link: no second link is made.
+    public var inboundLink: UInt16?
+
+    public var hasPayload: Bool { payloadTime != nil }
+
+    /// The contact event: first detection to the last RSSI.
+    public var contactEvent: (start: UInt64, end: UInt64) { (firstSeen, lastSeen) }
+
+    public func isIgnored(at now: UInt64) -> Bool {
+        if let until = ignoreUntil { return now < until }
+        return false
+    }
+}
+
+/// The devices the sensor knows, in fixed capacity: when full, the least recently updated device
+/// makes room. One entry per peer: adverts are matched by pseudo device address first (it survives
+/// address rotation), then by Bluetooth address; a payload identical to another entry's merges the two.
+public struct HeraldDeviceDatabase<let capacity: Int> {
+    public internal(set) var entries: InlineArray<capacity, HeraldDevice?>
+    var nextTarget: UInt32 = 1
+    /// First ignore period (Herald: 60 s), its growth factor 6/5 and its ceiling (about 3 minutes).
+    public var initialIgnoreInterval: UInt64 = 60_000
+    public var maximumIgnoreInterval: UInt64 = 180_000
+
+    public init() { entries = InlineArray(repeating: nil) }
+
+    public var count: Int {
+        var n = 0
+        for i in 0..<capacity where entries[i] != nil { n += 1 }
+        return n
+    }
+
+    public subscript(index: Int) -> HeraldDevice? {
+        get { entries[index] }
+        set { entries[index] = newValue }
+    }
+
+    public func index(of target: TargetIdentifier) -> Int? {
+        for i in 0..<capacity where entries[i]?.target == target { return i }
+        return nil
+    }
+
+    public func index(of address: DeviceAddress) -> Int? {
+        for i in 0..<capacity where entries[i]?.address == address { return i }
+        return nil
+    }
+
+    public func index(ofPseudoAddress pseudo: PseudoDeviceAddress) -> Int? {
+        for i in 0..<capacity where entries[i]?.pseudoAddress == pseudo { return i }
+        return nil
+    }
+
+    public func index(ofPayload payload: Span<UInt8>, except: Int? = nil) -> Int? {
+        for i in 0..<capacity where i != except {
+            if let d = entries[i], d.hasPayload, d.payload.elementsEqual(payload) { return i }
+        }
+        return nil
+    }
+
+    /// The device this advert belongs to, or a new entry for it. `evicted` receives the target of a
+    /// device removed to make room. Returns the index and whether the device is new.
+    public mutating func observe(address: DeviceAddress, pseudoAddress: PseudoDeviceAddress?, kind: HeraldDeviceKind,
+                                 now: UInt64, evicted: (TargetIdentifier) -> Void) -> (index: Int, isNew: Bool) {
+        if let pseudo = pseudoAddress, let i = index(ofPseudoAddress: pseudo) {
+            // The same peer under a rotated address: follow it.
+            if entries[i]!.address != address {
+                if let stale = index(of: address), stale != i { evicted(entries[stale]!.target); entries[stale] = nil }
+                entries[i]!.address = address
+            }
+            entries[i]!.lastUpdated = now
+            return (i, false)
+        }
+        if let i = index(of: address) {
+            if let pseudo = pseudoAddress { entries[i]!.pseudoAddress = pseudo }
+            // An advert upgrades what we knew: a receive-only writer now advertising can be
+            // connected to; anything advertising the Herald service is Herald.
+            if kind == .herald || entries[i]!.kind == .receiveOnly { entries[i]!.kind = kind }
+            entries[i]!.lastUpdated = now
+            return (i, false)
+        }
+        let slot = freeSlot(evicted: evicted)
+        entries[slot] = HeraldDevice(target: TargetIdentifier(nextTarget), address: address, pseudoAddress: pseudoAddress,
+                                     kind: kind, hasHeraldService: kind == .herald ? true : nil, firstSeen: now,
+                                     lastSeen: now, lastUpdated: now, ignoreInterval: initialIgnoreInterval)
+        nextTarget &+= 1
+        return (slot, true)
+    }
+
+    /// A free slot, evicting the least recently updated device when full.
+    mutating func freeSlot(evicted: (TargetIdentifier) -> Void) -> Int {
+        var oldest = 0
+        for i in 0..<capacity {
+            guard let d = entries[i] else { return i }
+            if d.lastUpdated < entries[oldest]!.lastUpdated { oldest = i }
+        }
+        evicted(entries[oldest]!.target)
+        entries[oldest] = nil
+        return oldest
+    }
+
+    /// Records a payload read from the device at `index`. When another entry already holds the same
+    /// payload, that entry is the same person under an earlier address: it absorbs this one (address,
+    /// RSSI, last seen) and this one is removed. Returns the surviving index and the removed target.
+    /// A payload longer than `HeraldSensorLimits.payloadCapacity` is refused (nil).
+    public mutating func setPayload(_ payload: Span<UInt8>, at index: Int, now: UInt64) -> (index: Int, merged: TargetIdentifier?)? {
+        guard payload.count <= PayloadBytes.capacity, entries[index] != nil else { return nil }
+        if let other = self.index(ofPayload: payload, except: index) {
+            let gone = entries[index]!
+            var keep = entries[other]!
+            keep.address = gone.address
+            if gone.lastSeen >= keep.lastSeen {
+                keep.lastSeen = gone.lastSeen
+                keep.rssi = gone.rssi
+                if gone.txPower != nil { keep.txPower = gone.txPower }
+            }
+            keep.firstSeen = min(keep.firstSeen, gone.firstSeen)
+            if gone.pseudoAddress != nil { keep.pseudoAddress = gone.pseudoAddress }
+            if gone.os != .unknown { keep.os = gone.os }
+            if gone.hasHeraldService != nil { keep.hasHeraldService = gone.hasHeraldService }
+            keep.immediateSendPending = keep.immediateSendPending || gone.immediateSendPending
+            keep.payloadTime = now
+            keep.lastUpdated = now
+            entries[other] = keep
+            entries[index] = nil
+            return (other, gone.target)
+        }
+        entries[index]!.payload = PayloadBytes(payload)
+        entries[index]!.payloadTime = now
+        entries[index]!.lastUpdated = now
+        return (index, nil)
+    }
+
+    /// Ignores the device for its current ignore interval, then grows the interval ×1.2 up to the
+    /// ceiling (60, 72, 86.4, 103.7 … 180 s). Returns the period applied.
+    @discardableResult
+    public mutating func ignore(at index: Int, now: UInt64) -> UInt64 {
+        guard entries[index] != nil else { return 0 }
+        let period = entries[index]!.ignoreInterval
+        entries[index]!.ignoreUntil = now &+ period
+        entries[index]!.ignoreInterval = min(period * 6 / 5, maximumIgnoreInterval)
+        entries[index]!.consecutiveFailures = 0
+        entries[index]!.lastUpdated = now
+        return period
+    }
+
+    /// Removes devices not seen for `outOfRange` ms, reporting each target.
+    public mutating func purge(now: UInt64, outOfRange: UInt64, removed: (TargetIdentifier) -> Void) {
+        for i in 0..<capacity {
+            guard let d = entries[i], now >= d.lastSeen, now - d.lastSeen >= outOfRange else { continue }
+            removed(d.target)
+            entries[i] = nil
+        }
+    }
+}

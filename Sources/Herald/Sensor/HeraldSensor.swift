@@ -1,0 +1,285 @@
+import BluetoothHost
+
+/// The Herald BLE sensor as an application of the stack: scanning and the central scheduler
+/// (`HeraldCentral`), one GATT client per central link running the central procedure, and the
+/// peripheral half (Herald GATT service, payload serving, signal writes) — see PERIPHERAL below.
+///
+/// Generic over the payload supplier, the delegate (compose several with `SensorDelegatePair`) and
+/// the peripheral (`HeraldPeripheral`, or `NoSensorPeripheral` to only scan), sized by `devices`
+/// (database capacity) and `links` (simultaneous central connections).
+public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelegate, let devices: Int, let links: Int,
+                           Peripheral: HeraldSensorPeripheral>: LEApplication {
+    /// Supplier, delegate and central together, so a component of the sensor (the GATT clients, the
+    /// peripheral) can report into them while it is itself being mutated.
+    public var core: SensorCore<Supplier, Delegate, devices, links>
+    /// The Herald GATT service and advertising; its events reach `core`.
+    public var peripheral: Peripheral
+    /// One GATT client per central link, at the same index as `central.slots`. Signal writes are at
+    /// most ATT_MTU-3 octets each, so no long-write buffer is needed.
+    public internal(set) var clients: InlineArray<links, GATTClient<0>?>
+    /// The application wants the sensor running (it starts whenever the controller is ready).
+    public internal(set) var wantsOn = false
+    public internal(set) var controllerReady = false
+
+    public init(supplier: Supplier, delegate: Delegate, peripheral: Peripheral,
+                configuration: HeraldSensorConfiguration = HeraldSensorConfiguration()) {
+        core = SensorCore(supplier: supplier, delegate: delegate, central: HeraldCentral(configuration: configuration))
+        self.peripheral = peripheral
+        clients = InlineArray(repeating: nil)
+    }
+
+    public var supplier: Supplier {
+        get { core.supplier }
+        _modify { yield &core.supplier }
+    }
+    public var delegate: Delegate {
+        get { core.delegate }
+        _modify { yield &core.delegate }
+    }
+    public var central: HeraldCentral<devices, links> {
+        get { core.central }
+        _modify { yield &core.central }
+    }
+
+    // MARK: Control from the application
+
+    /// Starts sensing now if the controller is ready, else as soon as it is.
+    public mutating func start(now: UInt64, control: inout StackControl) {
+        wantsOn = true
+        guard controllerReady, !central.isOn else { return }
+        central.start(now: now, control: &control)
+        syncScanning()
+        delegate.sensor(.ble, didUpdateState: .on)
+    }
+
+    public mutating func stop(control: inout StackControl) {
+        wantsOn = false
+        guard central.isOn else { return }
+        central.stop(control: &control)
+        syncScanning()
+        delegate.sensor(.ble, didUpdateState: .off)
+    }
+
+    /// Tells the peripheral whether we scan, so it can pause the scan around address changes.
+    mutating func syncScanning() {
+        peripheral.sensorScanningDidChange(core.central.isScanning ? (true, HeraldCentral<devices, links>.scanInterval) : nil)
+    }
+
+    @discardableResult
+    public mutating func immediateSend(_ data: Span<UInt8>, to target: TargetIdentifier, now: UInt64, control: inout StackControl) -> Bool {
+        central.immediateSend(data, to: target, now: now, control: &control)
+    }
+
+    @discardableResult
+    public mutating func immediateSendAll(_ data: Span<UInt8>, now: UInt64, control: inout StackControl) -> Int {
+        central.immediateSendAll(data, now: now, control: &control)
+    }
+
+    // MARK: Hooks for the peripheral half
+
+    /// Our payload for `now`, for the payload characteristic.
+    public mutating func payload<S: ByteSink>(at now: UInt64, for peer: TargetIdentifier?, into sink: inout S) -> Bool {
+        supplier.payload(at: now, for: peer, into: &sink)
+    }
+
+    /// A whole signal message written to our signal characteristic by `peer`.
+    public mutating func didReceiveSignal(_ bytes: Span<UInt8>, from peer: DeviceAddress, now: UInt64) throws(DecodeError) {
+        try core.central.didReceiveSignal(bytes, from: peer, now: now, layout: core.supplier, delegate: &core.delegate)
+    }
+
+    // MARK: LEApplication
+
+    public mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout StackControl) {
+        controllerReady = true
+        core.now = now
+        peripheral.stackDidBecomeReady(info, now: now, control: &control, delegate: &core)
+        if wantsOn { start(now: now, control: &control) }
+    }
+
+    public mutating func stackControllerDidFail(_ failure: ControllerFailure, now: UInt64, control: inout StackControl) {
+        controllerReady = false
+        for i in 0..<links { clients[i] = nil }
+        peripheral.stackControllerDidFail()
+        central.controllerDidFail()
+        syncScanning()
+        if central.isOn {
+            central.isOn = false
+            delegate.sensor(.ble, didUpdateState: .unavailable)
+        }
+    }
+
+    public mutating func stackDidReceive(advertisingReport: borrowing AdvertisingReport, now: UInt64, control: inout StackControl) {
+        core.now = now
+        core.central.didReceive(advertisingReport: advertisingReport, now: now, control: &control, delegate: &core.delegate)
+    }
+
+    public mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {
+        // Every link goes to the peripheral (it mirrors the GATT server's slots); central links we
+        // made also get a GATT client.
+        core.now = now
+        peripheral.stackDidConnect(link, now: now, control: &control, delegate: &core)
+        guard let step = central.didConnect(handle: link.handle, peer: link.peer, isCentral: link.role == .central,
+                                            now: now, control: &control),
+              let slot = central.linkIndex(handle: link.handle) else { return }
+        clients[slot] = GATTClient<0>()
+        perform(step, slot: slot, handle: link.handle, now: now, control: &control)
+    }
+
+    public mutating func stackDidFailToConnect(to peer: DeviceAddress, status: HCIStatus, now: UInt64, control: inout StackControl) {
+        core.now = now
+        central.didFailToConnect(to: peer, now: now, control: &control)
+    }
+
+    public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
+        core.now = now
+        peripheral.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control, delegate: &core)
+        if let slot = central.linkIndex(handle: handle) { clients[slot] = nil }
+        central.didDisconnect(handle: handle, now: now, control: &control)
+    }
+
+    public mutating func stackDidReceiveATT(handle: UInt16, pdu: Span<UInt8>, now: UInt64, control: inout StackControl) {
+        core.now = now
+        guard let slot = central.linkIndex(handle: handle), clients[slot] != nil else { return }
+        core.central.gattHandle = handle
+        core.central.gattCompletion = nil
+        var reply = FixedBytes<247>()
+        let action = clients[slot]!.handle(pdu: pdu, now: now, delegate: &core.central, reply: &reply)
+        afterClient(action, reply: reply, slot: slot, handle: handle, now: now, control: &control)
+    }
+
+    public mutating func stackCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus,
+                                                 returnParameters: Span<UInt8>, control: inout StackControl) {
+        _ = peripheral.stackCommandDidComplete(tag: tag, opcode: opcode, status: status, returnParameters: returnParameters,
+                                               control: &control, delegate: &core)
+    }
+
+    public var applicationDeadline: UInt64? {
+        var d = central.nextDeadline
+        if let t = peripheral.deadline { d = min(d ?? .max, t) }
+        for i in 0..<links {
+            if let t = clients[i]?.nextDeadline { d = min(d ?? .max, t) }
+        }
+        return d
+    }
+
+    public mutating func stackTimerFired(now: UInt64, control: inout StackControl) {
+        core.now = now
+        for slot in 0..<links {
+            guard clients[slot] != nil, let handle = central.slots[slot]?.handle else { continue }
+            core.central.gattHandle = handle
+            core.central.gattCompletion = nil
+            let action = clients[slot]!.tick(now: now, delegate: &core.central)
+            afterClient(action, reply: FixedBytes<247>(), slot: slot, handle: handle, now: now, control: &control)
+        }
+        core.central.tick(now: now, control: &control, delegate: &core.delegate)
+        syncScanning()
+        if let t = peripheral.deadline, now >= t {
+            core.now = now
+            peripheral.stackTimerFired(now: now, control: &control, delegate: &core)
+        }
+    }
+
+    // MARK: Driving the GATT client
+
+    mutating func afterClient(_ action: GATTClientAction, reply: borrowing FixedBytes<247>, slot: Int, handle: UInt16,
+                              now: UInt64, control: inout StackControl) {
+        switch action {
+        case .send: control.sendATT(handle: handle, pdu: reply.span)
+        case .disconnect:
+            // ATT transaction timeout: the bearer is dead (Core 5.4 Vol 3 Part F 3.3.3).
+            central.linkWillClose(handle: handle)
+            control.disconnect(handle: handle)
+        case .none: break
+        }
+        guard let succeeded = central.gattCompletion else { return }
+        central.gattCompletion = nil
+        guard let step = core.central.gattDidComplete(handle: handle, succeeded: succeeded, now: now, control: &control,
+                                                      delegate: &core.delegate) else { return }
+        perform(step, slot: slot, handle: handle, now: now, control: &control)
+    }
+
+    /// Starts the GATT procedure for `step`; one that cannot start counts as failed and the procedure
+    /// moves on (at most a few steps, each of which ends or sends).
+    mutating func perform(_ first: HeraldGATTStep, slot: Int, handle: UInt16, now: UInt64, control: inout StackControl) {
+        var step = first
+        while true {
+            var request = FixedBytes<247>()
+            var started = true
+            do throws(GATTClientError) {
+                switch step {
+                case .exchangeMTU:
+                    try clients[slot]!.start(.exchangeMTU, now: now, into: &request)
+                case .discoverServices:
+                    try clients[slot]!.start(.discoverAllPrimaryServices, now: now, into: &request)
+                case .discoverCharacteristics(let start, let end):
+                    try clients[slot]!.start(.discoverAllCharacteristics(serviceStart: start, serviceEnd: end), now: now, into: &request)
+                case .readPayload(let attribute):
+                    try clients[slot]!.start(.readLong(handle: attribute), now: now, into: &request)
+                case .writeSignal(let attribute, let offset, let length):
+                    // Copy the fragment out: the client must not borrow the central's buffer.
+                    let fragment = FixedBytes<247>(central.slots[slot]!.procedure.message.span.extracting(offset..<(offset + length)))
+                    try clients[slot]!.start(.write(handle: attribute, value: fragment.span), now: now, into: &request)
+                case .needMessage, .done:
+                    return
+                }
+            } catch {
+                started = false
+            }
+            if started {
+                control.sendATT(handle: handle, pdu: request.span)
+                return
+            }
+            guard let next = core.central.gattDidComplete(handle: handle, succeeded: false, now: now, control: &control,
+                                                          delegate: &core.delegate) else { return }
+            step = next
+        }
+    }
+
+    // MARK: GATTServerDelegate: the Herald service's dynamic values belong to the peripheral
+    //
+    // These calls carry no time: events from them are stamped with the time of the latest stack
+    // callback (`core.now`), which adverts keep within a scan interval or so while scanning.
+
+    public mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
+        guard peripheral.owns(id: id) else { return .readNotPermitted }
+        return peripheral.read(id: id, connection: connection, offset: offset, into: &sink, delegate: &core)
+    }
+
+    public mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
+        guard peripheral.owns(id: id) else { return .writeNotPermitted }
+        return peripheral.write(id: id, connection: connection, offset: offset, value: value, delegate: &core)
+    }
+}
+
+extension HeraldSensor where Peripheral == NoSensorPeripheral {
+    /// A sensor without the peripheral role: it scans, reads and shares, but serves nothing.
+    public init(supplier: Supplier, delegate: Delegate, configuration: HeraldSensorConfiguration = HeraldSensorConfiguration()) {
+        self.init(supplier: supplier, delegate: delegate, peripheral: NoSensorPeripheral(), configuration: configuration)
+    }
+}
+
+/// The sensor's shared state: what components report into.
+public struct SensorCore<Supplier: PayloadDataSupplier, Delegate: SensorDelegate, let devices: Int, let links: Int> {
+    public var supplier: Supplier
+    public var delegate: Delegate
+    public var central: HeraldCentral<devices, links>
+    /// The time of the stack callback in progress (component events do not carry it).
+    public internal(set) var now: UInt64 = 0
+}
+
+/// The central receives the GATT client's results for the link being handled (`gattHandle`).
+extension HeraldCentral: GATTClientDelegate {
+    public mutating func gattClientDidExchangeMTU(_ mtu: UInt16) { gattDidExchangeMTU(handle: gattHandle, mtu: Int(mtu)) }
+    public mutating func gattClientDidDiscover(service: GATTDiscoveredService) {
+        gattDidDiscover(handle: gattHandle, service: service.uuid, start: service.startHandle, end: service.endHandle)
+    }
+    public mutating func gattClientDidDiscover(characteristic: GATTDiscoveredCharacteristic) {
+        gattDidDiscover(handle: gattHandle, characteristic: characteristic.uuid, valueHandle: characteristic.valueHandle)
+    }
+    public mutating func gattClientDidRead(handle: UInt16, offset: Int, value: Span<UInt8>) {
+        gattDidRead(handle: gattHandle, offset: offset, value: value)
+    }
+    public mutating func gattClientDidComplete(_ procedure: GATTProcedureKind, error: GATTClientError?) {
+        gattCompletion = error == nil
+    }
+}

@@ -1,0 +1,81 @@
+import BluetoothHost
+
+/// The peripheral half of the sensor, as `HeraldSensor` drives it: the Herald GATT service (payload
+/// reads, signal writes) and advertising. `HeraldPeripheral` (Sources/Herald/Peripheral) conforms;
+/// `NoSensorPeripheral` is a sensor that only scans and reads (receive-only).
+///
+/// Generic, never existential: the sensor is specialised for its peripheral. Events come back
+/// through `HeraldPeripheralDelegate`, which the sensor's `SensorCore` implements.
+public protocol HeraldSensorPeripheral {
+    /// True for the dynamic attribute ids this peripheral serves.
+    func owns(id: UInt16) -> Bool
+    mutating func read<S: ByteSink, D: HeraldPeripheralDelegate>(
+        id: UInt16, connection: Int, offset: Int, into sink: inout S, delegate: inout D) -> ATTErrorCode?
+    mutating func write<D: HeraldPeripheralDelegate>(
+        id: UInt16, connection: Int, offset: Int, value: Span<UInt8>, delegate: inout D) -> ATTErrorCode?
+    mutating func stackDidBecomeReady<D: HeraldPeripheralDelegate>(
+        _ info: ControllerInfo, now: UInt64, control: inout StackControl, delegate: inout D)
+    mutating func stackControllerDidFail()
+    /// Called for every link, both roles.
+    mutating func stackDidConnect<D: HeraldPeripheralDelegate>(
+        _ link: ConnectionSummary, now: UInt64, control: inout StackControl, delegate: inout D)
+    mutating func stackDidDisconnect<D: HeraldPeripheralDelegate>(
+        handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl, delegate: inout D)
+    var deadline: UInt64? { get }
+    mutating func stackTimerFired<D: HeraldPeripheralDelegate>(now: UInt64, control: inout StackControl, delegate: inout D)
+    /// True when the completion was the peripheral's own command.
+    mutating func stackCommandDidComplete<D: HeraldPeripheralDelegate>(
+        tag: CommandTag, opcode: HCIOpcode, status: HCIStatus, returnParameters: Span<UInt8>,
+        control: inout StackControl, delegate: inout D) -> Bool
+    /// The sensor's scanning changed (nil: not scanning). Changing our random address needs the scan
+    /// stopped (Core 5.4 Vol 4 Part E 7.8.4), so the peripheral must know what to restart.
+    mutating func sensorScanningDidChange(_ scan: (active: Bool, interval: UInt16)?)
+}
+
+extension HeraldPeripheral: HeraldSensorPeripheral {
+    public mutating func sensorScanningDidChange(_ scan: (active: Bool, interval: UInt16)?) {
+        advertiser.activeScanToPause = scan
+    }
+}
+
+/// No peripheral role: nothing advertised, nothing served.
+public struct NoSensorPeripheral: HeraldSensorPeripheral {
+    public init() {}
+    public func owns(id: UInt16) -> Bool { false }
+    public mutating func read<S: ByteSink, D: HeraldPeripheralDelegate>(
+        id: UInt16, connection: Int, offset: Int, into sink: inout S, delegate: inout D) -> ATTErrorCode? { .readNotPermitted }
+    public mutating func write<D: HeraldPeripheralDelegate>(
+        id: UInt16, connection: Int, offset: Int, value: Span<UInt8>, delegate: inout D) -> ATTErrorCode? { .writeNotPermitted }
+    public mutating func stackDidBecomeReady<D: HeraldPeripheralDelegate>(
+        _ info: ControllerInfo, now: UInt64, control: inout StackControl, delegate: inout D) {}
+    public mutating func stackControllerDidFail() {}
+    public mutating func stackDidConnect<D: HeraldPeripheralDelegate>(
+        _ link: ConnectionSummary, now: UInt64, control: inout StackControl, delegate: inout D) {}
+    public mutating func stackDidDisconnect<D: HeraldPeripheralDelegate>(
+        handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl, delegate: inout D) {}
+    public var deadline: UInt64? { nil }
+    public mutating func stackTimerFired<D: HeraldPeripheralDelegate>(now: UInt64, control: inout StackControl, delegate: inout D) {}
+    public mutating func stackCommandDidComplete<D: HeraldPeripheralDelegate>(
+        tag: CommandTag, opcode: HCIOpcode, status: HCIStatus, returnParameters: Span<UInt8>,
+        control: inout StackControl, delegate: inout D) -> Bool { false }
+    public mutating func sensorScanningDidChange(_ scan: (active: Bool, interval: UInt16)?) {}
+}
+
+/// What the peripheral reports becomes sensor events: a peer that writes to us is a target like any
+/// other (filed as receive-only if we never saw it advertise).
+extension SensorCore: HeraldPeripheralDelegate {
+    public mutating func heraldPeripheral(didReceivePayload payload: Span<UInt8>, from link: HeraldLink) {
+        central.peerDidWrite(payload: payload, from: link.peer, now: now, delegate: &delegate)
+    }
+    public mutating func heraldPeripheral(didMeasureRSSI rssi: Int16, from link: HeraldLink) {
+        central.peerDidWrite(rssi: rssi, from: link.peer, now: now, delegate: &delegate)
+    }
+    public mutating func heraldPeripheral(didShare payloads: SharedPayloadIterator, rssi: Int16, from link: HeraldLink) {
+        // Split with our supplier, which knows the payload layout in use.
+        let list = SharedPayloads(splitting: payloads.bytes, with: supplier)
+        central.peerDidShare(list, from: link.peer, now: now, delegate: &delegate)
+    }
+    public mutating func heraldPeripheral(didReceiveImmediateSend data: Span<UInt8>, from link: HeraldLink) {
+        central.peerDidSend(immediate: data, from: link.peer, now: now, delegate: &delegate)
+    }
+}

@@ -1,0 +1,187 @@
+import BluetoothHost
+
+/// Which sensor an event comes from (Herald API: every delegate event names its sensor).
+public enum SensorType: UInt8, Sendable, Equatable {
+    /// Bluetooth Low Energy: the Herald sensor.
+    case ble
+    /// The sensor array itself (its on/off state).
+    case array
+    /// Anything an application adds.
+    case other
+}
+
+/// A sensor's state as the delegate sees it.
+public enum SensorState: Sendable, Equatable {
+    case on
+    case off
+    /// The controller failed or is missing; the runtime is bringing it up again.
+    case unavailable
+}
+
+/// An ephemeral name for a detected device, unique within one run (a counter from 1). Never derived
+/// from the payload or the Bluetooth address, so it says nothing about the person.
+public struct TargetIdentifier: Equatable, Hashable, Sendable {
+    public var value: UInt32
+    public init(_ value: UInt32) { self.value = value }
+}
+
+/// What a proximity value means (Herald API: RSSI is the only unit a BLE sensor reports).
+public enum ProximityMeasurementUnit: Sendable, Equatable {
+    case rssi
+}
+
+/// A proximity measurement: the RSSI of one advert, with the advertiser's Tx power as calibration when
+/// it was advertised (Core 5.4 Vol 3 Part C 11.1.5), so analysis can estimate path loss.
+public struct Proximity: Sendable, Equatable {
+    public var unit: ProximityMeasurementUnit
+    /// dBm.
+    public var value: Int16
+    /// Tx power in dBm, when advertised.
+    public var calibration: Int8?
+    public init(unit: ProximityMeasurementUnit = .rssi, value: Int16, calibration: Int8? = nil) {
+        self.unit = unit
+        self.value = value
+        self.calibration = calibration
+    }
+}
+
+/// Fixed sizes of the sensor's stored data.
+public enum HeraldSensorLimits {
+    /// The longest payload stored and read: a Simple payload with 107 bytes of extended data. Longer
+    /// payloads are refused rather than stored truncated (a truncated payload could merge two people).
+    public static let payloadCapacity = 128
+    /// Largest payload-sharing list in one signal write (Herald: 510 bytes, so the message with its
+    /// 5-byte header fits in one 512-byte attribute value, Core 5.4 Vol 3 Part F 3.2.9).
+    public static let sharingCapacity = 510
+    /// Largest immediate-send data.
+    public static let immediateSendCapacity = 128
+    /// Most payloads one shared list is split into.
+    public static let sharedPayloadsCapacity = 32
+}
+
+/// Payload bytes as stored for one device.
+public typealias PayloadBytes = FixedBytes<128>
+
+/// Supplies our payload and knows how payloads are laid out (Herald API `PayloadDataSupplier`).
+/// Used generically (`HeraldSensor<Supplier, ...>`), never as an existential.
+public protocol PayloadDataSupplier {
+    /// Writes our payload for `now` (the sensor's clock, ms), optionally tailored to `peer`; returns
+    /// false, writing nothing, when there is no valid payload for that time.
+    mutating func payload<S: ByteSink>(at now: UInt64, for peer: TargetIdentifier?, into sink: inout S) -> Bool
+    /// The length of the first payload in a concatenated list (payload sharing), nil when the bytes
+    /// do not start with a whole payload. The sensor splits lists with it.
+    func firstPayloadLength(in list: Span<UInt8>) -> Int?
+}
+
+/// The payloads in a concatenated list, split with a supplier: offsets into the borrowed bytes.
+public struct SharedPayloads: ~Escapable {
+    public let data: Span<UInt8>
+    var bounds: InlineArray<33, UInt16>
+    public private(set) var count: Int
+    /// Bytes after the last whole payload (a malformed tail; not delivered).
+    public private(set) var trailingBytes: Int
+
+    @_lifetime(copy data)
+    public init<P: PayloadDataSupplier>(splitting data: Span<UInt8>, with supplier: borrowing P) {
+        self.data = data
+        bounds = InlineArray(repeating: 0)
+        var n = 0
+        var offset = 0
+        while n < HeraldSensorLimits.sharedPayloadsCapacity, offset < data.count,
+              let length = supplier.firstPayloadLength(in: data.extracting(offset..<data.count)),
+              length > 0, offset + length <= data.count {
+            offset += length
+            n += 1
+            bounds[n] = UInt16(truncatingIfNeeded: offset)
+        }
+        count = n
+        trailingBytes = data.count - offset
+    }
+
+    public subscript(i: Int) -> Span<UInt8> {
+        @_lifetime(copy self)
+        get { data.extracting(Int(bounds[i])..<Int(bounds[i + 1])) }
+    }
+}
+
+/// Receives the sensor's events (Herald API `SensorDelegate`). Every method has a default that
+/// ignores it. Payload bytes are lent for the call only.
+public protocol SensorDelegate {
+    /// A device was seen for the first time in this run.
+    mutating func sensor(_ sensor: SensorType, didDetect target: TargetIdentifier)
+    /// Each advert's RSSI (with Tx power as calibration when advertised).
+    mutating func sensor(_ sensor: SensorType, didMeasure proximity: Proximity, fromTarget target: TargetIdentifier)
+    /// The target's payload was read (or written to us by a receive-only device).
+    mutating func sensor(_ sensor: SensorType, didRead payload: Span<UInt8>, fromTarget target: TargetIdentifier)
+    /// The target shared payloads of devices it has seen (the "calling card").
+    mutating func sensor(_ sensor: SensorType, didShare payloads: borrowing SharedPayloads, fromTarget target: TargetIdentifier)
+    /// The target sent data with immediate send.
+    mutating func sensor(_ sensor: SensorType, didReceive data: Span<UInt8>, fromTarget target: TargetIdentifier)
+    /// A measurement of a target whose payload is known.
+    mutating func sensor(_ sensor: SensorType, didMeasure proximity: Proximity, fromTarget target: TargetIdentifier,
+                         withPayload payload: Span<UInt8>)
+    mutating func sensor(_ sensor: SensorType, didUpdateState state: SensorState)
+    /// `available` true: a new target; false: the target was deleted (expired, evicted or merged into
+    /// another one that is the same device).
+    mutating func sensor(_ sensor: SensorType, available: Bool, didDeleteOrDetect target: TargetIdentifier)
+}
+
+extension SensorDelegate {
+    public mutating func sensor(_ sensor: SensorType, didDetect target: TargetIdentifier) {}
+    public mutating func sensor(_ sensor: SensorType, didMeasure proximity: Proximity, fromTarget target: TargetIdentifier) {}
+    public mutating func sensor(_ sensor: SensorType, didRead payload: Span<UInt8>, fromTarget target: TargetIdentifier) {}
+    public mutating func sensor(_ sensor: SensorType, didShare payloads: borrowing SharedPayloads, fromTarget target: TargetIdentifier) {}
+    public mutating func sensor(_ sensor: SensorType, didReceive data: Span<UInt8>, fromTarget target: TargetIdentifier) {}
+    public mutating func sensor(_ sensor: SensorType, didMeasure proximity: Proximity, fromTarget target: TargetIdentifier,
+                                withPayload payload: Span<UInt8>) {}
+    public mutating func sensor(_ sensor: SensorType, didUpdateState state: SensorState) {}
+    public mutating func sensor(_ sensor: SensorType, available: Bool, didDeleteOrDetect target: TargetIdentifier) {}
+}
+
+/// A delegate that ignores everything.
+public struct NoSensorDelegate: SensorDelegate {
+    public init() {}
+}
+
+/// Two delegates as one: nest pairs for more (`SensorDelegatePair(a, SensorDelegatePair(b, c))`).
+/// Generic composition, so each call is specialised rather than dispatched through an existential.
+public struct SensorDelegatePair<First: SensorDelegate, Second: SensorDelegate>: SensorDelegate {
+    public var first: First
+    public var second: Second
+    public init(_ first: First, _ second: Second) { self.first = first; self.second = second }
+
+    public mutating func sensor(_ sensor: SensorType, didDetect target: TargetIdentifier) {
+        first.sensor(sensor, didDetect: target)
+        second.sensor(sensor, didDetect: target)
+    }
+    public mutating func sensor(_ sensor: SensorType, didMeasure proximity: Proximity, fromTarget target: TargetIdentifier) {
+        first.sensor(sensor, didMeasure: proximity, fromTarget: target)
+        second.sensor(sensor, didMeasure: proximity, fromTarget: target)
+    }
+    public mutating func sensor(_ sensor: SensorType, didRead payload: Span<UInt8>, fromTarget target: TargetIdentifier) {
+        first.sensor(sensor, didRead: payload, fromTarget: target)
+        second.sensor(sensor, didRead: payload, fromTarget: target)
+    }
+    public mutating func sensor(_ sensor: SensorType, didShare payloads: borrowing SharedPayloads, fromTarget target: TargetIdentifier) {
+        first.sensor(sensor, didShare: payloads, fromTarget: target)
+        second.sensor(sensor, didShare: payloads, fromTarget: target)
+    }
+    public mutating func sensor(_ sensor: SensorType, didReceive data: Span<UInt8>, fromTarget target: TargetIdentifier) {
+        first.sensor(sensor, didReceive: data, fromTarget: target)
+        second.sensor(sensor, didReceive: data, fromTarget: target)
+    }
+    public mutating func sensor(_ sensor: SensorType, didMeasure proximity: Proximity, fromTarget target: TargetIdentifier,
+                                withPayload payload: Span<UInt8>) {
+        first.sensor(sensor, didMeasure: proximity, fromTarget: target, withPayload: payload)
+        second.sensor(sensor, didMeasure: proximity, fromTarget: target, withPayload: payload)
+    }
+    public mutating func sensor(_ sensor: SensorType, didUpdateState state: SensorState) {
+        first.sensor(sensor, didUpdateState: state)
+        second.sensor(sensor, didUpdateState: state)
+    }
+    public mutating func sensor(_ sensor: SensorType, available: Bool, didDeleteOrDetect target: TargetIdentifier) {
+        first.sensor(sensor, available: available, didDeleteOrDetect: target)
+        second.sensor(sensor, available: available, didDeleteOrDetect: target)
+    }
+}
+

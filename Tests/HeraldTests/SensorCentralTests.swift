@@ -1,0 +1,280 @@
+import Testing
+import BluetoothHost
+@testable import Herald
+
+@Suite("Sensor central: discovery, reading, scheduling")
+struct SensorCentralTests {
+    @Test func startScansContinuouslyAndReportsEveryAdvert() {
+        var h = CentralHarness<8, 2>()
+        #expect(h.control.actions == [.scan(true)])
+        let a = address(1)
+        h.advert(a, AdvertData.heraldUUID128WithTx, rssi: -61)
+        h.now += 100
+        h.advert(a, AdvertData.heraldUUID128WithTx, rssi: -70)
+        #expect(h.delegate.events == [.detect(1), .available(true, 1), .measure(1, -61, -8), .measure(1, -70, -8)])
+        // No duty cycle configured: nothing to toggle. The deadline is the guard on the connection
+        // attempt the advert started (8 s timeout + 2 s), then the purge once it has failed.
+        #expect(h.central.nextDeadline == 1_000 + 8_000 + 2_000)
+        h.central.didFailToConnect(to: a, now: 9_000, control: &h.control)
+        #expect(h.central.nextDeadline == 1_000 + 60_000)
+    }
+
+    @Test func newHeraldDeviceIsConnectedReadAndDisconnected() {
+        var h = CentralHarness<8, 2>()
+        let a = address(1)
+        h.advert(a, AdvertData.heraldUUID16, rssi: -55)
+        #expect(h.control.connects == [a])
+        #expect(h.control.actions.last == .connect(a, timeout: 8_000))
+        // One attempt at a time: a second advert does not start another.
+        h.advert(a, AdvertData.heraldUUID16, rssi: -55)
+        #expect(h.control.connects == [a])
+
+        let payload = simplePayload(0x40)
+        var peer = FakePeer.herald(payload: payload)
+        let steps = h.drive(0x40, peer: &peer, from: h.connect(a, handle: 0x40))
+        // The 21-byte payload fits one Read Response at ATT_MTU 23 (22 octets); one Read Long either way.
+        #expect(steps == [.exchangeMTU, .discoverServices, .discoverCharacteristics(start: 6, end: 12),
+                          .readPayload(handle: 8), .done(.completed)])
+        #expect(h.control.disconnects == [0x40])
+        #expect(h.delegate.events.contains(.read(1, payload)))
+        #expect(h.delegate.events.last == .measureWithPayload(1, -55, payload))
+        let d = h.central.database[0]!
+        #expect(array(d.payload) == payload)
+        #expect(d.payloadTime == 1_000)
+        #expect(d.os == .android)
+        #expect(d.hasHeraldService == true)
+        #expect(peer.writes.isEmpty)
+
+        h.central.didDisconnect(handle: 0x40, now: h.now, control: &h.control)
+        #expect(h.central.openLinks == 0)
+        // Fresh payload: adverts are measured with it, no new connection.
+        h.now += 5_000
+        h.advert(a, AdvertData.heraldUUID16, rssi: -57)
+        #expect(h.control.connects == [a])
+        #expect(h.delegate.events.last == .measureWithPayload(1, -57, payload))
+        // Once older than the payload update interval it is read again.
+        h.now = 1_000 + 360_000
+        h.advert(a, AdvertData.heraldUUID16, rssi: -57)
+        #expect(h.control.connects == [a, a])
+    }
+
+    @Test func appleDeviceIsInterrogatedAndAdoptedWhenItHasTheService() {
+        var h = CentralHarness<8, 2>()
+        let a = address(2)
+        h.advert(a, AdvertData.apple)
+        #expect(h.control.connects == [a])
+        #expect(h.central.database[0]!.kind == .appleToCheck)
+        var peer = FakePeer.herald(payload: simplePayload(1), ios: true)
+        let steps = h.drive(1, peer: &peer, from: h.connect(a, handle: 1))
+        #expect(steps.last == .done(.completed))
+        #expect(h.central.database[0]!.os == .ios)
+        #expect(h.central.database[0]!.hasHeraldService == true)
+    }
+
+    @Test func notHeraldAdvertsAreIgnored() {
+        var h = CentralHarness<8, 2>()
+        h.advert(address(3), AdvertData.other)
+        // An iBeacon is Apple but never a phone.
+        h.advert(address(4), [0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15] + [UInt8](repeating: 0x11, count: 22))
+        #expect(h.central.database.count == 0)
+        #expect(h.delegate.events.isEmpty)
+        #expect(h.control.connects.isEmpty)
+    }
+
+    @Test func malformedAdvertIsCountedNotFiled() {
+        var h = CentralHarness<8, 2>()
+        h.advert(address(3), [0x05, 0x03, 0xF6])
+        #expect(h.central.malformedAdverts == 1)
+        #expect(h.central.database.count == 0)
+    }
+
+    @Test func nonConnectableAdvertsAreMeasuredButNotConnected() {
+        var h = CentralHarness<8, 2>()
+        h.advert(address(5), AdvertData.heraldUUID16, kind: 0x10)  // ADV_NONCONN_IND
+        #expect(h.central.database.count == 1)
+        #expect(h.control.connects.isEmpty)
+    }
+
+    @Test func contactEventEndsAtLastRSSINotAtDisconnection() {
+        var h = CentralHarness<8, 2>()
+        let a = address(6)
+        h.advert(a, AdvertData.heraldUUID16)
+        h.now = 5_000
+        h.advert(a, AdvertData.heraldUUID16)
+        h.now = 6_000
+        var peer = FakePeer.herald(payload: simplePayload(9))
+        _ = h.drive(7, peer: &peer, from: h.connect(a, handle: 7))
+        h.now = 9_000
+        h.central.didDisconnect(handle: 7, now: h.now, control: &h.control)
+        var d = h.central.database[0]!
+        #expect(d.contactEvent.start == 1_000)
+        #expect(d.contactEvent.end == 5_000)
+        h.now = 12_000
+        h.advert(a, AdvertData.heraldUUID16)
+        d = h.central.database[0]!
+        #expect(d.contactEvent.end == 12_000)
+        #expect(d.contactEvent.start == 1_000)
+    }
+
+    @Test func connectionLimitDropsTheOldestLink() {
+        var h = CentralHarness<8, 2>()
+        let a = address(1), b = address(2), c = address(3)
+        h.advert(a, AdvertData.heraldUUID16)
+        _ = h.connect(a, handle: 1)
+        h.now += 1_000
+        h.advert(b, AdvertData.heraldUUID16)
+        _ = h.connect(b, handle: 2)
+        #expect(h.central.openLinks == 2)
+        h.now += 1_000
+        h.advert(c, AdvertData.heraldUUID16)
+        // Full: the oldest link (handle 1) is dropped, and nothing else until it is gone.
+        #expect(h.control.disconnects == [1])
+        #expect(h.control.connects == [a, b])
+        h.advert(c, AdvertData.heraldUUID16)
+        #expect(h.control.disconnects == [1])
+        // The dropped link's work stops; its end is not held against the peer.
+        #expect(h.complete(1) == nil)
+        h.central.didDisconnect(handle: 1, now: h.now, control: &h.control)
+        #expect(h.control.connects == [a, b, c])
+        #expect(h.central.database[h.central.database.index(of: a)!]!.consecutiveFailures == 0)
+        // The peer still needs its payload: it is connected again once heard and a link is free.
+    }
+
+    @Test func connectionAttemptUsesOurTimeoutAndReportsAreMatchedByAddress() {
+        var config = HeraldSensorConfiguration()
+        config.connectionTimeout = 5_000
+        var h = CentralHarness<8, 2>(configuration: config)
+        let a = address(1)
+        h.advert(a, AdvertData.heraldUUID16)
+        #expect(h.control.actions.last == .connect(a, timeout: 5_000))
+        // A link to someone else (or in the peripheral role) is not ours.
+        #expect(h.connect(address(9), handle: 3) == nil)
+        #expect(h.central.didConnect(handle: 4, peer: a, isCentral: false, now: h.now, control: &h.control) == nil)
+        #expect(h.central.pending != nil)
+    }
+
+    @Test func immediateSendGoesFirst() {
+        var h = CentralHarness<8, 2>()
+        let a = address(1), b = address(2)
+        h.control.acceptConnections = false  // keep both waiting to be chosen
+        h.advert(a, AdvertData.heraldUUID16)
+        h.now += 10
+        h.advert(b, AdvertData.heraldUUID16)
+        h.control.acceptConnections = true
+        // Both need their payload; b was heard last. An immediate send for a puts a first.
+        let target = h.central.database[h.central.database.index(of: a)!]!.target
+        let data: [UInt8] = [0xCA, 0xFE, 0x01]
+        #expect(h.central.immediateSend(data.span, to: target, now: h.now, control: &h.control))
+        #expect(h.control.connects.last == a)
+
+        var peer = FakePeer.herald(payload: simplePayload(3))
+        let steps = h.drive(1, peer: &peer, from: h.connect(a, handle: 1))
+        // The immediate-send write precedes the payload read: 04, length 3 (Int16 LE), data.
+        #expect(steps == [.exchangeMTU, .discoverServices, .discoverCharacteristics(start: 6, end: 12),
+                          .writeSignal(handle: 10, offset: 0, length: 6), .readPayload(handle: 8), .done(.completed)])
+        #expect(peer.writes == [[0x04, 0x03, 0x00, 0xCA, 0xFE, 0x01]])
+        #expect(h.central.database[h.central.database.index(of: a)!]!.immediateSendPending == false)
+    }
+
+    @Test func immediateSendAllFlagsHeraldDevicesSeenInTheLastMinute() {
+        var h = CentralHarness<8, 2>()
+        h.control.acceptConnections = false
+        h.advert(address(1), AdvertData.heraldUUID16)
+        h.now = 30_000
+        h.advert(address(2), AdvertData.heraldUUID16)
+        h.advert(address(3), AdvertData.apple)
+        h.now = 70_000
+        let n = h.central.immediateSendAll([0x01].span, now: h.now, control: &h.control)
+        // address(1) was heard 69 s ago; address(3) is not known to be Herald.
+        #expect(n == 1)
+        #expect(h.central.database[1]!.immediateSendPending)
+        #expect(!h.central.database[0]!.immediateSendPending)
+        #expect(!h.central.database[2]!.immediateSendPending)
+        // Too long for the buffer: refused.
+        let long = [UInt8](repeating: 0, count: 129)
+        #expect(h.central.immediateSendAll(long.span, now: h.now, control: &h.control) == 0)
+    }
+
+    @Test func scanDutyCycleScansAtLeastOnceEveryPeriod() {
+        var config = HeraldSensorConfiguration()
+        config.scanWindow = 10_000
+        var h = CentralHarness<8, 2>(configuration: config)
+        #expect(h.central.nextDeadline == 11_000)
+        h.now = 11_000
+        h.central.tick(now: h.now, control: &h.control, delegate: &h.delegate)
+        #expect(h.control.actions == [.scan(true), .scan(false)])
+        #expect(h.central.nextDeadline == 31_000)
+        h.now = 31_000
+        h.central.tick(now: h.now, control: &h.control, delegate: &h.delegate)
+        #expect(h.control.actions == [.scan(true), .scan(false), .scan(true)])
+    }
+
+    @Test func stopDisconnectsAndStopsScanning() {
+        var h = CentralHarness<8, 2>()
+        h.advert(address(1), AdvertData.heraldUUID16)
+        _ = h.connect(address(1), handle: 9)
+        h.central.stop(control: &h.control)
+        #expect(h.control.actions.suffix(2) == [.scan(false), .disconnect(9)])
+        h.advert(address(2), AdvertData.heraldUUID16)
+        #expect(h.central.database.count == 1)
+    }
+
+    @Test func scanResponsesMeasureKnownDevicesAndTxPowerComesFromEitherSource() {
+        var h = CentralHarness<8, 2>()
+        h.control.acceptConnections = false
+        let a = address(1)
+        h.advert(a, AdvertData.apple, rssi: -70)
+        // Its scan response carries nothing Herald (a name); it still measures the known device and
+        // leaves it connectable.
+        h.advert(a, [0x05, 0x09, 0x50, 0x68, 0x6F, 0x6E], rssi: -71, kind: 0x1B)
+        #expect(h.delegate.events.last == .measure(1, -71, nil))
+        #expect(h.central.database[0]!.connectable)
+        // The same scan response from an unknown device files nothing.
+        h.advert(address(2), [0x05, 0x09, 0x50, 0x68, 0x6F, 0x6E], rssi: -71, kind: 0x1B)
+        #expect(h.central.database.count == 1)
+        // Tx power from an extended report's field when the data has no Tx Power Level.
+        let data = AdvertData.heraldUUID16
+        let report = AdvertisingReport(kind: AdvertisingReportKind(rawValue: 0x13), address: address(3), rssi: -40, txPower: 4,
+                                       advertisingSID: nil, data: data.span)
+        h.central.didReceive(advertisingReport: report, now: h.now, control: &h.control, delegate: &h.delegate)
+        #expect(h.delegate.events.last == .measure(2, -40, 4))
+        // An advert without RSSI (0x7F) is filed but measures nothing.
+        let before = h.delegate.events.count
+        let silent = AdvertisingReport(kind: AdvertisingReportKind(rawValue: 0x13), address: address(3), rssi: nil, txPower: nil,
+                                       advertisingSID: nil, data: data.span)
+        h.central.didReceive(advertisingReport: silent, now: h.now + 1, control: &h.control, delegate: &h.delegate)
+        #expect(h.delegate.events.count == before)
+        #expect(h.central.database[h.central.database.index(of: address(3))!]!.lastSeen == h.now)
+    }
+
+    @Test func longPayloadIsReadInPiecesAndStoredWhole() {
+        var h = CentralHarness<8, 2>()
+        let a = address(1)
+        h.advert(a, AdvertData.heraldUUID16)
+        // 21 + 40 octets of extended data: Read + two Read Blobs at ATT_MTU 23 (22 octets each).
+        let payload = simplePayload(0x33) + [UInt8](repeating: 0xE0, count: 40)
+        var peer = FakePeer.herald(payload: payload)
+        let steps = h.drive(1, peer: &peer, from: h.connect(a, handle: 1))
+        #expect(steps.last == .done(.completed))
+        #expect(array(h.central.database[0]!.payload) == payload)
+        #expect(h.delegate.events.contains(.read(1, payload)))
+    }
+
+    @Test func noSecondLinkToADeviceConnectedToUs() {
+        var h = CentralHarness<8, 2>()
+        h.control.acceptConnections = false
+        let a = address(1)
+        h.advert(a, AdvertData.heraldUUID16)
+        #expect(h.control.connects == [a])
+        h.central.didFailToConnect(to: a, now: h.now, control: &h.control)
+        h.control.acceptConnections = true
+        // The phone connects to us (we are its peripheral): no link of ours while that one lasts.
+        #expect(h.central.didConnect(handle: 0x20, peer: a, isCentral: false, now: h.now, control: &h.control) == nil)
+        h.now += 1_000
+        h.advert(a, AdvertData.heraldUUID16)
+        #expect(h.control.connects == [a])
+        // Its link goes: the payload still wanted, we connect.
+        h.central.didDisconnect(handle: 0x20, now: h.now, control: &h.control)
+        #expect(h.control.connects == [a, a])
+    }
+}

@@ -1,0 +1,103 @@
+import Testing
+@testable import BluetoothHost
+@testable import Herald
+
+/// The sensor with the real Herald peripheral composed in, behind an ATT server and GATT database:
+/// writes to our signal characteristic become sensor events for the writer's target, and reads of
+/// our payload characteristic are served.
+@Suite("Sensor with the Herald peripheral")
+struct SensorPeripheralTests {
+    typealias Peripheral = HeraldPeripheral<FixedPayloadSource<32>, 2, 128, 600>
+    typealias Sensor = HeraldSensor<SimplePayloadLayout, RecordingDelegate, 8, 2, Peripheral>
+
+    struct Rig {
+        var sensor: Sensor
+        var db: GATTDatabase<32, 256, 2>
+        let server = ATTServer(maximumMTU: 247)
+        var bearers = [ATTStandardBearer(), ATTStandardBearer()]
+        var control = StackControl()
+        var handles: HeraldGATTHandles
+        static let ours = simplePayload(0x90)
+
+        init() throws {
+            let payload = Self.ours
+            let source = try FixedPayloadSource<32>(bytes: payload.span)
+            var p = try Peripheral(source: source, advertising: HeraldAdvertisingConfiguration(),
+                                   clock: HeraldClock(unixMillisAtZero: (KeyEpoch.standard.unixSeconds + 86_400) * 1_000))
+            db = try GATTDatabase<32, 256, 2>(deviceName: Array("herald".utf8).span)
+            try p.install(into: &db)
+            guard let h = p.handles else { throw DecodeError.invalidValue(field: "handles", value: 0) }
+            handles = h
+            sensor = Sensor(supplier: SimplePayloadLayout(), delegate: RecordingDelegate(), peripheral: p)
+        }
+
+        mutating func send(_ pdu: [UInt8], slot: Int, now: UInt64) -> [UInt8] {
+            var out = ArraySink()
+            _ = server.handle(pdu: pdu.span, bearer: &bearers[slot], connection: slot, now: now, database: &db,
+                              delegate: &sensor, response: &out)
+            return out.bytes
+        }
+
+        mutating func connect(_ handle: UInt16, peer: DeviceAddress, now: UInt64) {
+            sensor.stackDidConnect(ConnectionSummary(handle: handle, role: .peripheral, peer: peer,
+                                                     timing: ConnectionTiming(interval: 24, latency: 0, supervisionTimeout: 72)),
+                                   now: now, control: &control)
+        }
+    }
+
+    @Test func signalWritesBecomeEventsOfTheWritersTarget() throws {
+        var rig = try Rig()
+        rig.sensor.start(now: 0, control: &rig.control)
+        rig.sensor.stackDidBecomeReady(ControllerInfo(), now: 0, control: &rig.control)
+        // The advertiser knows we scan actively at 100 ms, to pause it around address changes.
+        let pause = rig.sensor.peripheral.advertiser.activeScanToPause
+        #expect(pause?.active == true && pause?.interval == 0x00A0)
+
+        // A phone we hear advertising connects to us and writes immediate-send data.
+        let phone = address(1)
+        let data = AdvertData.heraldUUID16
+        rig.sensor.stackDidReceive(advertisingReport: AdvertisingReport(kind: AdvertisingReportKind(rawValue: 0x13), address: phone,
+                                                                        rssi: -50, txPower: nil, advertisingSID: nil, data: data.span),
+                                   now: 100, control: &rig.control)
+        rig.connect(0x0041, peer: phone, now: 200)
+        let signal = rig.handles.signal.value
+        let write: [UInt8] = [0x12, UInt8(signal & 0xFF), UInt8(signal >> 8), 0x04, 0x02, 0x00, 0xAB, 0xCD]
+        // Write Response (Core 5.4 Vol 3 Part F 3.4.5.2).
+        #expect(rig.send(write, slot: 0, now: 300) == [0x13])
+        #expect(rig.sensor.delegate.events.last == .receive(1, [0xAB, 0xCD]))
+
+        // Someone we never saw writes its payload in two fragments: a receive-only target.
+        let writer = address(9)
+        rig.connect(0x0042, peer: writer, now: 400)
+        let message: [UInt8] = [0x01, 0x15, 0x00] + simplePayload(0x21)
+        let first: [UInt8] = [0x12, UInt8(signal & 0xFF), UInt8(signal >> 8)] + message[0..<20]
+        let second: [UInt8] = [0x12, UInt8(signal & 0xFF), UInt8(signal >> 8)] + message[20...]
+        #expect(rig.send(first, slot: 1, now: 500) == [0x13])
+        #expect(rig.send(second, slot: 1, now: 501) == [0x13])
+        #expect(Array(rig.sensor.delegate.events.suffix(3)) == [.detect(2), .available(true, 2), .read(2, simplePayload(0x21))])
+        let i = try #require(rig.sensor.central.database.index(of: writer))
+        #expect(rig.sensor.central.database[i]!.kind == .receiveOnly)
+        // GATT server writes carry no time: the time of the latest stack callback (the connection) stamps it.
+        #expect(rig.sensor.central.database[i]!.lastSeen == 400)
+
+        // Our payload is served from the peripheral's source (Read Response, Part F 3.4.4.4).
+        let payloadHandle = rig.handles.payload.value
+        #expect(rig.send([0x0A, UInt8(payloadHandle & 0xFF), UInt8(payloadHandle >> 8)], slot: 0, now: 600) == [0x0B] + Rig.ours)
+
+        // Attributes that are not the peripheral's are refused by the sensor.
+        var sink = ArraySink()
+        #expect(rig.sensor.read(id: 0x7777, connection: 0, offset: 0, into: &sink) == .readNotPermitted)
+        #expect(rig.sensor.write(id: 0x7777, connection: 0, offset: 0, value: [1].span) == .writeNotPermitted)
+
+        // Stopping the sensor tells the advertiser there is no scan to pause.
+        rig.sensor.stop(control: &rig.control)
+        #expect(rig.sensor.peripheral.advertiser.activeScanToPause == nil)
+    }
+
+    @Test func peripheralDeadlineIsPartOfTheApplicationDeadline() throws {
+        var rig = try Rig()
+        rig.sensor.stackDidBecomeReady(ControllerInfo(), now: 0, control: &rig.control)
+        let d = try #require(rig.sensor.peripheral.deadline)
+        #expect(rig.sensor.applicationDeadline == d)
+    }
+}

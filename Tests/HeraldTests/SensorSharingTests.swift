@@ -1,0 +1,242 @@
+import Testing
+import BluetoothHost
+@testable import Herald
+
+@Suite("Sensor payload sharing, signal messages and the central procedure")
+struct SensorSharingTests {
+    /// Files a device with a payload and OS directly, as if read earlier.
+    static func file<let D: Int, let L: Int>(_ h: inout CentralHarness<D, L>, _ addr: DeviceAddress, payload: [UInt8]?,
+                                             os: HeraldDeviceOS, kind: HeraldDeviceKind = .herald, seen: UInt64) -> Int {
+        let r = h.central.database.observe(address: addr, pseudoAddress: nil, kind: kind, now: seen) { _ in }
+        h.central.database.entries[r.index]!.lastSeen = seen
+        h.central.database.entries[r.index]!.os = os
+        h.central.database.entries[r.index]!.rssi = -66
+        if let p = payload { _ = h.central.database.setPayload(p.span, at: r.index, now: seen) }
+        return r.index
+    }
+
+    @Test func sharingListHasRecentIOSAndReceiveOnlyPayloadsButNeverThePeersOwn() {
+        var h = CentralHarness<16, 2>()
+        h.now = 400_000
+        let peerPayload = simplePayload(0x70)
+        let peer = Self.file(&h, address(1), payload: peerPayload, os: .ios, seen: 400_000)
+        _ = Self.file(&h, address(2), payload: simplePayload(0x10), os: .ios, seen: 390_000)                 // shared
+        _ = Self.file(&h, address(3), payload: simplePayload(0x20), os: .android, seen: 399_000)             // Android: no
+        _ = Self.file(&h, address(4), payload: simplePayload(0x30), os: .ios, seen: 99_000)                  // 5 min + 1 s ago: no
+        _ = Self.file(&h, address(5), payload: simplePayload(0x40), os: .unknown, kind: .receiveOnly, seen: 100_000) // exactly 5 min: yes
+        _ = Self.file(&h, address(6), payload: nil, os: .ios, seen: 399_000)                                 // no payload yet
+        var list = FixedBytes<510>()
+        let n = h.central.sharingList(for: peer, now: h.now, into: &list)
+        #expect(n == 2)
+        #expect(array(list) == simplePayload(0x10) + simplePayload(0x40))
+        // Another entry holding the peer's own payload (a stale address) is never shared back to it.
+        var db = h.central.database
+        let r = db.observe(address: address(7), pseudoAddress: nil, kind: .herald, now: 400_000) { _ in }
+        db.entries[r.index]!.os = .ios
+        db.entries[r.index]!.payload = PayloadBytes(peerPayload.span)
+        db.entries[r.index]!.payloadTime = 400_000
+        h.central.database = db
+        var list2 = FixedBytes<510>()
+        #expect(h.central.sharingList(for: peer, now: h.now, into: &list2) == 2)
+        #expect(array(list2) == array(list))
+    }
+
+    @Test func sharingListStopsAt510Bytes() {
+        var h = CentralHarness<32, 2>()
+        let peer = Self.file(&h, address(0), payload: simplePayload(0xF0), os: .ios, seen: 1_000)
+        for i in 1...30 { _ = Self.file(&h, address(UInt8(i)), payload: simplePayload(UInt8(i)), os: .ios, seen: 1_000) }
+        var list = FixedBytes<510>()
+        let n = h.central.sharingList(for: peer, now: 1_000, into: &list)
+        // 24 × 21 = 504 bytes; a 25th would make 525.
+        #expect(n == 24)
+        #expect(list.count == 504)
+        #expect(!list.overflowed)
+    }
+
+    @Test func iosPeerGetsTheCallingCardAtMostEvery15Seconds() {
+        var h = CentralHarness<16, 2>()
+        _ = Self.file(&h, address(2), payload: simplePayload(0x10), os: .ios, seen: 1_000)
+        let a = address(1)
+        h.advert(a, AdvertData.heraldUUID16, rssi: -48)
+        var peer = FakePeer.herald(payload: simplePayload(0x70), ios: true)
+        let steps = h.drive(1, peer: &peer, from: h.connect(a, handle: 1))
+        // 03, RSSI -48 (0xFFD0 LE), length 21, then the one payload: 26 bytes in 20 + 6.
+        let expected: [UInt8] = [0x03, 0xD0, 0xFF, 0x15, 0x00] + simplePayload(0x10)
+        #expect(steps == [.exchangeMTU, .discoverServices, .discoverCharacteristics(start: 6, end: 12), .readPayload(handle: 8),
+                          .writeSignal(handle: 10, offset: 0, length: 20), .writeSignal(handle: 10, offset: 20, length: 6),
+                          .done(.completed)])
+        #expect(peer.joinedWrites == expected)
+        #expect(peer.writes.map(\.count) == [20, 6])
+        let i = h.central.database.index(of: a)!
+        #expect(h.central.database[i]!.lastShared == 1_000)
+        h.central.didDisconnect(handle: 1, now: h.now, control: &h.control)
+
+        // 14.999 s later an immediate send connects again: no sharing yet.
+        h.now = 15_999
+        let t = h.central.database[i]!.target
+        #expect(h.central.immediateSend([0x42].span, to: t, now: h.now, control: &h.control))
+        h.advert(a, AdvertData.heraldUUID16, rssi: -48)
+        var peer2 = FakePeer.herald(payload: simplePayload(0x70), ios: true)
+        _ = h.drive(2, peer: &peer2, from: h.connect(a, handle: 2))
+        #expect(peer2.joinedWrites == [0x04, 0x01, 0x00, 0x42])
+        h.central.didDisconnect(handle: 2, now: h.now, control: &h.control)
+
+        // At 15 s it is due again.
+        h.now = 16_000
+        #expect(h.central.immediateSend([0x43].span, to: t, now: h.now, control: &h.control))
+        h.advert(a, AdvertData.heraldUUID16, rssi: -48)
+        var peer3 = FakePeer.herald(payload: simplePayload(0x70), ios: true, mtu: 185)
+        let steps3 = h.drive(3, peer: &peer3, from: h.connect(a, handle: 3))
+        // At ATT_MTU 185 each message fits one write (182 octets).
+        #expect(steps3.filter { if case .writeSignal = $0 { return true } else { return false } }.count == 2)
+        #expect(peer3.writes == [[0x04, 0x01, 0x00, 0x43], expected])
+    }
+
+    @Test func androidPeersGetNoSharing() {
+        var h = CentralHarness<16, 2>()
+        _ = Self.file(&h, address(2), payload: simplePayload(0x10), os: .ios, seen: 1_000)
+        h.advert(address(1), AdvertData.heraldUUID16)
+        var peer = FakePeer.herald(payload: simplePayload(0x70), ios: false)
+        _ = h.drive(1, peer: &peer, from: h.connect(address(1), handle: 1))
+        #expect(peer.writes.isEmpty)
+    }
+
+    @Test func receivedSignalMessagesBecomeEvents() throws {
+        var h = CentralHarness<8, 2>()
+        let writer = address(9)
+        let layout = SimplePayloadLayout()
+        // A receive-only device writes its payload: a new target, payload read.
+        let p = simplePayload(0x55)
+        let payloadMessage: [UInt8] = [0x01, 0x15, 0x00] + p
+        try h.central.didReceiveSignal(payloadMessage.span, from: writer, now: 2_000, layout: layout, delegate: &h.delegate)
+        #expect(h.delegate.events == [.detect(1), .available(true, 1), .read(1, p)])
+        #expect(h.central.database[0]!.kind == .receiveOnly)
+        #expect(h.central.database[0]!.lastSeen == 2_000)
+        // RSSI, payload sharing (two payloads and 3 stray bytes), immediate send.
+        try h.central.didReceiveSignal([0x02, 0xC4, 0xFF].span, from: writer, now: 2_001, layout: layout, delegate: &h.delegate)
+        let shared: [UInt8] = [0x03, 0xC4, 0xFF, 0x2D, 0x00] + simplePayload(1) + simplePayload(2) + [0x10, 0x00, 0x00]
+        try h.central.didReceiveSignal(shared.span, from: writer, now: 2_002, layout: layout, delegate: &h.delegate)
+        try h.central.didReceiveSignal([0x04, 0x02, 0x00, 0xAB, 0xCD].span, from: writer, now: 2_003, layout: layout, delegate: &h.delegate)
+        #expect(Array(h.delegate.events.suffix(3)) == [.measure(1, -60, nil), .share(1, [simplePayload(1), simplePayload(2)]),
+                                                      .receive(1, [0xAB, 0xCD])])
+        // Receive-only devices are never connected to…
+        #expect(h.control.connects.isEmpty)
+        // …until they advertise; then they are Herald devices, connected once the payload they gave
+        // us is older than the payload update interval.
+        h.now = 2_004
+        h.advert(writer, AdvertData.heraldUUID16)
+        #expect(h.central.database[0]!.kind == .herald)
+        #expect(h.central.database[0]!.connectable)
+        #expect(h.control.connects.isEmpty)
+        h.now = 2_000 + 360_000
+        h.advert(writer, AdvertData.heraldUUID16)
+        #expect(h.control.connects == [writer])
+        // Malformed: typed error, nothing filed.
+        #expect(throws: DecodeError.self) {
+            try h.central.didReceiveSignal([0x04, 0x05, 0x00, 0x01].span, from: address(10), now: 3_000, layout: layout, delegate: &h.delegate)
+        }
+        #expect(h.central.database.count == 1)
+    }
+
+    @Test func sharedPayloadsSplitWithTheSupplier() {
+        let list = simplePayload(1) + simplePayload(2) + [0x99]
+        let s = SharedPayloads(splitting: list.span, with: SimplePayloadLayout())
+        let count = s.count, trailing = s.trailingBytes
+        #expect(count == 2)
+        #expect(trailing == 1)
+        #expect(array(s[1]) == simplePayload(2))
+    }
+
+    @Test func delegatePairFansOutEveryEvent() {
+        var pair = SensorDelegatePair(RecordingDelegate(), SensorDelegatePair(RecordingDelegate(), NoSensorDelegate()))
+        pair.sensor(.ble, didDetect: TargetIdentifier(4))
+        pair.sensor(.array, didUpdateState: .on)
+        pair.sensor(.ble, didRead: [1, 2].span, fromTarget: TargetIdentifier(4))
+        let expected: [SensorEvent] = [.detect(4), .state(.array, .on), .read(4, [1, 2])]
+        #expect(pair.first.events == expected)
+        #expect(pair.second.first.events == expected)
+    }
+
+    // MARK: Procedure edge cases
+
+    @Test func procedureFailsOnMissingPayloadCharacteristicAndOnErrors() {
+        var p = HeraldCentralProcedure(wantsImmediateSend: false, wantsPayload: true, wantsSharing: false)
+        #expect(p.start() == .exchangeMTU)
+        #expect(p.didComplete(succeeded: false) == .discoverServices)  // MTU refusal is harmless
+        p.didDiscover(service: BluetoothUUID(uuid16: 0xFCF6), start: 0x20, end: 0x28)
+        #expect(p.didComplete(succeeded: true) == .discoverCharacteristics(start: 0x20, end: 0x28))
+        p.didDiscover(characteristic: HeraldIdentifiers.iosSignalCharacteristicUUID, valueHandle: 0x22)
+        #expect(p.didComplete(succeeded: true) == .done(.noHeraldService))
+
+        // A message offered when none was asked for ends the work rather than being written.
+        var r = HeraldCentralProcedure(wantsImmediateSend: true, wantsPayload: true, wantsSharing: false)
+        _ = r.start()
+        #expect(r.load([0x04, 0x01, 0x00, 0x01].span) == .done(.failed))
+        #expect(r.skip() == .done(.failed))
+
+        var q = HeraldCentralProcedure(wantsImmediateSend: false, wantsPayload: true, wantsSharing: false)
+        _ = q.start()
+        _ = q.didComplete(succeeded: true)
+        #expect(q.didComplete(succeeded: false) == .done(.failed))
+    }
+
+    @Test func procedureRejectsOutOfOrderAndOversizedReads() {
+        func readyToRead() -> HeraldCentralProcedure {
+            var p = HeraldCentralProcedure(wantsImmediateSend: false, wantsPayload: true, wantsSharing: false)
+            _ = p.start()
+            _ = p.didComplete(succeeded: true)
+            p.didDiscover(service: HeraldIdentifiers.serviceUUID, start: 1, end: 9)
+            _ = p.didComplete(succeeded: true)
+            p.didDiscover(characteristic: HeraldIdentifiers.payloadCharacteristicUUID, valueHandle: 3)
+            #expect(p.didComplete(succeeded: true) == .readPayload(handle: 3))
+            return p
+        }
+        var gap = readyToRead()
+        gap.didRead(offset: 0, value: [UInt8](repeating: 1, count: 22).span)
+        gap.didRead(offset: 30, value: [1].span)
+        #expect(gap.didComplete(succeeded: true) == .done(.failed))
+
+        var big = readyToRead()
+        var offset = 0
+        while offset < 140 {
+            big.didRead(offset: offset, value: [UInt8](repeating: 1, count: 22).span)
+            offset += 22
+        }
+        #expect(big.didComplete(succeeded: true) == .done(.failed))
+
+        var empty = readyToRead()
+        #expect(empty.didComplete(succeeded: true) == .done(.failed))
+
+        var good = readyToRead()
+        good.didRead(offset: 0, value: simplePayload(3).span)
+        #expect(good.didComplete(succeeded: true) == .done(.completed))
+        #expect(array(good.payload) == simplePayload(3))
+    }
+
+    @Test func simplePayloadDataSupplierNeedsTheClockAndMatchesTheKeySchedule() throws {
+        let key = [UInt8](repeating: 0x5A, count: 2048)
+        let header = PayloadHeader(protocolAndVersion: 0x10, countryCode: 826, stateCode: 0)
+        let made = SimplePayloadDataSupplier(header: header, secretKey: key.span)
+        var s = try #require(made)
+        var none = ArraySink()
+        #expect(!s.payload(at: 0, for: nil, into: &none))
+        #expect(none.bytes.isEmpty)
+        // Clock set: sensor time 7 200 000 ms = epoch + 1 day + 2 h (period 20 of day 1).
+        s.unixSecondsAtZero = KeyEpoch.standard.unixSeconds + 86_400
+        var out = ArraySink()
+        #expect(s.payload(at: 7_200_000, for: nil, into: &out))
+        var expected = ArraySink()
+        var reference = SimplePayloadSupplier(header: header)
+        let wrote = try reference.writePayload(at: KeyEpoch.standard.unixSeconds + 86_400 + 7_200, secretKey: key.span, to: &expected)
+        #expect(wrote)
+        #expect(out.bytes == expected.bytes)
+        #expect(out.bytes.count == 21)
+        // As the peripheral's payload source (asked by UTC second) it gives the same bytes.
+        var viaSource = ArraySink()
+        #expect(s.writePayload(at: KeyEpoch.standard.unixSeconds + 86_400 + 7_200, to: &viaSource))
+        #expect(viaSource.bytes == expected.bytes)
+        let short = Array(key.prefix(100))
+        let refused = SimplePayloadDataSupplier(header: header, secretKey: short.span) == nil
+        #expect(refused)
+    }
+}

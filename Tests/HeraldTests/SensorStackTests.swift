@@ -1,0 +1,134 @@
+import Testing
+@testable import BluetoothHost
+@testable import Herald
+
+/// The sensor as the stack's application: adverts in, LE Create Connection out, then the GATT client
+/// on the link with ATT PDUs checked byte for byte, and the disconnection at the end.
+@Suite("Sensor on the stack: GATT client driven by the central procedure")
+struct SensorStackTests {
+    typealias Array2 = SensorArray<SimplePayloadLayout, SensorDelegatePair<RecordingDelegate, RecordingDelegate>, 8, 2, NoSensorPeripheral>
+
+    /// ATT PDUs queued on `handle`, oldest first (drained through a credit pool, as the stack would).
+    static func takeATT(_ control: inout StackControl, handle: UInt16) -> [[UInt8]] {
+        _ = control.credits.open(handle: handle)
+        var sink = ArraySink()
+        control.acl.drain(credits: &control.credits, into: &sink)
+        var out: [[UInt8]] = []
+        var b = sink.bytes[...]
+        // H4 0x02, handle (2), ACL length (2), L2CAP length (2), channel 0x0004 (2), PDU.
+        while b.count >= 9 {
+            let start = b.startIndex
+            let aclLength = Int(b[start + 3]) | Int(b[start + 4]) << 8
+            let pdu = Array(b[(start + 9)..<(start + 5 + aclLength)])
+            out.append(pdu)
+            b = b[(start + 5 + aclLength)...]
+            _ = control.credits.completed(handle: handle, count: 1)
+        }
+        return out
+    }
+
+    static func commands(_ control: StackControl) -> [HCIOpcode] {
+        (0..<control.commandCount).compactMap { control.commands[$0]?.opcode }
+    }
+
+    @Test func discoveryReadAndDisconnectOverATT() {
+        var app = Array2(supplier: SimplePayloadLayout(), delegate: SensorDelegatePair(RecordingDelegate(), RecordingDelegate()))
+        var control = StackControl()
+        control.credits.configure(leDataLength: 251, leTotalPackets: 8)
+        app.start(now: 0, control: &control)
+        // Not started until the controller is ready.
+        #expect(!app.ble.central.isOn)
+        app.stackDidBecomeReady(ControllerInfo(), now: 10, control: &control)
+        #expect(app.ble.central.isOn)
+        #expect(Self.commands(control) == [HCILESetScanParameters.opcode, HCILESetScanEnable.opcode])
+        #expect(app.delegate.first.events == [.state(.array, .on), .state(.ble, .on)])
+        control.commandCount = 0
+
+        let peer = address(0x31)
+        let data = AdvertData.heraldUUID16
+        let report = AdvertisingReport(kind: AdvertisingReportKind(rawValue: 0x13), address: peer, rssi: -58, txPower: nil,
+                                       advertisingSID: nil, data: data.span)
+        app.stackDidReceive(advertisingReport: report, now: 100, control: &control)
+        #expect(control.connecting?.peer == peer)
+        #expect(control.connecting?.deadline == 8_100)
+        #expect(Self.commands(control) == [HCILECreateConnection.opcode])
+        control.commandCount = 0
+        control.connecting = nil
+
+        let h: UInt16 = 0x0040
+        let link = ConnectionSummary(handle: h, role: .central, peer: peer,
+                                     timing: ConnectionTiming(interval: 24, latency: 0, supervisionTimeout: 72))
+        app.stackDidConnect(link, now: 200, control: &control)
+        // Exchange MTU Request, Client Rx MTU 247 (Core 5.4 Vol 3 Part F 3.4.2.1).
+        #expect(Self.takeATT(&control, handle: h) == [[0x02, 0xF7, 0x00]])
+
+        func answer(_ pdu: [UInt8], at t: UInt64 = 300) -> [[UInt8]] {
+            app.stackDidReceiveATT(handle: h, pdu: pdu.span, now: t, control: &control)
+            return Self.takeATT(&control, handle: h)
+        }
+        // MTU stays 23; Read By Group Type for primary services (Part F 3.4.4.9).
+        #expect(answer([0x03, 0x17, 0x00]) == [[0x10, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x28]])
+        // GAP 0x0001-0x0005 and Herald (0xFCF6) 0x0006-0x000C, then the next range.
+        #expect(answer([0x11, 0x06, 0x01, 0x00, 0x05, 0x00, 0x00, 0x18, 0x06, 0x00, 0x0C, 0x00, 0xF6, 0xFC])
+                == [[0x10, 0x0D, 0x00, 0xFF, 0xFF, 0x00, 0x28]])
+        // Attribute Not Found ends discovery; characteristics of 0x0006-0x000C (Part F 3.4.4.1).
+        #expect(answer([0x01, 0x10, 0x0D, 0x00, 0x0A]) == [[0x08, 0x06, 0x00, 0x0C, 0x00, 0x03, 0x28]])
+        // Payload characteristic (read) at 0x0008, 128-bit UUID: one declaration per response at MTU 23.
+        let payloadUUID: [UInt8] = [0xe7, 0x33, 0x89, 0x8f, 0xe3, 0x43, 0x21, 0xa1, 0x29, 0x48, 0x05, 0x8f, 0xf8, 0xc0, 0x98, 0x3e]
+        let androidUUID: [UInt8] = [0x11, 0x1a, 0x82, 0x80, 0x9a, 0xe0, 0x24, 0x83, 0x7a, 0x43, 0x2e, 0x09, 0x13, 0xb8, 0x17, 0xf6]
+        #expect(answer([0x09, 0x15, 0x07, 0x00, 0x02, 0x08, 0x00] + payloadUUID) == [[0x08, 0x08, 0x00, 0x0C, 0x00, 0x03, 0x28]])
+        #expect(answer([0x09, 0x15, 0x09, 0x00, 0x08, 0x0A, 0x00] + androidUUID) == [[0x08, 0x0A, 0x00, 0x0C, 0x00, 0x03, 0x28]])
+        // Then Read Request of the payload (Part F 3.4.4.3).
+        #expect(answer([0x01, 0x08, 0x0A, 0x00, 0x0A]) == [[0x0A, 0x08, 0x00]])
+        // A Simple payload with 4 octets of extended data: 25 octets, more than one response holds.
+        let payload = simplePayload(0x61) + [0x40, 0x02, 0xAA, 0xBB]
+        // 22 octets fill the response: Read Blob from offset 22 (Part F 3.4.4.5).
+        #expect(answer([0x0B] + payload[0..<22]) == [[0x0C, 0x08, 0x00, 0x16, 0x00]])
+        #expect(Self.commands(control).isEmpty)
+        #expect(answer([0x0D] + payload[22...]) == [])
+        // Done: the link is closed at once, with Remote User Terminated Connection (0x13).
+        #expect(Self.commands(control) == [HCIDisconnect.opcode])
+        // HCI Disconnect (opcode 0x0406): handle 0x0040, reason 0x13 (Core 5.4 Vol 4 Part E 7.1.6).
+        #expect(array(control.commands[0]!.packet) == [0x01, 0x06, 0x04, 0x03, 0x40, 0x00, 0x13])
+        for events in [app.delegate.first.events, app.delegate.second.events] {
+            #expect(events.contains(.read(1, payload)))
+            #expect(events.last == .measureWithPayload(1, -58, payload))
+        }
+        app.stackDidDisconnect(handle: h, reason: .remoteUserTerminated, now: 400, control: &control)
+        #expect(app.ble.clients[0] == nil)
+        #expect(app.ble.central.openLinks == 0)
+        #expect(app.ble.central.database[0]!.lastSeen == 100)
+    }
+
+    @Test func transactionTimeoutDisconnectsAndCountsAFailure() {
+        var sensor = HeraldSensor<SimplePayloadLayout, RecordingDelegate, 8, 2, NoSensorPeripheral>(supplier: SimplePayloadLayout(), delegate: RecordingDelegate())
+        var control = StackControl()
+        control.credits.configure(leDataLength: 251, leTotalPackets: 8)
+        sensor.stackDidBecomeReady(ControllerInfo(), now: 0, control: &control)
+        sensor.start(now: 0, control: &control)
+        let data = AdvertData.heraldUUID16
+        let report = AdvertisingReport(kind: AdvertisingReportKind(rawValue: 0x13), address: address(1), rssi: -58, txPower: nil,
+                                       advertisingSID: nil, data: data.span)
+        sensor.stackDidReceive(advertisingReport: report, now: 0, control: &control)
+        control.commandCount = 0
+        sensor.stackDidConnect(ConnectionSummary(handle: 5, role: .central, peer: address(1),
+                                                 timing: ConnectionTiming(interval: 24, latency: 0, supervisionTimeout: 72)),
+                               now: 1_000, control: &control)
+        #expect(sensor.applicationDeadline == 1_000 + 30_000)
+        sensor.stackTimerFired(now: 31_000, control: &control)
+        #expect(Self.commands(control) == [HCIDisconnect.opcode])
+        #expect(sensor.central.database[0]!.consecutiveFailures == 1)
+    }
+
+    @Test func controllerFailureReportsUnavailableAndRestartsWhenReady() {
+        var sensor = HeraldSensor<SimplePayloadLayout, RecordingDelegate, 8, 2, NoSensorPeripheral>(supplier: SimplePayloadLayout(), delegate: RecordingDelegate())
+        var control = StackControl()
+        sensor.start(now: 0, control: &control)
+        sensor.stackDidBecomeReady(ControllerInfo(), now: 0, control: &control)
+        sensor.stackControllerDidFail(.noResponse(resets: 1), now: 5, control: &control)
+        sensor.stackDidBecomeReady(ControllerInfo(), now: 9, control: &control)
+        #expect(sensor.delegate.events == [.state(.ble, .on), .state(.ble, .unavailable), .state(.ble, .on)])
+        sensor.stop(control: &control)
+        #expect(sensor.delegate.events.last == .state(.ble, .off))
+    }
+}

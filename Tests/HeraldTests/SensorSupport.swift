@@ -1,0 +1,173 @@
+import BluetoothHost
+@testable import Herald
+
+// Shared by the Sensor*Tests suites: a recording control and delegate, synthetic adverts, and a fake
+// peer that answers the central procedure's GATT steps.
+
+enum ControlAction: Equatable {
+    case connect(DeviceAddress, timeout: UInt64)
+    case disconnect(UInt16)
+    case scan(Bool)
+}
+
+struct RecordingControl: HeraldCentralControl {
+    var actions: [ControlAction] = []
+    var acceptConnections = true
+    mutating func requestConnection(to peer: DeviceAddress, now: UInt64, timeout: UInt64) -> Bool {
+        actions.append(.connect(peer, timeout: timeout))
+        return acceptConnections
+    }
+    mutating func requestDisconnection(handle: UInt16) { actions.append(.disconnect(handle)) }
+    mutating func requestScanning(_ on: Bool) { actions.append(.scan(on)) }
+    var connects: [DeviceAddress] { actions.compactMap { if case .connect(let a, _) = $0 { return a } else { return nil } } }
+    var disconnects: [UInt16] { actions.compactMap { if case .disconnect(let h) = $0 { return h } else { return nil } } }
+}
+
+enum SensorEvent: Equatable {
+    case detect(UInt32)
+    case measure(UInt32, Int16, Int8?)
+    case read(UInt32, [UInt8])
+    case share(UInt32, [[UInt8]])
+    case receive(UInt32, [UInt8])
+    case measureWithPayload(UInt32, Int16, [UInt8])
+    case state(SensorType, SensorState)
+    case available(Bool, UInt32)
+}
+
+struct RecordingDelegate: SensorDelegate {
+    var events: [SensorEvent] = []
+    mutating func sensor(_ sensor: SensorType, didDetect target: TargetIdentifier) { events.append(.detect(target.value)) }
+    mutating func sensor(_ sensor: SensorType, didMeasure proximity: Proximity, fromTarget target: TargetIdentifier) {
+        events.append(.measure(target.value, proximity.value, proximity.calibration))
+    }
+    mutating func sensor(_ sensor: SensorType, didRead payload: Span<UInt8>, fromTarget target: TargetIdentifier) {
+        events.append(.read(target.value, array(payload)))
+    }
+    mutating func sensor(_ sensor: SensorType, didShare payloads: borrowing SharedPayloads, fromTarget target: TargetIdentifier) {
+        var list: [[UInt8]] = []
+        for i in 0..<payloads.count { list.append(array(payloads[i])) }
+        events.append(.share(target.value, list))
+    }
+    mutating func sensor(_ sensor: SensorType, didReceive data: Span<UInt8>, fromTarget target: TargetIdentifier) {
+        events.append(.receive(target.value, array(data)))
+    }
+    mutating func sensor(_ sensor: SensorType, didMeasure proximity: Proximity, fromTarget target: TargetIdentifier,
+                         withPayload payload: Span<UInt8>) {
+        events.append(.measureWithPayload(target.value, proximity.value, array(payload)))
+    }
+    mutating func sensor(_ sensor: SensorType, didUpdateState state: SensorState) { events.append(.state(sensor, state)) }
+    mutating func sensor(_ sensor: SensorType, available: Bool, didDeleteOrDetect target: TargetIdentifier) {
+        events.append(.available(available, target.value))
+    }
+}
+
+func array(_ s: Span<UInt8>) -> [UInt8] { (0..<s.count).map { s[$0] } }
+func array<let N: Int>(_ b: FixedBytes<N>) -> [UInt8] { (0..<b.count).map { b[$0] } }
+
+func address(_ last: UInt8, _ first: UInt8 = 0xC0) -> DeviceAddress {
+    DeviceAddress(type: .randomDevice, address: BDAddress(displayOrder: first, 0x11, 0x22, 0x33, 0x44, last))
+}
+
+enum AdvertData {
+    /// Flags, the registered 16-bit Herald UUID 0xFCF6.
+    static let heraldUUID16: [UInt8] = [0x02, 0x01, 0x06, 0x03, 0x03, 0xF6, 0xFC]
+    /// Flags, the specification's 128-bit Herald UUID, Tx power -8 dBm.
+    static let heraldUUID128WithTx: [UInt8] = [0x02, 0x01, 0x06, 0x11, 0x07,
+        0x9b, 0xfd, 0x5b, 0xd6, 0x72, 0x45, 0x1e, 0x80, 0xd3, 0x42, 0x46, 0x47, 0xaf, 0x32, 0x81, 0x42,
+        0x02, 0x0A, 0xF8]
+    /// Manufacturer data 0xFFFA with a 6-byte pseudo device address.
+    static func pseudo(_ b: [UInt8]) -> [UInt8] { [0x02, 0x01, 0x06, 0x09, 0xFF, 0xFA, 0xFF] + b }
+    /// Apple manufacturer data, "nearby" type 0x10 (a backgrounded iPhone).
+    static let apple: [UInt8] = [0x02, 0x01, 0x1A, 0x07, 0xFF, 0x4C, 0x00, 0x10, 0x05, 0x01, 0x1C]
+    /// Someone else's device.
+    static let other: [UInt8] = [0x02, 0x01, 0x06, 0x03, 0x03, 0x0F, 0x18]
+}
+
+/// A Simple payload (protocol 0x10, country 826, state 0) with a 16-byte identifier made of `seed`.
+func simplePayload(_ seed: UInt8) -> [UInt8] {
+    [0x10, 0x03, 0x3A, 0x00, 0x00] + (0..<16).map { seed &+ UInt8($0) }
+}
+
+/// A GATT server as the central procedure sees it.
+struct FakePeer {
+    var services: [(BluetoothUUID, UInt16, UInt16)]
+    var characteristics: [(BluetoothUUID, UInt16)]
+    var payload: [UInt8]
+    var mtu = 23
+    /// Writes received, one entry per Write Request.
+    var writes: [[UInt8]] = []
+
+    static func herald(payload: [UInt8], ios: Bool = false, mtu: Int = 23) -> FakePeer {
+        FakePeer(services: [(BluetoothUUID(uuid16: 0x1800), 1, 5), (HeraldIdentifiers.serviceUUID, 6, 12)],
+                 characteristics: [(HeraldIdentifiers.payloadCharacteristicUUID, 8),
+                                   (ios ? HeraldIdentifiers.iosSignalCharacteristicUUID : HeraldIdentifiers.androidSignalCharacteristicUUID, 10)],
+                 payload: payload, mtu: mtu)
+    }
+
+    static let noHerald = FakePeer(services: [(BluetoothUUID(uuid16: 0x1800), 1, 5), (BluetoothUUID(uuid16: 0x180A), 6, 9)],
+                                   characteristics: [], payload: [])
+
+    /// The messages written, with fragments joined back together.
+    var joinedWrites: [UInt8] { writes.flatMap { $0 } }
+}
+
+struct CentralHarness<let devices: Int, let links: Int> {
+    var central: HeraldCentral<devices, links>
+    var control = RecordingControl()
+    var delegate = RecordingDelegate()
+    var now: UInt64 = 1_000
+
+    init(configuration: HeraldSensorConfiguration = HeraldSensorConfiguration()) {
+        central = HeraldCentral(configuration: configuration)
+        central.start(now: now, control: &control)
+    }
+
+    mutating func advert(_ addr: DeviceAddress, _ data: [UInt8], rssi: Int8 = -60, kind: UInt16 = 0x13) {
+        let span = data.span
+        let report = AdvertisingReport(kind: AdvertisingReportKind(rawValue: kind), address: addr, rssi: rssi,
+                                       txPower: nil, advertisingSID: nil, data: span)
+        central.didReceive(advertisingReport: report, now: now, control: &control, delegate: &delegate)
+    }
+
+    mutating func connect(_ addr: DeviceAddress, handle: UInt16) -> HeraldGATTStep? {
+        central.didConnect(handle: handle, peer: addr, isCentral: true, now: now, control: &control)
+    }
+
+    mutating func complete(_ handle: UInt16, _ ok: Bool = true) -> HeraldGATTStep? {
+        central.gattDidComplete(handle: handle, succeeded: ok, now: now, control: &control, delegate: &delegate)
+    }
+
+    /// Answers every step like `peer` would until the procedure is done; returns the steps taken.
+    mutating func drive(_ handle: UInt16, peer: inout FakePeer, from first: HeraldGATTStep?) -> [HeraldGATTStep] {
+        var steps: [HeraldGATTStep] = []
+        var step = first
+        while let s = step {
+            steps.append(s)
+            switch s {
+            case .exchangeMTU:
+                central.gattDidExchangeMTU(handle: handle, mtu: peer.mtu)
+            case .discoverServices:
+                for (uuid, start, end) in peer.services { central.gattDidDiscover(handle: handle, service: uuid, start: start, end: end) }
+            case .discoverCharacteristics:
+                for (uuid, h) in peer.characteristics { central.gattDidDiscover(handle: handle, characteristic: uuid, valueHandle: h) }
+            case .readPayload:
+                // Read, then Read Blob while a response fills ATT_MTU-1 (Core 5.4 Vol 3 Part G 4.8.3).
+                var offset = 0
+                repeat {
+                    let chunk = Array(peer.payload[offset..<min(peer.payload.count, offset + peer.mtu - 1)])
+                    central.gattDidRead(handle: handle, offset: offset, value: chunk.span)
+                    offset += chunk.count
+                    if chunk.count < peer.mtu - 1 { break }
+                } while offset <= peer.payload.count
+            case .writeSignal(_, let offset, let length):
+                let slot = central.linkIndex(handle: handle)!
+                let message = array(central.slots[slot]!.procedure.message)
+                peer.writes.append(Array(message[offset..<(offset + length)]))
+            case .needMessage, .done:
+                return steps
+            }
+            step = complete(handle)
+        }
+        return steps
+    }
+}
