@@ -6,24 +6,52 @@ import HeraldRuntime
 struct ScanCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scan",
-        abstract: "Observe advertisements: print each report with its decoded AD fields."
+        abstract: "Observe advertisements: print each report, then a per-device summary (a bench tester).",
+        discussion: """
+            Per-report lines (or JSON Lines with --json) go to stdout; the summary per device (kind, address,
+            pseudo address, advert count, interval and RSSI statistics, Tx power) goes to stderr, or alone to
+            stdout with --summary-only (one JSON object with --json).
+            """
     )
 
     @OptionGroup var controller: ControllerOptions
     @Option(name: .long, help: "Seconds to scan (default: until interrupted).") var duration: Double?
     @Flag(name: .long, help: "Active scanning: ask for scan responses.") var active = false
-    @Flag(name: .long, help: "One JSON object per report (JSON Lines).") var json = false
+    @Flag(name: .long, help: "One JSON object per report (JSON Lines); the summary as JSON too.") var json = false
+    @Flag(name: .long, help: "Print only the summary, on stdout.") var summaryOnly = false
+    @Option(name: .long, help: "Write a self-contained HTML report (RSSI over time per device).") var report: String?
+    @Option(name: .long, help: "Log each report to Herald logs in this directory (contacts.csv detect/measure rows).") var logDir: String?
+    @Option(name: .long, help: "log.txt level: debug, info, fault or off.") var logLevel: String = "info"
+    @Flag(name: .long, help: "Connect to each Herald advertiser once and read its payload over GATT.") var readPayloads = false
+
+    func validate() throws {
+        if let duration, !(duration > 0) { throw ValidationError("--duration must be positive") }
+        if LogLevel(rawValue: logLevel) == nil { throw ValidationError("--log-level must be debug, info, fault or off") }
+    }
 
     func run() throws {
         try runReportingErrors {
-            let printer = ReportPrinter(json: json, active: active)
+            var logs: LogDirectory?
+            if let logDir {
+                do {
+                    logs = try LogDirectory(path: logDir, configuration: .init(logLevel: LogLevel(rawValue: logLevel) ?? .info))
+                } catch {
+                    throw CLIError(exitCode: 1, message: "cannot open logs: \(error)")
+                }
+            }
+            let printer = ReportPrinter(json: json, active: active, perReport: !summaryOnly, logs: logs,
+                                        summary: ScanSummary(start: MonotonicClock.now()),
+                                        reader: readPayloads ? BenchPayloadReader(activeScanning: active) : nil)
             let stack = BluetoothStack(configuration: StackSession<ReportPrinter, 1, 16, 128>.defaultConfiguration(),
                                        database: try minimalDatabase(), app: printer)
             let session = try controller.openSession(stack)
             defer { session.close() }
-            _ = try session.bringUp()
+            let info = try session.bringUp()
+            logs?.log(.info, category: "Scan", "controller ready (\(info.address.description)); scanning \(active ? "actively" : "passively")")
             let stop = SignalFlag.install()
-            let deadline = duration.map { MonotonicClock.now() + UInt64($0 * 1000) }
+            let started = MonotonicClock.now()
+            session.app.summary = ScanSummary(start: started)
+            let deadline = duration.map { started + UInt64($0 * 1000) }
             try session.run(deadline: deadline) { s in
                 if case .failed(let f) = s.stack.hci.state {
                     throw CLIError(exitCode: 4, message: "controller failed: \(ControllerDescriptions.failureDescription(f))")
@@ -31,15 +59,53 @@ struct ScanCommand: ParsableCommand {
                 return stop.isSet ? .stop : .keepRunning
             }
             try? session.perform { $0.control.stopScanning() }
-            FileHandle.standardError.write(Data("scan: \(session.app.count) reports\n".utf8))
+            let elapsed = Double(MonotonicClock.now() - started) / 1000
+            let summary = session.app.summary
+            try finish(summary, elapsed: elapsed, logs: logs)
+        }
+    }
+
+    struct SummaryDocument: Encodable {
+        var durationSeconds: Double
+        var reports: Int
+        var devices: [ScanDeviceSummary]
+    }
+
+    func finish(_ summary: ScanSummary, elapsed: Double, logs: LogDirectory?) throws {
+        let text: String
+        if json {
+            let e = JSONEncoder()
+            e.outputFormatting = [.sortedKeys]
+            let doc = SummaryDocument(durationSeconds: elapsed, reports: summary.reports, devices: summary.devices)
+            text = String(decoding: try e.encode(["summary": doc]), as: UTF8.self) + "\n"
+        } else {
+            text = summary.table(durationSeconds: elapsed)
+        }
+        if summaryOnly { print(text, terminator: "") } else { FileHandle.standardError.write(Data(text.utf8)) }
+        fflush(nil)
+        if let report {
+            let html = ScanReportHTML.render(summary, title: "herald scan — \(controller.transport ?? controller.board ?? "controller")",
+                                             durationSeconds: elapsed)
+            do { try html.write(toFile: report, atomically: true, encoding: .utf8) } catch {
+                throw CLIError(exitCode: 1, message: "cannot write \(report): \(error.localizedDescription)")
+            }
+            FileHandle.standardError.write(Data("scan: report written to \(report)\n".utf8))
+        }
+        if let logs {
+            logs.log(.info, category: "Scan", "stopped after \(summary.reports) reports")
+            do { try logs.close() } catch { throw CLIError(exitCode: 1, message: "logs: \(error)") }
         }
     }
 }
 
-/// Scans from bring-up on and prints each report as it arrives.
+/// Scans from bring-up on, prints each report as it arrives and keeps the per-device summary.
 struct ReportPrinter: LEApplication {
     let json: Bool
     let active: Bool
+    let perReport: Bool
+    let logs: LogDirectory?
+    var summary: ScanSummary
+    var reader: BenchPayloadReader?
     var count = 0
     let encoder: JSONEncoder = {
         let e = JSONEncoder()
@@ -54,13 +120,73 @@ struct ReportPrinter: LEApplication {
     }
 
     mutating func stackDidReceive(advertisingReport: borrowing AdvertisingReport, now: UInt64, control: inout StackControl) {
-        let record = AdvertisementRecord(advertisingReport)
         count += 1
+        let isNew = summary.add(advertisingReport, now: now)
+        if reader != nil {
+            let address = advertisingReport.address
+            reader!.consider(address, isHerald: summary.isHerald(address), connectable: advertisingReport.kind.isConnectable,
+                             now: now, control: &control)
+        }
+        if let logs {
+            let target = advertisingReport.address.address.description
+            let time = Date()
+            if isNew { logs.record(.detect(target, at: time)) }
+            if let rssi = advertisingReport.rssi {
+                logs.record(.measure(rssi: Double(rssi), txPower: advertisingReport.txPower.map(Double.init), from: target, at: time))
+            }
+        }
+        guard perReport else { return }
+        let record = AdvertisementRecord(advertisingReport)
         if json, let data = try? encoder.encode(record) {
             print(String(decoding: data, as: UTF8.self))
         } else {
             print(record.line)
         }
         fflush(nil)
+    }
+}
+
+extension ReportPrinter {
+    mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {
+        reader?.didConnect(link, now: now, control: &control)
+        collectPayloads()
+    }
+
+    mutating func stackDidFailToConnect(to peer: DeviceAddress, status: HCIStatus, now: UInt64, control: inout StackControl) {
+        reader?.didFailToConnect(to: peer, status: status, control: &control)
+        collectPayloads()
+    }
+
+    mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
+        reader?.didDisconnect(handle: handle, reason: reason, control: &control)
+        collectPayloads()
+    }
+
+    mutating func stackDidReceiveATT(handle: UInt16, pdu: Span<UInt8>, now: UInt64, control: inout StackControl) {
+        reader?.didReceiveATT(handle: handle, pdu: pdu, now: now, control: &control)
+        collectPayloads()
+    }
+
+    var applicationDeadline: UInt64? { reader?.nextDeadline }
+
+    mutating func stackTimerFired(now: UInt64, control: inout StackControl) {
+        reader?.timerFired(now: now, control: &control)
+        collectPayloads()
+    }
+
+    /// Payloads read since the last call go into the summary and, with --log-dir, the Herald logs.
+    mutating func collectPayloads() {
+        guard let fresh = reader?.takeNewOutcomes(), !fresh.isEmpty else { return }
+        for (address, outcome) in fresh {
+            summary.attach(outcome, to: address)
+            switch outcome {
+            case .payload(let bytes):
+                logs?.record(.read(bytes, from: address))
+                if perReport { FileHandle.standardError.write(Data("scan: read payload \(payloadShortName(bytes)) from \(address)\n".utf8)) }
+            case .failed(let why):
+                logs?.log(.fault, category: "Scan", "payload read from \(address) failed: \(why)")
+                if perReport { FileHandle.standardError.write(Data("scan: payload read from \(address) failed: \(why)\n".utf8)) }
+            }
+        }
     }
 }

@@ -9,6 +9,10 @@ struct RecordingApp: LEApplication {
     var failedToConnect: [(DeviceAddress, UInt8)] = []
     var clientPDUs: [[UInt8]] = []
     var writes: [[UInt8]] = []
+    var timedOut: [UInt16] = []
+    mutating func stackCommandDidTimeOut(tag: CommandTag, opcode: HCIOpcode, control: inout StackControl) {
+        timedOut.append(opcode.rawValue)
+    }
 
     mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
         let value: [UInt8] = Array(0..<200)
@@ -214,5 +218,25 @@ struct StackHarness {
         // A Handle Value Notification from the peer's server.
         h.feed(StackHarness.acl(handle: 0x0040, channel: 4, [0x1B, 0x10, 0x00, 0x01]))
         #expect(h.stack.app.clientPDUs == [[0x1B, 0x10, 0x00, 0x01]])
+    }
+
+    @Test func linksCarryTheirTableSlot() throws {
+        var h = try StackHarness()
+        h.feed(StackHarness.connectionComplete(handle: 0x0040, role: 0x01))
+        h.feed(StackHarness.connectionComplete(handle: 0x0041, role: 0x01))
+        h.feed([0x04, 0x05, 0x04, 0x00, 0x40, 0x00, 0x13])
+        h.feed(StackHarness.connectionComplete(handle: 0x0042, role: 0x01))
+        // The freed slot 0 is reused; slot 1 stays with its link.
+        #expect(h.stack.app.connected.map(\.slot) == [0, 1, 0])
+    }
+
+    @Test func unansweredApplicationCommandIsReportedAsTimedOut() throws {
+        var h = try StackHarness()
+        h.controller.silent = true
+        h.stack.perform(now: h.now, output: &h.wire) { le in le.control.send(HCILERand()) }
+        h.pump()
+        h.now = 10_000
+        h.stack.tick(now: h.now, output: &h.wire)
+        #expect(h.stack.app.timedOut == [HCILERand.opcode.rawValue])
     }
 }

@@ -167,9 +167,10 @@ struct GATTLoopback {
         #expect(link.delegate.completions.last?.error == .attError(.readNotPermitted, handle: link.signal.value))
         try link.run(.write(handle: link.payloadHandle, value: attHex("01").span))
         #expect(link.delegate.completions.last?.error == .attError(.writeNotPermitted, handle: link.payloadHandle))
-        // Write Without Response: the server stores it and answers nothing.
+        // Write Without Response to a characteristic that does not declare it (Herald's signal
+        // characteristic is write-with-response only): the server drops it and answers nothing.
         try link.run(.writeWithoutResponse(handle: link.signal.value, value: attHex("ca fe 01").span))
-        #expect(attArray(link.database.value(link.signal.value)) == attHex("ca fe 01"))
+        #expect(attArray(link.database.value(link.signal.value)) == attHex("10 03 3a 00 02"))
         #expect(link.delegate.completions.count == 3)
     }
 

@@ -58,7 +58,7 @@ import Testing
     @Test func errorResponsesCarryOpcodeHandleAndCode() throws {
         var db = try heraldDatabase()
         var long = [UInt8](repeating: 0x33, count: 40)
-        let longHandle = try db.addCharacteristic(BluetoothUUID(uuid16: 0xAAA1), properties: .read | .write,
+        let longHandle = try db.addCharacteristic(BluetoothUUID(uuid16: 0xAAA1), properties: .read | .write | .writeWithoutResponse,
                                                   permissions: .readWrite, value: .stored(long.span, maxLength: 60)).value
         #expect(longHandle == 0x14)
         var h = ServerHarness(db: db)

@@ -97,8 +97,12 @@ public struct ATTServer: Sendable {
                 ATTWriteResponse().write(to: &response)
                 return .respond
             case .writeCommand:
-                // Part F 3.4.5.3: no response, not even an error.
+                // Part F 3.4.5.3: no response, not even an error. A characteristic value takes
+                // commands only if its declaration lists Write Without Response (Part G 4.9.1,
+                // 3.3.1.1); anything else is dropped, so a peer cannot bypass a write procedure the
+                // profile asked for (e.g. Herald's signal characteristic is write-with-response).
                 let r = try ATTWriteCommand(pdu)
+                guard database.acceptsWriteCommand(r.handle) else { return .none }
                 _ = write(handle: r.handle, value: r.value, &context, &database, &delegate)
                 return .none
             case .signedWriteCommand:

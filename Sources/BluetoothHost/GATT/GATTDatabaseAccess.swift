@@ -122,6 +122,14 @@ extension GATTDatabase {
     }
 
     /// The characteristic value handle a CCCD belongs to (0 if none).
+    /// Whether a Write Command may change `handle`: characteristic values whose declaration has
+    /// Write Without Response, and descriptors (which have no properties; their permissions decide).
+    public func acceptsWriteCommand(_ handle: UInt16) -> Bool {
+        guard let a = attribute(handle) else { return false }
+        if a.properties.isEmpty { return true }
+        return a.properties.contains(.writeWithoutResponse)
+    }
+
     public func characteristicValue(forCCCD handle: UInt16) -> UInt16 {
         var h = Int(handle) - 1
         while h >= 1 {

@@ -150,11 +150,11 @@ public struct ConnectionTable<let capacity: Int, let pduCapacity: Int, Extra: Co
             unknownHandlePackets += 1
             return .unknownHandle(handle)
         }
-        return Self.feed(&entries[i]!, packet, deliver)
+        return Self.feed(&entries[i]!, slot: i, packet, deliver)
     }
 
     static func feed(
-        _ link: inout Link, _ packet: borrowing HCIACLDataPacket,
+        _ link: inout Link, slot: Int, _ packet: borrowing HCIACLDataPacket,
         _ deliver: (inout Extra, ConnectionSummary, L2CAPChannelID, Span<UInt8>) -> Void
     ) -> ConnectionReceiveOutcome {
         let result: ACLReassemblyResult
@@ -164,7 +164,7 @@ public struct ConnectionTable<let capacity: Int, let pduCapacity: Int, Extra: Co
             return .dropped(error)
         }
         guard case .complete(let channel, let length) = result else { return .incomplete }
-        let summary = ConnectionSummary(handle: link.handle, role: link.role, peer: link.peer, timing: link.timing)
+        let summary = ConnectionSummary(handle: link.handle, role: link.role, peer: link.peer, timing: link.timing, slot: slot)
         // Disjoint stored properties of one inout link: the payload borrows the reassembler while
         // the upper layer mutates its own state.
         deliver(&link.extra, summary, channel, link.reassembler.payload)
@@ -182,4 +182,16 @@ public struct ConnectionSummary: Sendable, Equatable {
     public let role: ConnectionRole
     public let peer: DeviceAddress
     public let timing: ConnectionTiming
+    /// The link's position in the connection table (0..<capacity), stable while the link lives: the
+    /// `connection` index the GATT server uses for per-link state such as CCCDs, and a ready index for
+    /// an application's own per-link arrays.
+    public let slot: Int
+
+    public init(handle: UInt16, role: ConnectionRole, peer: DeviceAddress, timing: ConnectionTiming, slot: Int = 0) {
+        self.handle = handle
+        self.role = role
+        self.peer = peer
+        self.timing = timing
+        self.slot = slot
+    }
 }

@@ -20,6 +20,9 @@ public protocol LEApplication: GATTServerDelegate {
     /// A command the application sent completed (tags `.application` and its own).
     mutating func stackCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus,
                                           returnParameters: Span<UInt8>, control: inout StackControl)
+    /// A command the application sent was never answered (e.g. Bumble's virtual controller ignores
+    /// LE Encrypt); the command queue has moved on.
+    mutating func stackCommandDidTimeOut(tag: CommandTag, opcode: HCIOpcode, control: inout StackControl)
     /// Events the stack does not consume.
     mutating func stackDidReceive(event: borrowing HCIEventPacket, control: inout StackControl)
     /// The application's own next timer, if any; `stackTimerFired` runs when it passes.
@@ -38,6 +41,7 @@ extension LEApplication {
     public mutating func stackIndicationConfirmed(handle: UInt16, attribute: UInt16, now: UInt64, control: inout StackControl) {}
     public mutating func stackCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus,
                                                  returnParameters: Span<UInt8>, control: inout StackControl) {}
+    public mutating func stackCommandDidTimeOut(tag: CommandTag, opcode: HCIOpcode, control: inout StackControl) {}
     public mutating func stackDidReceive(event: borrowing HCIEventPacket, control: inout StackControl) {}
     public var applicationDeadline: UInt64? { nil }
     public mutating func stackTimerFired(now: UInt64, control: inout StackControl) {}

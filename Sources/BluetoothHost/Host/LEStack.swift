@@ -58,6 +58,16 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         app.stackCommandDidComplete(tag: tag, opcode: opcode, status: status, returnParameters: returnParameters, control: &control)
     }
 
+    public mutating func hostCommandDidTimeOut(tag: CommandTag, opcode: HCIOpcode) {
+        // A Create Connection the controller never acknowledged: the attempt is over.
+        if opcode == HCILECreateConnection.opcode, let c = control.connecting {
+            control.connecting = nil
+            app.stackDidFailToConnect(to: c.peer, status: .connectionTimeout, now: now, control: &control)
+            return
+        }
+        app.stackCommandDidTimeOut(tag: tag, opcode: opcode, control: &control)
+    }
+
     public mutating func hostDidReceive(advertisingReport: borrowing AdvertisingReport) {
         app.stackDidReceive(advertisingReport: advertisingReport, now: now, control: &control)
     }
@@ -142,7 +152,8 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         if c.role == .peripheral, let a = control.advertising, a.restartAfterConnection {
             control.send(HCILESetAdvertisingEnable(true), tag: .gap)
         }
-        let summary = ConnectionSummary(handle: c.handle, role: c.role, peer: peer, timing: timing)
+        let summary = ConnectionSummary(handle: c.handle, role: c.role, peer: peer, timing: timing,
+                                        slot: connections.index(of: c.handle) ?? 0)
         app.stackDidConnect(summary, now: now, control: &control)
     }
 

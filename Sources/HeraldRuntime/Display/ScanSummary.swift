@@ -1,0 +1,214 @@
+import BluetoothHost
+import Foundation
+import Herald
+
+/// Count, mean, standard deviation, min and max of a series, for summaries.
+public struct SeriesStatistics: Encodable, Equatable {
+    public var count: Int
+    public var mean: Double
+    /// Sample (n−1) standard deviation; nil below two values.
+    public var sd: Double?
+    public var min: Double
+    public var max: Double
+
+    init?(_ s: RunningSample) {
+        guard s.count > 0 else { return nil }
+        count = s.count; mean = s.mean; sd = s.standardDeviation; min = s.min; max = s.max
+    }
+}
+
+/// What a bench scan learned about one advertiser.
+public struct ScanDeviceSummary: Encodable {
+    /// `Herald` (Herald service UUID or pseudo device address), `Apple` (an Apple device that has to
+    /// be connected to tell) or `other`, from `HeraldAdvertClassification`.
+    public var kind: String
+    public var address: String
+    public var addressType: String
+    public var name: String?
+    /// Herald pseudo device address (manufacturer data 0xFFFA/0x05F1), hex.
+    public var pseudoAddress: String?
+    /// Advertising reports (scan responses are counted apart and not used for intervals).
+    public var adverts: Int
+    public var scanResponses: Int
+    /// Milliseconds between successive adverts.
+    public var interval: SeriesStatistics?
+    /// dBm, over every report that carried one.
+    public var rssi: SeriesStatistics?
+    /// Tx Power Level AD field, dBm.
+    public var txPower: Int?
+    /// Tx power field of extended advertising reports, dBm.
+    public var reportTxPower: Int?
+    /// Seconds since the scan started.
+    public var firstSeen: Double
+    public var lastSeen: Double
+    /// AD data that did not parse (the report still counted).
+    public var malformedReports: Int
+    /// Payload read over GATT (`--read-payloads`), hex, and its Herald short name.
+    public var payload: String?
+    public var payloadShortName: String?
+    /// Why reading the payload failed.
+    public var payloadError: String?
+}
+
+/// Per-device statistics of a scan, fed report by report from `stackDidReceive(advertisingReport:)`.
+public struct ScanSummary {
+    struct Track {
+        var address: String
+        var addressType: String
+        var classification = HeraldAdvertClassification()
+        var name: String?
+        var adverts = 0
+        var scanResponses = 0
+        var lastAdvert: UInt64?
+        var interval = RunningSample()
+        var rssi = RunningSample()
+        var reportTxPower: Int?
+        var first: UInt64
+        var last: UInt64
+        var malformed = 0
+        /// (milliseconds since start, dBm), thinned to at most `maxSamples`.
+        var samples: [(UInt64, Int)] = []
+        var stride = 1
+        var seen = 0
+    }
+
+    public static let maxSamples = 5000
+    /// Monotonic milliseconds the scan started at.
+    public let start: UInt64
+    private var tracks: [String: Track] = [:]
+    private var order: [String] = []
+    private var payloads: [String: BenchPayloadReader.Outcome] = [:]
+    public private(set) var reports = 0
+
+    /// Attaches a payload read (or its failure) to the advertiser with this address (`AA:BB:…`).
+    public mutating func attach(_ outcome: BenchPayloadReader.Outcome, to address: String) { payloads[address] = outcome }
+
+    /// Whether the advertiser has shown a Herald service UUID or pseudo device address so far.
+    public func isHerald(_ address: DeviceAddress) -> Bool {
+        tracks["\(address.address.description)/\(address.type.name)"]?.classification.kind == .herald
+    }
+
+    public init(start: UInt64) { self.start = start }
+
+    /// Folds one report in; true when this is the first report from its advertiser.
+    @discardableResult
+    public mutating func add(_ r: borrowing AdvertisingReport, now: UInt64) -> Bool {
+        reports += 1
+        let key = "\(r.address.address.description)/\(r.address.type.name)"
+        var isNew = false
+        if tracks[key] == nil {
+            tracks[key] = Track(address: r.address.address.description, addressType: r.address.type.name, first: now, last: now)
+            order.append(key)
+            isNew = true
+        }
+        var t = tracks[key]!
+        t.last = now
+        do { try t.classification.add(r.data) } catch { t.malformed += 1 }
+        if t.name == nil, let n = Self.name(in: r.data) { t.name = n }
+        if r.kind.isScanResponse {
+            t.scanResponses += 1
+        } else {
+            t.adverts += 1
+            if let previous = t.lastAdvert, now >= previous { t.interval.add(Double(now - previous)) }
+            t.lastAdvert = now
+        }
+        if let v = r.rssi {
+            t.rssi.add(Double(v))
+            if t.seen % t.stride == 0 {
+                t.samples.append((now &- start, Int(v)))
+                if t.samples.count >= Self.maxSamples {
+                    // Keep every other point and sample half as often from now on.
+                    t.samples = t.samples.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
+                    t.stride *= 2
+                }
+            }
+            t.seen += 1
+        }
+        if let p = r.txPower { t.reportTxPower = Int(p) }
+        tracks[key] = t
+        return isNew
+    }
+
+    static func name(in data: Span<UInt8>) -> String? {
+        var parser = AdvertisingDataParser(data)
+        while let s = try? parser.next() {
+            if s.type == ADType.completeLocalName || s.type == ADType.shortenedLocalName {
+                let d = s.data
+                var bytes: [UInt8] = []
+                for i in d.indices { bytes.append(d[i]) }
+                return String(decoding: bytes, as: UTF8.self)
+            }
+        }
+        return nil
+    }
+
+    /// Devices, most adverts first (ties in order of first sighting).
+    public var devices: [ScanDeviceSummary] {
+        let summaries = order.enumerated().map { ($0.offset, summary(tracks[$0.element]!)) }
+        return summaries.sorted { ($0.1.adverts + $0.1.scanResponses, -$0.0) > ($1.1.adverts + $1.1.scanResponses, -$1.0) }.map(\.1)
+    }
+
+    /// RSSI points per device (seconds since start, dBm), in the order of `devices`.
+    public var rssiSeries: [(device: ScanDeviceSummary, points: [(Double, Int)])] {
+        let ds = devices
+        return ds.map { d in
+            let t = tracks["\(d.address)/\(d.addressType)"]!
+            return (d, t.samples.map { (Double($0.0) / 1000, $0.1) })
+        }
+    }
+
+    func summary(_ t: Track) -> ScanDeviceSummary {
+        let c = t.classification
+        let kind: String
+        switch c.kind {
+        case .herald: kind = "Herald"
+        case .appleConnectToCheck: kind = "Apple"
+        case .notHerald: kind = "other"
+        }
+        var pseudo: String?
+        if let p = c.pseudoDeviceAddress {
+            pseudo = (0..<6).map { hex(p.data[$0]).lowercased() }.joined()
+        }
+        var d = ScanDeviceSummary(kind: kind, address: t.address, addressType: t.addressType, name: t.name, pseudoAddress: pseudo,
+                                  adverts: t.adverts, scanResponses: t.scanResponses, interval: SeriesStatistics(t.interval),
+                                  rssi: SeriesStatistics(t.rssi), txPower: c.txPower.map(Int.init), reportTxPower: t.reportTxPower,
+                                  firstSeen: Double(t.first &- start) / 1000, lastSeen: Double(t.last &- start) / 1000,
+                                  malformedReports: t.malformed)
+        switch payloads[t.address] {
+        case .payload(let bytes)?:
+            d.payload = bytes.map { hex($0).lowercased() }.joined()
+            d.payloadShortName = payloadShortName(bytes)
+        case .failed(let why)?:
+            d.payloadError = why
+        case nil:
+            break
+        }
+        return d
+    }
+
+    /// A fixed-width table for people.
+    public func table(durationSeconds: Double) -> String {
+        func f(_ v: Double?, _ digits: Int = 0) -> String { v.map { String(format: "%.\(digits)f", $0) } ?? "-" }
+        let withPayloads = !payloads.isEmpty
+        var rows: [[String]] = [["KIND", "ADDRESS", "PSEUDO", "ADV", "RSP", "INTERVAL ms mean/min/max", "RSSI n", "mean", "sd", "min", "max", "TX"]
+                                + (withPayloads ? ["PAYLOAD"] : []) + ["NAME"]]
+        for d in devices {
+            let interval: String = d.interval.map { "\(f($0.mean))/\(f($0.min))/\(f($0.max))" } ?? "-"
+            let tx: String = (d.txPower ?? d.reportTxPower).map(String.init) ?? "-"
+            let payload: String = d.payloadShortName ?? (d.payloadError == nil ? "-" : "failed")
+            var row: [String] = [d.kind, "\(d.address) (\(d.addressType))", d.pseudoAddress ?? "-", String(d.adverts), String(d.scanResponses)]
+            row += [interval, String(d.rssi?.count ?? 0), f(d.rssi?.mean, 1), f(d.rssi?.sd ?? nil, 1), f(d.rssi?.min), f(d.rssi?.max), tx]
+            if withPayloads { row.append(payload) }
+            row.append(d.name ?? "")
+            rows.append(row)
+        }
+        var widths = [Int](repeating: 0, count: rows[0].count)
+        for r in rows { for (i, c) in r.enumerated() { widths[i] = max(widths[i], c.count) } }
+        var out = String(format: "%d device(s), %d report(s) in %.1f s\n", tracks.count, reports, durationSeconds)
+        for r in rows {
+            out += r.enumerated().map { i, c in i == r.count - 1 ? c : c + String(repeating: " ", count: widths[i] - c.count) }
+                .joined(separator: "  ").trimmingCharacters(in: .whitespaces) + "\n"
+        }
+        return out
+    }
+}

@@ -1,0 +1,94 @@
+@testable import BluetoothHost
+import Foundation
+import Herald
+import Testing
+@testable import HeraldRuntime
+
+private let peer = DeviceAddress(type: .randomDevice, address: BDAddress(displayOrder: 0xF0, 0xF1, 0xF2, 0xF3, 0xF4, 0xF5))
+private let link = ConnectionSummary(handle: 0x0040, role: .central, peer: peer,
+                                     timing: ConnectionTiming(interval: 24, latency: 0, supervisionTimeout: 72))
+
+private func le(_ u: BluetoothUUID) -> [UInt8] { (0..<16).map { u.bytes[$0] } }
+
+/// Feeds one ATT PDU from the "server" to the reader.
+private func answer(_ r: inout BenchPayloadReader, _ pdu: [UInt8], now: UInt64, _ control: inout StackControl) {
+    pdu.withUnsafeBufferPointer { b in r.didReceiveATT(handle: link.handle, pdu: Span(_unsafeElements: b), now: now, control: &control) }
+}
+
+private func queuedOpcodes(_ c: StackControl) -> [UInt16] { (0..<c.commandCount).compactMap { c.commands[$0]?.opcode.rawValue } }
+
+@Suite struct BenchPayloadReaderTests {
+    @Test func connectsOnlyToConnectableHeraldAdvertisersOnce() {
+        var r = BenchPayloadReader(activeScanning: false)
+        var c = StackControl()
+        r.consider(peer, isHerald: false, connectable: true, now: 0, control: &c)
+        r.consider(peer, isHerald: true, connectable: false, now: 0, control: &c)
+        #expect(c.connecting == nil && r.isIdle)
+        r.consider(peer, isHerald: true, connectable: true, now: 10, control: &c)
+        #expect(c.connecting?.peer == peer && !r.isIdle)
+        // A failed attempt is retried once, then given up with a reason.
+        r.didFailToConnect(to: peer, status: .connectionTimeout, control: &c)
+        #expect(r.isIdle && r.outcomes.isEmpty)
+        var c2 = StackControl()
+        r.consider(peer, isHerald: true, connectable: true, now: 20, control: &c2)
+        r.didFailToConnect(to: peer, status: .connectionTimeout, control: &c2)
+        guard case .failed(let why)? = r.outcomes[peer.address.description] else { Issue.record("no failure recorded"); return }
+        #expect(why.contains("connection failed"))
+        var c3 = StackControl()
+        r.consider(peer, isHerald: true, connectable: true, now: 30, control: &c3)
+        #expect(c3.connecting == nil)
+    }
+
+    @Test func discoversAndReadsThePayloadThenDisconnects() throws {
+        var r = BenchPayloadReader(activeScanning: true)
+        var c = StackControl()
+        r.consider(peer, isHerald: true, connectable: true, now: 0, control: &c)
+        var c1 = StackControl()
+        r.didConnect(link, now: 100, control: &c1)
+        #expect(c1.acl.count == 1)  // Read By Group Type Request
+        var c2 = StackControl()
+        // Read By Group Type Response: one 128-bit service, handles 1…5, then Attribute Not Found.
+        answer(&r, [0x11, 20, 0x01, 0x00, 0x05, 0x00] + le(HeraldIdentifiers.serviceUUID), now: 110, &c2)
+        answer(&r, [0x01, 0x10, 0x06, 0x00, 0x0A], now: 120, &c2)
+        // Read By Type Response: the payload characteristic, declaration 2, value 3, readable.
+        answer(&r, [0x09, 21, 0x02, 0x00, 0x02, 0x03, 0x00] + le(HeraldIdentifiers.payloadCharacteristicUUID), now: 130, &c2)
+        answer(&r, [0x01, 0x08, 0x04, 0x00, 0x0A], now: 140, &c2)
+        #expect(r.outcomes.isEmpty)
+        // Read Response shorter than ATT_MTU − 1: the long read ends here.
+        answer(&r, [0x0B, 0x10, 0x03, 0x3A, 0x00, 0x01], now: 150, &c2)
+        #expect(r.outcomes[peer.address.description] == .payload([0x10, 0x03, 0x3A, 0x00, 0x01]))
+        #expect(r.takeNewOutcomes().count == 1 && r.takeNewOutcomes().isEmpty)
+        #expect(queuedOpcodes(c2) == [HCIDisconnect.opcode.rawValue])
+        var c3 = StackControl()
+        r.didDisconnect(handle: link.handle, reason: .localHostTerminated, control: &c3)
+        #expect(r.isIdle)
+        #expect(queuedOpcodes(c3).count == 2)  // scan parameters + enable: scanning again
+    }
+
+    @Test func aPeerWithoutTheHeraldServiceOrThatGoesQuietIsReported() {
+        var r = BenchPayloadReader(activeScanning: false)
+        var c = StackControl()
+        r.consider(peer, isHerald: true, connectable: true, now: 0, control: &c)
+        r.didConnect(link, now: 0, control: &c)
+        // Only the GAP service (0x1800) on handles 1…0xFFFF.
+        answer(&r, [0x11, 6, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x18], now: 10, &c)
+        #expect(r.outcomes[peer.address.description] == .failed("no Herald service"))
+
+        var q = BenchPayloadReader(activeScanning: false)
+        var d = StackControl()
+        q.consider(peer, isHerald: true, connectable: true, now: 0, control: &d)
+        q.didConnect(link, now: 0, control: &d)
+        #expect(q.nextDeadline == 10_000)
+        var e = StackControl()
+        q.timerFired(now: 9_999, control: &e)
+        #expect(q.outcomes.isEmpty)
+        q.timerFired(now: 10_000, control: &e)
+        guard case .failed(let why)? = q.outcomes[peer.address.description] else { Issue.record("no timeout"); return }
+        #expect(why.contains("no payload within"))
+        #expect(queuedOpcodes(e) == [HCIDisconnect.opcode.rawValue])
+        // The disconnection never completes: after 3 s the reader scans again anyway.
+        var f = StackControl()
+        q.timerFired(now: 13_000, control: &f)
+        #expect(q.isIdle && queuedOpcodes(f).count == 2)
+    }
+}

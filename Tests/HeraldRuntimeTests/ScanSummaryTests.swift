@@ -1,0 +1,107 @@
+import BluetoothHost
+import Foundation
+import Testing
+@testable import HeraldRuntime
+
+private let advInd = AdvertisingReportKind(rawValue: 0b001_0011)
+private let scanRsp = AdvertisingReportKind(rawValue: 0b001_1010)
+
+private func address(_ last: UInt8) -> DeviceAddress {
+    DeviceAddress(type: .randomDevice, address: BDAddress(displayOrder: 0xC0, 0x11, 0x22, 0x33, 0x44, last))
+}
+
+@discardableResult
+private func feed(_ s: inout ScanSummary, _ kind: AdvertisingReportKind, _ a: DeviceAddress, rssi: Int8?, _ data: [UInt8],
+                  at now: UInt64, txPower: Int8? = nil) -> Bool {
+    data.withUnsafeBufferPointer { b in
+        let r = AdvertisingReport(kind: kind, address: a, rssi: rssi, txPower: txPower, advertisingSID: nil, data: Span(_unsafeElements: b))
+        return s.add(r, now: now)
+    }
+}
+
+/// Flags, the registered Herald UUID 0xFCF6, Tx Power Level −8 dBm.
+private let heraldAdvert: [UInt8] = [0x02, 0x01, 0x06, 0x03, 0x03, 0xF6, 0xFC, 0x02, 0x0A, 0xF8]
+
+@Suite struct ScanSummaryTests {
+    @Test func intervalsAndRSSIPerDevice() throws {
+        var s = ScanSummary(start: 500)
+        let a = address(0x01)
+        #expect(feed(&s, advInd, a, rssi: -50, heraldAdvert, at: 1000))
+        #expect(!feed(&s, advInd, a, rssi: -60, heraldAdvert, at: 2100))
+        // A scan response counts for RSSI but is not an advert (no interval from it).
+        feed(&s, scanRsp, a, rssi: -45, [0x05, 0x09, 0x6E, 0x61, 0x6D, 0x65], at: 2105)
+        feed(&s, advInd, a, rssi: -55, heraldAdvert, at: 3000)
+        let d = try #require(s.devices.first)
+        #expect(d.kind == "Herald")
+        #expect(d.address == "C0:11:22:33:44:01" && d.addressType == "random")
+        #expect(d.adverts == 3 && d.scanResponses == 1)
+        #expect(d.name == "name")
+        #expect(d.txPower == -8)
+        // Intervals 1100 and 900 ms.
+        let i = try #require(d.interval)
+        #expect(i.count == 2 && i.mean == 1000 && i.min == 900 && i.max == 1100)
+        #expect(abs(i.sd! - 141.4213562373095) < 1e-9)
+        // RSSI −50, −60, −45, −55: mean −52.5, sample sd √(125/3).
+        let r = try #require(d.rssi)
+        #expect(r.count == 4 && r.mean == -52.5 && r.min == -60 && r.max == -45)
+        #expect(abs(r.sd! - (125.0 / 3).squareRoot()) < 1e-9)
+        #expect(d.firstSeen == 0.5 && d.lastSeen == 2.5)
+        #expect(s.reports == 4)
+    }
+
+    @Test func kindsFromTheHeraldClassification() {
+        var s = ScanSummary(start: 0)
+        // Pseudo device address: manufacturer 0xFFFA with six bytes.
+        feed(&s, advInd, address(1), rssi: -40, [0x09, 0xFF, 0xFA, 0xFF, 1, 2, 3, 4, 5, 6], at: 1)
+        // Apple "nearby" manufacturer data only: connect to check.
+        feed(&s, advInd, address(2), rssi: -41, [0x04, 0xFF, 0x4C, 0x00, 0x10], at: 2)
+        // iBeacon: Apple, but a beacon.
+        feed(&s, advInd, address(3), rssi: -42, [0x04, 0xFF, 0x4C, 0x00, 0x02], at: 3)
+        // Structure running past the end: counted as malformed, still listed.
+        feed(&s, advInd, address(4), rssi: -43, [0x05, 0x09, 0x41], at: 4)
+        feed(&s, advInd, address(4), rssi: nil, [], at: 5, txPower: 4)
+        let byAddress = Dictionary(uniqueKeysWithValues: s.devices.map { ($0.address, $0) })
+        #expect(byAddress["C0:11:22:33:44:01"]?.kind == "Herald")
+        #expect(byAddress["C0:11:22:33:44:01"]?.pseudoAddress == "010203040506")
+        #expect(byAddress["C0:11:22:33:44:02"]?.kind == "Apple")
+        #expect(byAddress["C0:11:22:33:44:03"]?.kind == "other")
+        let four = byAddress["C0:11:22:33:44:04"]
+        #expect(four?.kind == "other" && four?.malformedReports == 1)
+        #expect(four?.rssi?.count == 1 && four?.reportTxPower == 4)
+        // Most reports first.
+        #expect(s.devices.first?.address == "C0:11:22:33:44:04")
+        let table = s.table(durationSeconds: 5)
+        #expect(table.hasPrefix("4 device(s), 5 report(s) in 5.0 s\nKIND"))
+        #expect(table.contains("Herald  C0:11:22:33:44:01 (random)  010203040506"))
+    }
+
+    @Test func htmlIsSelfContainedWithOnePlotPerDevice() {
+        var s = ScanSummary(start: 0)
+        // A name that must be escaped.
+        let name = Array("<b>&".utf8)
+        feed(&s, advInd, address(1), rssi: -50, [UInt8(name.count + 1), 0x09] + name, at: 1000)
+        feed(&s, advInd, address(1), rssi: -70, [], at: 2000)
+        feed(&s, advInd, address(2), rssi: -80, [], at: 1500)
+        let html = ScanReportHTML.render(s, title: "bench <1>", durationSeconds: 3, generated: Date(timeIntervalSince1970: 0))
+        #expect(html.hasPrefix("<!DOCTYPE html>"))
+        #expect(html.components(separatedBy: "<svg").count - 1 == 2)
+        #expect(html.components(separatedBy: "<circle").count - 1 == 3)
+        #expect(html.contains("&lt;b&gt;&amp;") && !html.contains("<b>&"))
+        #expect(html.contains("<title>bench &lt;1&gt;</title>"))
+        #expect(!html.contains("<script") && !html.contains("src="))
+        // The −70 dBm point sits lower on the plot than the −50 dBm one.
+        let ys = html.matches(of: /<circle cx="[0-9.]+" cy="([0-9.]+)"/).map { Double($0.1)! }
+        #expect(ys.count == 3 && ys[1] > ys[0])
+    }
+
+    @Test func samplesAreThinnedNotUnbounded() {
+        var s = ScanSummary(start: 0)
+        for k in 0..<(ScanSummary.maxSamples * 3) {
+            feed(&s, advInd, address(1), rssi: Int8(-40 - k % 30), [], at: UInt64(k))
+        }
+        let points = s.rssiSeries[0].points
+        #expect(points.count < ScanSummary.maxSamples && points.count > ScanSummary.maxSamples / 4)
+        #expect(s.devices[0].rssi?.count == ScanSummary.maxSamples * 3)
+        #expect(zip(points, points.dropFirst()).allSatisfy { $0.0 < $1.0 })
+    }
+}

@@ -1,0 +1,187 @@
+"""`herald scan` as a bench tester, and its Herald logs surviving a SIGKILL, against Bumble peers."""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+PEERS = Path(__file__).parent / "peers"
+ADDRESS = "F0:F1:F2:F3:F4:F5"
+
+
+def start_advertiser(path, company="0xFFFA", data="cafe01020304", name="bench-peer"):
+    """Bumble advertiser; FFFA with six bytes is a Herald pseudo device address."""
+    proc = subprocess.Popen([sys.executable, str(PEERS / "advertiser.py"), f"serial:{path}", ADDRESS, company, data, name],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seen = []
+    for line in proc.stdout:
+        seen.append(line)
+        if "advertising" in line:
+            return proc
+    raise AssertionError(f"advertiser did not start: {''.join(seen)}")
+
+
+def stop(proc):
+    proc.terminate()
+    try:
+        proc.wait(5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def test_summary_json_and_html_report(herald_bin, controllers, tmp_path):
+    c = controllers(2)
+    peer = start_advertiser(c.paths[1])
+    report = tmp_path / "bench.html"
+    try:
+        r = subprocess.run([herald_bin, "scan", "--transport", f"tty:{c.paths[0]}", "--duration", "4", "--summary-only",
+                            "--json", "--report", str(report)], capture_output=True, text=True, timeout=60)
+    finally:
+        stop(peer)
+    assert r.returncode == 0, r.stderr
+    lines = [l for l in r.stdout.splitlines() if l.strip()]
+    assert len(lines) == 1, r.stdout  # --summary-only: the summary alone
+    summary = json.loads(lines[0])["summary"]
+    assert 3.5 <= summary["durationSeconds"] <= 6
+    mine = [d for d in summary["devices"] if d["address"] == ADDRESS]
+    assert len(mine) == 1, summary
+    d = mine[0]
+    assert d["kind"] == "Herald"
+    assert d["pseudoAddress"] == "cafe01020304"
+    assert d["name"] == "bench-peer"
+    assert d["adverts"] >= 2
+    # Bumble advertises about once a second; the virtual radio always reports RSSI -50.
+    assert 500 <= d["interval"]["mean"] <= 2000, d["interval"]
+    assert d["interval"]["min"] <= d["interval"]["mean"] <= d["interval"]["max"]
+    assert d["interval"]["count"] == d["adverts"] - 1
+    assert d["rssi"]["mean"] == -50 and d["rssi"]["min"] == -50 and d["rssi"]["max"] == -50
+    assert d["rssi"]["count"] == d["adverts"] + d["scanResponses"]
+
+    html = report.read_text()
+    assert html.startswith("<!DOCTYPE html>")
+    assert "<svg" in html and "</svg>" in html
+    assert html.count("<circle") == d["rssi"]["count"]
+    assert ADDRESS in html
+    # Self-contained: nothing is fetched (the only URL is the SVG namespace).
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
+    assert "<script" not in html and "<link" not in html
+
+
+def test_human_summary_goes_to_stderr_after_reports(herald_bin, controllers):
+    c = controllers(2)
+    peer = start_advertiser(c.paths[1], company="0x0059", data="0102", name="not-herald")
+    try:
+        r = subprocess.run([herald_bin, "scan", "--transport", f"tty:{c.paths[0]}", "--duration", "3"],
+                           capture_output=True, text=True, timeout=60)
+    finally:
+        stop(peer)
+    assert r.returncode == 0, r.stderr
+    assert ADDRESS in r.stdout  # per-report lines
+    table = [l for l in r.stderr.splitlines() if ADDRESS in l]
+    assert len(table) == 1, r.stderr
+    assert table[0].split()[0] == "other"  # no Herald UUID, no 6-byte pseudo address
+    assert "-50" in table[0]
+
+
+def test_sigkill_loses_at_most_one_second_of_contacts(herald_bin, controllers, tmp_path):
+    """Reports printed more than a second before SIGKILL must all be in contacts.csv."""
+    c = controllers(2)
+    peer = start_advertiser(c.paths[1])
+    logs = tmp_path / "logs"
+    proc = subprocess.Popen([herald_bin, "scan", "--transport", f"tty:{c.paths[0]}", "--json", "--log-dir", str(logs)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    arrivals = []
+
+    def reader():
+        for line in proc.stdout:
+            if ADDRESS in line:
+                arrivals.append(time.monotonic())
+
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    try:
+        deadline = time.monotonic() + 30
+        while len(arrivals) < 6 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert len(arrivals) >= 6, f"only {len(arrivals)} reports: {proc.stderr.read() if proc.poll() is not None else ''}"
+        time.sleep(0.3)
+        killed_at = time.monotonic()
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        stop(peer)
+    t.join(5)
+    assert proc.returncode == -signal.SIGKILL
+    older = [a for a in arrivals if a <= killed_at - 1.0]
+    assert older, "no report older than a second before the kill"
+    rows = (logs / "contacts.csv").read_text().splitlines()
+    assert rows, "contacts.csv is empty: nothing was flushed before the kill"
+    assert rows[0] == "time,sensor,id,detect,read,measure,share,visit,detectHerald,delete,data"
+    measures = [r for r in rows[1:] if r.split(",")[5] == "3"]
+    assert all(r.split(",")[2] == ADDRESS and r.split(",")[10].startswith("RSSI:-50.0") for r in measures)
+    assert len(measures) >= len(older), f"{len(measures)} rows on disk, {len(older)} reports older than 1 s"
+    assert sum(1 for r in rows[1:] if r.split(",")[3] == "1") == 1  # one detect for the one device
+
+
+def test_analyse_cli_table_csv_and_malformed_lines(herald_bin, tmp_path):
+    header = "time,sensor,id,detect,read,measure,share,visit,detectHerald,delete,data"
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "detection.csv").write_text("A,Linux,1,AAAAAA\n")
+    (tmp_path / "b" / "detection.csv").write_text("B,Linux,1,BBBBBB\n")
+    (tmp_path / "a" / "contacts.csv").write_text("\n".join([
+        header,
+        "2026-11-21 10:00:00.000+0000,BLE,T1,,2,,,,,,BBBBBB",
+        "2026-11-21 10:00:40.000+0000,BLE,T1,,,3,,,,,RSSI:-60.0",
+        "broken",
+        "2026-11-21 10:02:00.000+0000,BLE,T1,,,3,,,,,RSSI:-60.0", ""]))
+    (tmp_path / "b" / "contacts.csv").write_text("\n".join([
+        header,
+        "2026-11-21 10:00:00.000+0000,BLE,T2,,,,4,,,,AAAAAA",
+        "2026-11-21 10:02:00.000+0000,BLE,T2,1,,,,,,,", ""]))
+    r = subprocess.run([herald_bin, "analyse", str(tmp_path / "a"), str(tmp_path / "b")],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert f"{tmp_path / 'a' / 'contacts.csv'}:4:" in r.stderr
+    assert "Detection   2/2 pairs = 100.00%" in r.stdout
+    assert "Continuity  3/8 windows = 37.50%" in r.stdout
+    summary = (tmp_path / "formal-summary.csv").read_text().splitlines()
+    assert summary[1].startswith("2,2,2,100.00,4,8,3,37.50,")
+    assert len((tmp_path / "formal-continuity.csv").read_text().splitlines()) == 3
+    # One directory is not a test.
+    r = subprocess.run([herald_bin, "analyse", str(tmp_path / "a")], capture_output=True, text=True, timeout=30)
+    assert r.returncode != 0
+
+
+def test_read_payloads_over_gatt_into_summary_and_logs(herald_bin, controllers, tmp_path):
+    c = controllers(2)
+    payload = "10033a0001" + "ab" * 30  # 35 octets: longer than one ATT_MTU 23 read, so Read Blob runs too
+    peer = subprocess.Popen([sys.executable, str(PEERS / "payload_server.py"), f"serial:{c.paths[1]}", ADDRESS, payload],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    for line in peer.stdout:
+        if "advertising" in line:
+            break
+    logs = tmp_path / "logs"
+    try:
+        r = subprocess.run([herald_bin, "scan", "--transport", f"tty:{c.paths[0]}", "--duration", "6", "--summary-only",
+                            "--json", "--read-payloads", "--log-dir", str(logs)], capture_output=True, text=True, timeout=60)
+    finally:
+        stop(peer)
+    assert r.returncode == 0, r.stderr
+    d = [x for x in json.loads(r.stdout)["summary"]["devices"] if x["address"] == ADDRESS][0]
+    assert d["kind"] == "Herald"
+    assert d["payload"] == payload, d
+    assert d["payloadShortName"] == "AAGrq6"
+    assert "payloadError" not in d or d["payloadError"] is None
+    # Scanning resumed after the read: adverts keep arriving after the connection.
+    assert d["lastSeen"] > 3
+    rows = (logs / "payloads.csv").read_text().splitlines()
+    assert rows[0] == "time,target,payload" and rows[1].endswith(f",{ADDRESS},{payload}")
+    assert any(r.split(",")[4] == "2" and r.endswith(",AAGrq6") for r in (logs / "contacts.csv").read_text().splitlines())
+    assert (logs / "detection.csv").read_text().rstrip().endswith(",AAGrq6")
