@@ -59,6 +59,11 @@ public final class StackSession<App: LEApplication, let links: Int, let attribut
     /// How often the supervisor restarted bring-up and reopened the port (for logs and tests).
     public private(set) var restarts = 0
     public private(set) var reopens = 0
+    /// Print `statisticsJSON()` to standard error on `close()` (`--stats`: fault-injection tests read it).
+    public var reportsStatisticsAtClose = false
+    /// Framer skips already logged, and when the next periodic check is due.
+    private var loggedSkippedBytes = 0
+    private var nextSkipLog: UInt64 = 0
     private var restartAt: UInt64?
 
     /// Default host settings, with six bytes from the system RNG for a generated static address.
@@ -99,7 +104,10 @@ public final class StackSession<App: LEApplication, let links: Int, let attribut
                 guard try reopenPort(supervision, deadline: deadline, step: step) else { return }
                 continue
             }
-            if let supervision { superviseController(supervision, now: MonotonicClock.now()) }
+            if let supervision {
+                superviseController(supervision, now: MonotonicClock.now())
+                logSkippedBytes(supervision, now: MonotonicClock.now())
+            }
             if try step(self) == .stop { return }
         }
     }
@@ -179,8 +187,45 @@ public final class StackSession<App: LEApplication, let links: Int, let attribut
         }
     }
 
+    /// Line noise shows up as bytes the H4 framer had to skip; report it every 10 s while it grows.
+    private func logSkippedBytes(_ supervision: Supervision, now: UInt64) {
+        guard now >= nextSkipLog else { return }
+        nextSkipLog = now + 10_000
+        let c = stack.hci.framer.counters
+        guard c.skippedBytes != loggedSkippedBytes else { return }
+        loggedSkippedBytes = c.skippedBytes
+        supervision.log("H4 framer on \(transport.name): \(c.skippedBytes) bytes skipped, \(c.rejectedHeaders) headers rejected, \(c.oversizePackets) oversize packets")
+    }
+
+    /// The runtime's own counters: framer, stack, ACL credits and queue, connections, supervision.
+    /// A test checks after a fault that no connection slot or ACL credit leaked.
+    public var statistics: [(String, Int)] {
+        let f = stack.hci.framer.counters
+        let le = stack.le.counters
+        let control = stack.le.control
+        return [
+            ("packets", f.packets), ("skippedBytes", f.skippedBytes), ("rejectedHeaders", f.rejectedHeaders),
+            ("oversizePackets", f.oversizePackets),
+            ("malformedACL", le.malformedACL), ("malformedEvents", le.malformedEvents),
+            ("rejectedConnections", le.rejectedConnections), ("attResponses", le.attResponses),
+            ("connections", stack.le.connections.count), ("creditsInFlight", control.credits.inFlight),
+            ("aclQueued", control.acl.count), ("aclQueueFullEvents", control.aclQueueFullEvents),
+            ("droppedCommands", control.droppedCommands), ("restarts", restarts), ("reopens", reopens),
+        ]
+    }
+
+    /// `statistics` as one JSON object.
+    public func statisticsJSON() -> String {
+        "{" + statistics.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}"
+    }
+
     /// Closes the capture and the port.
     public func close() {
+        let skipped = stack.hci.framer.counters.skippedBytes
+        if skipped > 0 { supervision?.log("H4 framer on \(transport.name): \(skipped) bytes skipped in all") }
+        if reportsStatisticsAtClose {
+            FileHandle.standardError.write(Data("herald-stats: \(statisticsJSON())\n".utf8))
+        }
         snoop?.close()
         transport.close()
     }
