@@ -168,3 +168,41 @@ def test_a_controller_failure_event_restarts_bring_up(herald_bin, proxied, name,
     stats = herald.stats()
     assert stats["restarts"] >= 1
     assert stats["connections"] == 0 and stats["creditsInFlight"] == 0
+
+
+def test_a_controller_dying_behind_an_open_line_is_noticed_and_scanning_resumes(herald_bin, tmp_path):
+    """The controller process dies but our port stays open (the proxy, like a UART bridge whose board
+    rebooted): only the liveness probe can notice. Then bring-up is retried until it comes back."""
+    from test_recovery import start_controllers
+    d = tempfile.mkdtemp(prefix="herald-faults-")
+    controllers, a, b = start_controllers(d)
+    proxy = FaultProxy(a, str(tmp_path / "host-link")).start()
+    peer = start_advertiser(b, "cafe03")
+    herald = Herald(herald_bin, "scan", "--transport", f"tty:{proxy.host_path}", "--duration", "30", "--json")
+    try:
+        herald.wait_out(is_report("cafe03"))
+        peer.kill()
+        killed_at = time.time()
+        controllers.kill()
+        controllers.wait()
+        noticed = herald.wait_err("failed", timeout=8, after=killed_at)
+        assert noticed - killed_at < 5, herald.stderr_text()
+        # Away long enough for bring-up's Resets to run out (15 x 200 ms): the port is reopened too.
+        herald.wait_err("reopening the port", timeout=10, after=noticed)
+        time.sleep(1)
+        controllers, a, b = start_controllers(d)
+        back_at = time.time()
+        peer = start_advertiser(b, "cafe04")
+        resumed = herald.wait_out(is_report("cafe04"), timeout=15, after=back_at)
+        assert herald.finish() == 0, herald.stderr_text()
+    finally:
+        herald.stop()
+        peer.kill()
+        controllers.kill()
+        proxy.stop()
+    print(herald.stderr_text())
+    print("recovered", resumed - back_at, "s after the controller came back; proxy", proxy.stats)
+    assert proxy.stats["controller_reopens"] >= 1
+    stats = herald.stats()
+    assert stats["restarts"] >= 1 and stats["reopens"] >= 1
+    assert stats["connections"] == 0 and stats["creditsInFlight"] == 0

@@ -71,7 +71,11 @@ public final class StackSession<App: LEApplication, let links: Int, let attribut
         var rng = SystemRandomNumberGenerator()
         var seed = InlineArray<6, UInt8>(repeating: 0)
         for i in 0..<6 { seed[i] = UInt8.random(in: 0...255, using: &rng) }
-        return HostConfiguration(randomAddressSeed: seed)
+        var configuration = HostConfiguration(randomAddressSeed: seed)
+        // A controller silent for 2 s is probed; with the 2 s command timeout a dead one is noticed
+        // within 4 s even by a role that only listens.
+        configuration.livenessInterval = 2_000
+        return configuration
     }
 
     /// Starts bring-up (HCI Reset and the rest).
@@ -105,7 +109,9 @@ public final class StackSession<App: LEApplication, let links: Int, let attribut
                 continue
             }
             if let supervision {
-                superviseController(supervision, now: MonotonicClock.now())
+                if superviseController(supervision, now: MonotonicClock.now()) {
+                    guard try reopenPort(supervision, deadline: deadline, step: step) else { return }
+                }
                 logSkippedBytes(supervision, now: MonotonicClock.now())
             }
             if try step(self) == .stop { return }
@@ -143,22 +149,30 @@ public final class StackSession<App: LEApplication, let links: Int, let attribut
 
     /// A failed controller is reset and brought up again after a short pause (a controller that
     /// asserted may need a moment to reboot; one that never answers keeps being retried).
-    private func superviseController(_ supervision: Supervision, now: UInt64) {
+    /// Returns true when the port itself should be reopened first: a controller that never answers
+    /// Reset may sit behind a port that now leads elsewhere (a re-enumerated dongle, a pty whose far
+    /// end was replaced and whose name another process now holds), so bring-up alone never recovers.
+    private func superviseController(_ supervision: Supervision, now: UInt64) -> Bool {
         guard case .failed(let failure) = stack.hci.state else {
             restartAt = nil
-            return
+            return false
         }
         guard let at = restartAt else {
             supervision.log("controller on \(transport.name) failed: \(ControllerDescriptions.failureDescription(failure)); restarting bring-up")
             restartAt = now + 500
-            return
+            return false
         }
-        guard now >= at else { return }
+        guard now >= at else { return false }
         restartAt = nil
         restarts += 1
+        if case .noResponse = failure {
+            supervision.log("controller on \(transport.name) never answered; reopening the port")
+            return true
+        }
         do throws(TransportError) { try start() } catch {
             supervision.log("restart on \(transport.name) failed: \(error)")
         }
+        return false
     }
 
     /// Reopens the port until it works, the deadline passes, or `step` says stop. Then brings the
