@@ -21,6 +21,8 @@ struct HeraldCommand: ParsableCommand {
         BeaconCommand.self,
         WearableCommand.self,
         AnalyseCommand.self,
+        ServeCommand.self,
+        GATTCommand.self,
     ]
 }
 

@@ -41,18 +41,19 @@ import Testing
         ]
         for (request, response) in exchange { #expect(h.ask(request) == attHex(response), "\(request)") }
         let w = h.delegate.writes
-        #expect(w.count == 5)
+        // Three consecutive prepared parts reach the delegate as one write of the whole message.
+        #expect(w.count == 3)
         // The application's own error codes reach the client unchanged, on the written handle.
         h.delegate.refuseWrites = .application(1)
         #expect(h.ask("12 12 00 01") == attHex("01 12 12 00 81"))
         _ = h.ask("16 12 00 00 00 01")
         #expect(h.ask("18 01") == attHex("01 18 12 00 81"))
-        #expect(w.map(\.offset) == [0, 0, 18, 36, 0] && w.allSatisfy { $0.id == 10 })
-        let shared = w[1].value + w[2].value + w[3].value
+        #expect(w.map(\.offset) == [0, 0, 0] && w.allSatisfy { $0.id == 10 })
+        let shared = w[1].value
         // Signal message 0x03 (payload sharing): RSSI -42, length 42, then the shared payloads.
         #expect(shared.count == 47 && Array(shared[0..<5]) == [0x03, 0xD6, 0xFF, 0x2A, 0x00])
         #expect(Array(shared[5..<10]) == [0x10, 0x03, 0x3A, 0x00, 0x03])
-        #expect(w[4].value == [0x04, 0x03, 0x00, 0xCA, 0xFE, 0x01])
+        #expect(w[2].value == [0x04, 0x03, 0x00, 0xCA, 0xFE, 0x01])
     }
 
     @Test func errorResponsesCarryOpcodeHandleAndCode() throws {
@@ -211,7 +212,8 @@ import Testing
         _ = h.ask("16 \(hl) 12 00" + String(repeating: " 22", count: 22))
         #expect(h.ask("18 01") == [0x19])
         #expect(attArray(h.db.value(handle)) == [UInt8](repeating: 0x11, count: 18) + [UInt8](repeating: 0x22, count: 22))
-        #expect(h.delegate.storedWrites == [handle, handle])
+        // The two consecutive parts were queued as one entry, so the value is written once.
+        #expect(h.delegate.storedWrites == [handle])
         // A part beyond the maximum fails the whole queue, nothing written, error names the handle.
         _ = h.ask("16 \(hl) 00 00 01")
         _ = h.ask("16 \(hl) 01 00" + String(repeating: " 02", count: 60))
@@ -232,9 +234,13 @@ import Testing
                                 delegate: &delegate, response: &out)
             return out.bytes
         }
+        // Parts that do not continue each other take one entry each.
         #expect(send("16 12 00 00 00 01 02") == attHex("17 12 00 00 00 01 02"))
-        #expect(send("16 12 00 02 00 03 04") == attHex("17 12 00 02 00 03 04"))
-        #expect(send("16 12 00 04 00 05") == attHex("01 16 12 00 09"))  // out of entries
+        #expect(send("16 12 00 04 00 03 04") == attHex("17 12 00 04 00 03 04"))
+        #expect(send("16 12 00 01 00 05") == attHex("01 16 12 00 09"))  // out of entries
+        // A continuing part extends the last entry: no new entry needed.
+        #expect(send("16 12 00 06 00 05") == attHex("17 12 00 06 00 05"))
+        #expect(bearer.queuedWrites == 2)
         #expect(send("18 00") == [0x19])
         #expect(send("16 12 00 00 00" + String(repeating: " 01", count: 17)) == attHex("01 16 12 00 09"))  // out of bytes
         #expect(delegate.writes.isEmpty)

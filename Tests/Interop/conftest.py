@@ -27,9 +27,11 @@ class Controllers:
 
     def __init__(self, count: int):
         self.dir = tempfile.mkdtemp(prefix="herald-ctl-")
-        # bumble.apps.controllers needs at least two; extra ones just sit on the simulated radio.
+        # At least two (one alone has nobody to talk to); extra ones just sit on the simulated radio.
+        # Our own script: bumble.apps.controllers accepts exactly two transports.
         self.paths = [os.path.join(self.dir, f"hci{i}") for i in range(max(count, 2))]
-        args = [sys.executable, "-m", "bumble.apps.controllers"] + [f"pty:{p}" for p in self.paths]
+        script = Path(__file__).parent / "peers" / "controllers.py"
+        args = [sys.executable, str(script)] + [f"pty:{p}" for p in self.paths]
         self.log = open(os.path.join(self.dir, "controllers.log"), "w")
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 20

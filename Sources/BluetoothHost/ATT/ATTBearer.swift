@@ -42,8 +42,24 @@ public struct ATTBearer<let prepareQueueCapacity: Int, let prepareQueueBytes: In
     }
 
     /// Queues a prepared write; false when entries or bytes are exhausted.
+    ///
+    /// A part that continues the previous one (same handle, next offset) extends that entry instead
+    /// of taking a new one: a client writing a long value sends exactly such a run (Core 5.4 Vol 3
+    /// Part G 4.9.4), and at ATT_MTU 23 a 512-octet value takes 29 parts of 18, more entries than a
+    /// small queue has although its bytes fit. Executing the merged entry writes the same octets.
     mutating func enqueue(handle: UInt16, offset: UInt16, value: Span<UInt8>) -> Bool {
-        guard queuedWrites < prepareQueueCapacity, queueBytesUsed + value.count <= prepareQueueBytes else { return false }
+        guard queueBytesUsed + value.count <= prepareQueueBytes else { return false }
+        if queuedWrites > 0 {
+            let last = queue[queuedWrites - 1]
+            if last.handle == handle, Int(last.offset) + last.length == Int(offset),
+               last.start + last.length == queueBytesUsed {
+                for i in value.indices { queueBytes[queueBytesUsed + i] = value[i] }
+                queueBytesUsed += value.count
+                queue[queuedWrites - 1].length += value.count
+                return true
+            }
+        }
+        guard queuedWrites < prepareQueueCapacity else { return false }
         queue[queuedWrites] = PreparedWrite(handle: handle, offset: offset, start: queueBytesUsed, length: value.count)
         for i in value.indices { queueBytes[queueBytesUsed + i] = value[i] }
         queueBytesUsed += value.count

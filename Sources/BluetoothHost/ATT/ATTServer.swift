@@ -20,6 +20,9 @@ public enum ATTIndicationResult: Equatable, Sendable {
     case busy
     /// The bearer timed out earlier; nothing may be sent on it.
     case bearerClosed
+    /// The link's outbound queue had no room (`LEStack.indicate`): nothing was sent and nothing is
+    /// outstanding; try again once queued data has left.
+    case queueFull
 }
 
 /// The ATT server (Core 5.4 Vol 3 Part F), sans-I/O: each received PDU is a pure function of the

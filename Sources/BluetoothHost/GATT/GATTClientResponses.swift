@@ -211,6 +211,10 @@ extension GATTClient {
         var check = r.makeIterator()
         while let e = check.next() {
             guard Int(e.handle) >= floor, e.handle <= end else { return .failed(.invalidResponse) }
+            // The value attribute follows its declaration inside the service (Part G 3.3.1), so its
+            // handle is above the declaration's and never 0x0000, which is reserved (Part F 3.2.2).
+            let valueHandle = UInt16(e.value[1]) | UInt16(e.value[2]) &<< 8
+            guard valueHandle > e.handle, valueHandle <= end else { return .failed(.invalidResponse) }
             floor = Int(e.handle) + 1
         }
         var last: UInt16 = 0

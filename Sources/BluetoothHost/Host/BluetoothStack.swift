@@ -66,7 +66,11 @@ public struct BluetoothStack<App: LEApplication, let links: Int, let attributes:
         guard hci.isReady else { return }
         hci.takeCommands(from: &le.control, now: now, output: &output)
         var splitter = H4PacketSplitter(output: output)
+        // Held ATT responses go first, and again once draining has freed queue slots, ahead of
+        // whatever the application queues next.
+        _ = le.sendHeldResponses()
         le.control.acl.drain(credits: &le.control.credits, into: &splitter)
+        if le.sendHeldResponses() { le.control.acl.drain(credits: &le.control.credits, into: &splitter) }
         output = splitter.output
     }
 }

@@ -50,6 +50,10 @@ extension LEApplication {
 /// Per-link state above L2CAP: the ATT bearer (MTU, prepare queue, indication in flight).
 public struct LinkState: ConnectionExtra {
     public var bearer = ATTStandardBearer()
+    /// An ATT response the outbound queue had no room for, sent as soon as there is (see
+    /// `LEStack.sendHeldResponses`). One is enough: the client sends no new request before it has
+    /// the response to the last (Core 5.4 Vol 3 Part F 3.3.2).
+    public internal(set) var heldResponse = FixedBytes<247>()
     public init() {}
 }
 
@@ -59,5 +63,7 @@ public struct LEStackCounters: Equatable, Sendable {
     public var malformedEvents = 0
     public var rejectedConnections = 0
     public var attResponses = 0
+    /// ATT responses that waited for room in the outbound queue.
+    public var heldResponses = 0
     public init() {}
 }

@@ -33,9 +33,13 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         }
         control.ownAddressType = info.addressType == .publicDevice ? .publicAddress : .randomAddress
         isReady = true
+        let resume = control.advertising
+        let requests = control.advertisingRequests
         app.stackDidBecomeReady(info, now: now, control: &control)
-        // Advertising asked for before a restart is resumed: the controller forgot it in Reset.
-        if let a = control.advertising { control.startAdvertising(a) }
+        // Advertising asked for before a restart is resumed: the controller forgot it in Reset. Not
+        // when the application just (re)configured advertising itself: the intent it set is already
+        // queued, and queueing it twice overflows the 8-command queue and loses the final enable.
+        if let resume, control.advertisingRequests == requests { control.startAdvertising(resume) }
     }
 
     public mutating func hostControllerDidFail(_ failure: ControllerFailure) {
@@ -206,7 +210,12 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             switch action {
             case .respond:
                 counters.attResponses += 1
-                control.sendATT(handle: link.handle, pdu: response.span)
+                // A response lost to a full queue would leave the client waiting 30 s and then drop
+                // the link (Part F 3.3.3): keep it and send it when room appears.
+                if !control.sendATT(handle: link.handle, pdu: response.span) {
+                    counters.heldResponses += 1
+                    connections.entries[i]!.extra.heldResponse = FixedBytes<247>(response.span)
+                }
             case .indicationConfirmed(let attribute):
                 app.stackIndicationConfirmed(handle: link.handle, attribute: attribute, now: now, control: &control)
             case .disconnect:
@@ -217,6 +226,20 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         default:
             app.stackDidReceiveATT(handle: link.handle, pdu: pdu, now: now, control: &control)
         }
+    }
+
+    /// Queues ATT responses that found the outbound queue full; returns whether any was queued.
+    /// `BluetoothStack.flush` calls it around draining the queue.
+    mutating func sendHeldResponses() -> Bool {
+        var queued = false
+        for position in 0..<links {
+            guard let link = connections.entries[position], !link.extra.heldResponse.isEmpty else { continue }
+            if control.sendATT(handle: link.handle, pdu: link.extra.heldResponse.span) {
+                connections.entries[position]!.extra.heldResponse.removeAll()
+                queued = true
+            }
+        }
+        return queued
     }
 
     /// Notifies `attribute`'s value to `handle` if that client enabled notifications. Returns whether sent.
@@ -235,7 +258,12 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         var pdu = FixedBytes<247>()
         let result = server.indicate(handle: attribute, value: value, bearer: &connections.entries[i]!.extra.bearer,
                                      connection: i, now: now, database: database, into: &pdu)
-        if result == .sent { control.sendATT(handle: handle, pdu: pdu.span) }
+        // An indication that cannot be queued must not stay outstanding: no confirmation could come,
+        // and the 30 s transaction timer (Part F 3.3.3) would then disconnect a healthy link.
+        if result == .sent, !control.sendATT(handle: handle, pdu: pdu.span) {
+            connections.entries[i]!.extra.bearer.pendingIndicationHandle = 0
+            return .queueFull
+        }
         return result
     }
 
@@ -246,10 +274,14 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
 
     // MARK: Timers
 
+    /// How long after LE Create Connection Cancel the stack waits for the controller's LE Connection
+    /// Complete before it reports the attempt failed on its own.
+    public static var cancelGrace: UInt64 { 2_000 }
+
     public var nextDeadline: UInt64? {
         var d: UInt64? = nil
         func take(_ t: UInt64?) { if let t { d = min(d ?? .max, t) } }
-        if let c = control.connecting, !control.cancelSent { take(c.deadline) }
+        if let c = control.connecting { take(c.deadline) }
         for position in 0..<links {
             if let link = connections.entries[position] { take(link.extra.bearer.nextDeadline) }
         }
@@ -259,9 +291,19 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
 
     mutating func tick(now: UInt64) {
         self.now = now
-        if let c = control.connecting, !control.cancelSent, now >= c.deadline {
-            control.cancelSent = true
-            control.send(HCILECreateConnectionCancel(), tag: .connection)
+        if let c = control.connecting, now >= c.deadline {
+            if !control.cancelSent {
+                control.cancelSent = true
+                control.send(HCILECreateConnectionCancel(), tag: .connection)
+                control.connecting = (c.peer, now &+ Self.cancelGrace)
+            } else {
+                // The controller should end a cancelled attempt with LE Connection Complete (Unknown
+                // Connection Identifier, Core 5.4 Vol 4 Part E 7.8.13); some (Bumble's virtual one)
+                // never do. Without this the attempt would stay open and block every later connect.
+                control.connecting = nil
+                control.cancelSent = false
+                app.stackDidFailToConnect(to: c.peer, status: .connectionTimeout, now: now, control: &control)
+            }
         }
         for position in 0..<links {
             guard connections.entries[position] != nil else { continue }

@@ -25,6 +25,9 @@ public struct StackControl {
     public internal(set) var ownAddressType: HCIOwnAddressType = .randomAddress
     /// Advertising the application asked for; re-enabled after a peripheral connection if wanted.
     public internal(set) var advertising: AdvertisingIntent?
+    /// Counts `startAdvertising`/`stopAdvertising` calls, so the stack can tell whether the
+    /// application configured advertising during a callback.
+    var advertisingRequests = 0
     /// Set when an ATT PDU could not be queued (queue full): the caller should retry later.
     public private(set) var aclQueueFullEvents = 0
 
@@ -89,6 +92,7 @@ public struct StackControl {
     /// Core 5.4 Vol 6 Part B 4.4.2.3), so more centrals can find us.
     public mutating func startAdvertising(_ intent: AdvertisingIntent) {
         advertising = intent
+        advertisingRequests &+= 1
         var parameters = intent.parameters
         parameters.ownAddressType = ownAddressType
         send(HCILESetAdvertisingEnable(false), tag: .gap)
@@ -100,6 +104,7 @@ public struct StackControl {
 
     public mutating func stopAdvertising() {
         advertising = nil
+        advertisingRequests &+= 1
         send(HCILESetAdvertisingEnable(false), tag: .gap)
     }
 

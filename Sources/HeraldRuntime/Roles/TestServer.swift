@@ -1,0 +1,340 @@
+import BluetoothHost
+import Foundation
+
+/// The test GATT profile `herald serve --profile test` exposes, for interop tests against other hosts.
+///
+/// One 128-bit primary service with four characteristics, each exercising one part of ATT:
+/// - `longValue`: 200 readable octets 0x00...0xC7, longer than any MTU-23 response, so a client
+///   needs Read Blob (Core 5.4 Vol 3 Part G 4.8.3); it carries a User Description descriptor.
+/// - `writable`: Write and Write Without Response, up to 512 octets, so long values need Prepare and
+///   Execute Write (Part G 4.9.4); every write is reported, and reads return the last value that
+///   link wrote.
+/// - `notifying` and `indicating`: once a client enables them in the CCCD, the server sends `count`
+///   values in order, a 32-bit little-endian counter from 0; each indication waits for its confirmation.
+/// Plus the Battery service (0x180F) with a readable Battery Level, for a 16-bit service.
+public enum TestProfile {
+    public static let service = BluetoothUUID("4c4d0001-7e57-4e3a-9d8c-5a1f3c2b1a00")!
+    public static let longValue = BluetoothUUID("4c4d0002-7e57-4e3a-9d8c-5a1f3c2b1a00")!
+    public static let writable = BluetoothUUID("4c4d0003-7e57-4e3a-9d8c-5a1f3c2b1a00")!
+    public static let notifying = BluetoothUUID("4c4d0004-7e57-4e3a-9d8c-5a1f3c2b1a00")!
+    public static let indicating = BluetoothUUID("4c4d0005-7e57-4e3a-9d8c-5a1f3c2b1a00")!
+    public static let batteryService = BluetoothUUID(uuid16: 0x180F)
+    public static let batteryLevel = BluetoothUUID(uuid16: 0x2A19)
+    public static let longValueLength = 200
+    public static let longValueDescription = "200 octets, 0x00 to 0xc7"
+    public static let batteryPercent: UInt8 = 87
+    /// The writable characteristic's value identifier for the delegate.
+    static let writableID: UInt16 = 1
+}
+
+/// Sizes of the test server: 8 links (Zephyr's hci_uart default allows that many), room for the
+/// two mandatory services, ours and Battery.
+public typealias TestServerDatabase = GATTDatabase<40, 1024, 8>
+public typealias TestServerStack = BluetoothStack<TestServer, 8, 40, 1024>
+
+/// One line of `herald serve` output.
+public struct TestServerEvent: Encodable, Equatable {
+    public var event: String
+    public var time: UInt64
+    public var handle: UInt16?
+    public var connection: Int?
+    public var peer: String?
+    public var peerType: String?
+    public var reason: String?
+    public var mtu: Int?
+    public var attribute: UInt16?
+    public var notify: Bool?
+    public var indicate: Bool?
+    public var value: String?
+    public var length: Int?
+    public var parts: Int?
+    public var index: Int?
+    public var address: String?
+
+    init(_ event: String, time: UInt64) {
+        self.event = event
+        self.time = time
+    }
+
+    /// A short human line for the terminal (the JSON form carries everything).
+    public var line: String {
+        var s = event
+        if let handle { s += " handle=0x\(hex(handle).lowercased())" }
+        if let peer { s += " peer=\(peer)" }
+        if let reason { s += " reason=\(reason)" }
+        if let mtu { s += " mtu=\(mtu)" }
+        if let attribute { s += " attribute=0x\(hex(attribute).lowercased())" }
+        if let notify { s += " notify=\(notify)" }
+        if let indicate { s += " indicate=\(indicate)" }
+        if let index { s += " index=\(index)" }
+        if let length { s += " length=\(length)" }
+        if let value { s += " value=\(value)" }
+        if let address { s += " address=\(address)" }
+        return s
+    }
+}
+
+/// The application behind `herald serve`: advertises connectably, serves `TestProfile`, and records
+/// what clients do as `TestServerEvent`s for the command to print.
+///
+/// Notifications and indications go out from `pump`, which the run loop calls between turns: the
+/// stack's `notify`/`indicate` live on `LEStack`, outside any application callback.
+public struct TestServer: LEApplication {
+    public struct Handles: Equatable, Sendable {
+        public var service: UInt16 = 0
+        public var longValue: UInt16 = 0
+        public var writable: UInt16 = 0
+        public var notifying: UInt16 = 0
+        public var indicating: UInt16 = 0
+        public var battery: UInt16 = 0
+    }
+
+    struct Slot {
+        var handle: UInt16?
+        var mtu = 23
+        var notifying = false
+        var indicating = false
+        var notified = 0
+        var indicated = 0
+        var confirmed = 0
+        /// A write being assembled from one Write or the parts of an Execute Write: parts arrive as
+        /// consecutive offsets within one turn and are reported as one value when the turn ends.
+        var write: [UInt8]?
+        var writeParts = 0
+        /// The last value this link wrote to `writable`, returned by its reads: each client sees its
+        /// own writes even when several write at once.
+        var lastWrite: [UInt8] = []
+    }
+
+    public let name: String
+    public let count: Int
+    public let handles: Handles
+    public private(set) var events: [TestServerEvent] = []
+    var slots: [Slot]
+    let started: UInt64
+    var now: UInt64 = 0
+    /// Leave this many ACL queue slots free so requests on every link can still be answered.
+    static let queueHeadroom = 6
+
+    init(name: String, count: Int, handles: Handles, links: Int, now: UInt64) {
+        self.name = name
+        self.count = count
+        self.handles = handles
+        self.slots = Array(repeating: Slot(), count: links)
+        self.started = now
+        self.now = now
+    }
+
+    /// Builds the stack: database with `TestProfile`, and the application serving it.
+    public static func makeStack(name: String, count: Int, configuration: HostConfiguration,
+                                 now: UInt64) throws -> TestServerStack {
+        let (db, h) = try makeDatabase(name: name)
+        let app = TestServer(name: name, count: count, handles: h, links: TestServerDatabase.linkCount, now: now)
+        return TestServerStack(configuration: configuration, database: db, app: app)
+    }
+
+    /// The GAP and GATT services, `TestProfile`'s service and Battery, and where their values are.
+    public static func makeDatabase(name: String) throws -> (TestServerDatabase, Handles) {
+        let nameBytes = Array(name.utf8)
+        var db = try TestServerDatabase(deviceName: nameBytes.span)
+        var h = Handles()
+        h.service = try db.addPrimaryService(TestProfile.service)
+        let long = (0..<TestProfile.longValueLength).map { UInt8($0) }
+        h.longValue = try db.addCharacteristic(TestProfile.longValue, properties: .read, permissions: .read,
+                                               value: .stored(long.span, maxLength: long.count)).value
+        let description = Array(TestProfile.longValueDescription.utf8)
+        try db.addDescriptor(BluetoothUUID(uuid16: GATTAttributeType.characteristicUserDescription),
+                             permissions: .read, value: .stored(description.span, maxLength: description.count))
+        h.writable = try db.addCharacteristic(
+            TestProfile.writable, properties: GATTCharacteristicProperties.read | .write | .writeWithoutResponse,
+            permissions: .readWrite, value: .dynamic(id: TestProfile.writableID)).value
+        let zero = [UInt8](repeating: 0, count: 4)
+        h.notifying = try db.addCharacteristic(TestProfile.notifying, properties: GATTCharacteristicProperties.read | .notify,
+                                               permissions: .read, value: .stored(zero.span, maxLength: 4)).value
+        h.indicating = try db.addCharacteristic(TestProfile.indicating, properties: GATTCharacteristicProperties.read | .indicate,
+                                                permissions: .read, value: .stored(zero.span, maxLength: 4)).value
+        try db.addPrimaryService(TestProfile.batteryService)
+        let level = [TestProfile.batteryPercent]
+        h.battery = try db.addCharacteristic(TestProfile.batteryLevel, properties: .read, permissions: .read,
+                                             value: .stored(level.span, maxLength: 1)).value
+        return (db, h)
+    }
+
+    /// Connectable undirected advertising: flags, Battery and the name in the advert, our 128-bit
+    /// service in the scan response (18 octets of 31 leave no room for both in one PDU).
+    func advertisingIntent() -> AdvertisingIntent {
+        var adv = AdvertisingDataBuilder<31>()
+        try? adv.addFlags(ADFlags.generalDiscoverableLEOnly)
+        try? adv.addServiceUUID(TestProfile.batteryService)
+        try? adv.addLocalNameFitting(Array(name.utf8).span)
+        var scan = AdvertisingDataBuilder<31>()
+        try? scan.addServiceUUID(TestProfile.service)
+        // 100 ms (160 x 0.625 ms): quick to find, and Bumble's virtual radio does not care.
+        let parameters = HCILESetAdvertisingParameters(intervalMin: 0x00A0, intervalMax: 0x00A0)
+        return AdvertisingIntent(parameters: parameters, data: adv.build(), scanResponse: scan.build(),
+                                 restartAfterConnection: true)
+    }
+
+    mutating func record(_ e: TestServerEvent) { events.append(e) }
+
+    func event(_ name: String) -> TestServerEvent { TestServerEvent(name, time: now &- started) }
+
+    /// Hands over the events recorded since the last call, with writes of the turn now complete.
+    public mutating func takeEvents() -> [TestServerEvent] {
+        for i in slots.indices { finishWrite(i) }
+        defer { events.removeAll() }
+        return events
+    }
+
+    mutating func finishWrite(_ i: Int) {
+        guard let value = slots[i].write else { return }
+        var e = event("write")
+        e.handle = slots[i].handle
+        e.connection = i
+        e.attribute = handles.writable
+        e.value = value.map { String(format: "%02x", $0) }.joined()
+        e.length = value.count
+        e.parts = slots[i].writeParts
+        record(e)
+        slots[i].lastWrite = value
+        slots[i].write = nil
+        slots[i].writeParts = 0
+    }
+
+    // MARK: LEApplication
+
+    public mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout StackControl) {
+        self.now = now
+        control.startAdvertising(advertisingIntent())
+        var e = event("advertising")
+        e.address = info.address.description
+        record(e)
+    }
+
+    public mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {
+        self.now = now
+        var e = event("connected")
+        e.handle = link.handle
+        e.peer = link.peer.address.description
+        e.peerType = link.peer.type.name
+        // The table slot is the `connection` index the GATT delegate calls carry for this link.
+        if slots.indices.contains(link.slot) {
+            slots[link.slot] = Slot(handle: link.handle)
+            e.connection = link.slot
+        }
+        record(e)
+    }
+
+    public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
+        self.now = now
+        var e = event("disconnected")
+        e.handle = handle
+        e.reason = "0x" + hex(reason.rawValue).lowercased()
+        if let i = slots.firstIndex(where: { $0.handle == handle }) {
+            finishWrite(i)
+            slots[i] = Slot()
+            e.connection = i
+        }
+        record(e)
+    }
+
+    public mutating func stackIndicationConfirmed(handle: UInt16, attribute: UInt16, now: UInt64, control: inout StackControl) {
+        self.now = now
+        guard let i = slots.firstIndex(where: { $0.handle == handle }) else { return }
+        var e = event("indication-confirmed")
+        e.handle = handle
+        e.connection = i
+        e.attribute = attribute
+        e.index = slots[i].confirmed
+        slots[i].confirmed += 1
+        record(e)
+    }
+
+    // MARK: GATTServerDelegate
+
+    public mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
+        guard id == TestProfile.writableID, slots.indices.contains(connection) else { return .readNotPermitted }
+        let value = slots[connection].lastWrite
+        guard offset <= value.count else { return .invalidOffset }
+        for b in value[offset...] { sink.append(b) }
+        return nil
+    }
+
+    public mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
+        guard id == TestProfile.writableID, slots.indices.contains(connection) else { return .writeNotPermitted }
+        // Offset 0 starts a new value; the parts of an Execute Write continue it (Part F 3.4.6.3).
+        if offset == 0 {
+            finishWrite(connection)
+            slots[connection].write = []
+        }
+        guard var buffer = slots[connection].write, offset == buffer.count else { return .invalidOffset }
+        guard offset + value.count <= ATTMTU.maximumAttributeLength else { return .invalidAttributeValueLength }
+        for i in value.indices { buffer.append(value[i]) }
+        slots[connection].write = buffer
+        slots[connection].writeParts += 1
+        return nil
+    }
+
+    public mutating func clientConfigurationChanged(valueHandle: UInt16, connection: Int, configuration: GATTClientConfiguration) {
+        guard slots.indices.contains(connection) else { return }
+        var e = event("subscribed")
+        e.handle = slots[connection].handle
+        e.connection = connection
+        e.attribute = valueHandle
+        e.notify = configuration.contains(.notification)
+        e.indicate = configuration.contains(.indication)
+        record(e)
+        // Each new subscription restarts the counter from 0.
+        if valueHandle == handles.notifying {
+            let on = configuration.contains(.notification)
+            if on && !slots[connection].notifying { slots[connection].notified = 0 }
+            slots[connection].notifying = on
+        } else if valueHandle == handles.indicating {
+            let on = configuration.contains(.indication)
+            if on && !slots[connection].indicating {
+                slots[connection].indicated = 0
+                slots[connection].confirmed = 0
+            }
+            slots[connection].indicating = on
+        }
+    }
+
+    // MARK: Outside callbacks
+
+    /// Sends what is due: MTU changes become events; subscribed links get their next counter values,
+    /// as many notifications as the ACL queue takes while keeping headroom, and one indication at a
+    /// time. Call after every run-loop turn (inside `StackSession.perform`).
+    public static func pump(_ le: inout LEStack<TestServer, 8, 40, 1024>, now: UInt64) {
+        le.app.now = now
+        for i in le.app.slots.indices {
+            guard let handle = le.app.slots[i].handle, le.connections.handle(at: i) == handle else { continue }
+            if let mtu = le.mtu(handle: handle), mtu != le.app.slots[i].mtu {
+                le.app.slots[i].mtu = mtu
+                var e = le.app.event("mtu")
+                e.handle = handle
+                e.connection = i
+                e.mtu = mtu
+                le.app.record(e)
+            }
+            let count = le.app.count
+            while le.app.slots[i].notifying, le.app.slots[i].notified < count,
+                  le.control.acl.freeSlots > queueHeadroom, le.control.acl.count(handle: handle) < 4 {
+                let value = counterBytes(le.app.slots[i].notified)
+                guard le.notify(handle: handle, attribute: le.app.handles.notifying, value: value.span) else { break }
+                le.app.slots[i].notified += 1
+            }
+            if le.app.slots[i].indicating, le.app.slots[i].indicated < count, le.control.acl.freeSlots > queueHeadroom {
+                let value = counterBytes(le.app.slots[i].indicated)
+                if le.indicate(handle: handle, attribute: le.app.handles.indicating, value: value.span) == .sent {
+                    le.app.slots[i].indicated += 1
+                }
+            }
+        }
+    }
+
+    static func counterBytes(_ n: Int) -> [UInt8] {
+        let v = UInt32(truncatingIfNeeded: n)
+        return [UInt8(truncatingIfNeeded: v), UInt8(truncatingIfNeeded: v >> 8),
+                UInt8(truncatingIfNeeded: v >> 16), UInt8(truncatingIfNeeded: v >> 24)]
+    }
+}
