@@ -20,6 +20,7 @@ struct HeraldCommand: ParsableCommand {
         FlashCommand.self,
         BeaconCommand.self,
         WearableCommand.self,
+        SenseCommand.self,
         AnalyseCommand.self,
         ServeCommand.self,
         GATTCommand.self,

@@ -132,8 +132,12 @@ struct SensorCentralTests {
         #expect(h.control.connects == [a, b])
         h.advert(c, AdvertData.heraldUUID16)
         #expect(h.control.disconnects == [1])
+        // The dropped link's work stops; its end is not held against the peer.
+        #expect(h.complete(1) == nil)
         h.central.didDisconnect(handle: 1, now: h.now, control: &h.control)
         #expect(h.control.connects == [a, b, c])
+        #expect(h.central.database[h.central.database.index(of: a)!]!.consecutiveFailures == 0)
+        // The peer still needs its payload: it is connected again once heard and a link is free.
     }
 
     @Test func connectionAttemptUsesOurTimeoutAndReportsAreMatchedByAddress() {
@@ -254,5 +258,23 @@ struct SensorCentralTests {
         #expect(steps.last == .done(.completed))
         #expect(array(h.central.database[0]!.payload) == payload)
         #expect(h.delegate.events.contains(.read(1, payload)))
+    }
+
+    @Test func noSecondLinkToADeviceConnectedToUs() {
+        var h = CentralHarness<8, 2>()
+        h.control.acceptConnections = false
+        let a = address(1)
+        h.advert(a, AdvertData.heraldUUID16)
+        #expect(h.control.connects == [a])
+        h.central.didFailToConnect(to: a, now: h.now, control: &h.control)
+        h.control.acceptConnections = true
+        // The phone connects to us (we are its peripheral): no link of ours while that one lasts.
+        #expect(h.central.didConnect(handle: 0x20, peer: a, isCentral: false, now: h.now, control: &h.control) == nil)
+        h.now += 1_000
+        h.advert(a, AdvertData.heraldUUID16)
+        #expect(h.control.connects == [a])
+        // Its link goes: the payload still wanted, we connect.
+        h.central.didDisconnect(handle: 0x20, now: h.now, control: &h.control)
+        #expect(h.control.connects == [a, a])
     }
 }

@@ -119,8 +119,18 @@ struct SensorSharingTests {
         try h.central.didReceiveSignal([0x04, 0x02, 0x00, 0xAB, 0xCD].span, from: writer, now: 2_003, layout: layout, delegate: &h.delegate)
         #expect(Array(h.delegate.events.suffix(3)) == [.measure(1, -60, nil), .share(1, [simplePayload(1), simplePayload(2)]),
                                                       .receive(1, [0xAB, 0xCD])])
-        // Receive-only devices are never connected to.
+        // Receive-only devices are never connected to…
         #expect(h.control.connects.isEmpty)
+        // …until they advertise; then they are Herald devices, connected once the payload they gave
+        // us is older than the payload update interval.
+        h.now = 2_004
+        h.advert(writer, AdvertData.heraldUUID16)
+        #expect(h.central.database[0]!.kind == .herald)
+        #expect(h.central.database[0]!.connectable)
+        #expect(h.control.connects.isEmpty)
+        h.now = 2_000 + 360_000
+        h.advert(writer, AdvertData.heraldUUID16)
+        #expect(h.control.connects == [writer])
         // Malformed: typed error, nothing filed.
         #expect(throws: DecodeError.self) {
             try h.central.didReceiveSignal([0x04, 0x05, 0x00, 0x01].span, from: address(10), now: 3_000, layout: layout, delegate: &h.delegate)
@@ -157,6 +167,12 @@ struct SensorSharingTests {
         #expect(p.didComplete(succeeded: true) == .discoverCharacteristics(start: 0x20, end: 0x28))
         p.didDiscover(characteristic: HeraldIdentifiers.iosSignalCharacteristicUUID, valueHandle: 0x22)
         #expect(p.didComplete(succeeded: true) == .done(.noHeraldService))
+
+        // A message offered when none was asked for ends the work rather than being written.
+        var r = HeraldCentralProcedure(wantsImmediateSend: true, wantsPayload: true, wantsSharing: false)
+        _ = r.start()
+        #expect(r.load([0x04, 0x01, 0x00, 0x01].span) == .done(.failed))
+        #expect(r.skip() == .done(.failed))
 
         var q = HeraldCentralProcedure(wantsImmediateSend: false, wantsPayload: true, wantsSharing: false)
         _ = q.start()
@@ -215,6 +231,10 @@ struct SensorSharingTests {
         #expect(wrote)
         #expect(out.bytes == expected.bytes)
         #expect(out.bytes.count == 21)
+        // As the peripheral's payload source (asked by UTC second) it gives the same bytes.
+        var viaSource = ArraySink()
+        #expect(s.writePayload(at: KeyEpoch.standard.unixSeconds + 86_400 + 7_200, to: &viaSource))
+        #expect(viaSource.bytes == expected.bytes)
         let short = Array(key.prefix(100))
         let refused = SimplePayloadDataSupplier(header: header, secretKey: short.span) == nil
         #expect(refused)

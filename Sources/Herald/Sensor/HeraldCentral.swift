@@ -53,6 +53,8 @@ public struct HeraldCentralLink {
     public var connectedAt: UInt64
     /// We asked for the disconnection (work done, or dropped for a newer link).
     public var closing = false
+    /// Dropped at the connection limit: its work stops and its end is not the peer's failure.
+    public var dropped = false
     public var procedure: HeraldCentralProcedure
     var payloadDelivered = false
 }
@@ -164,7 +166,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
 
     /// Why a device deserves a connection now (lower is more urgent), nil when it does not.
     func urgency(_ d: HeraldDevice, now: UInt64) -> Int? {
-        guard d.kind != .receiveOnly, d.connectable, !d.isIgnored(at: now), now &- d.lastSeen <= configuration.connectWindow,
+        guard d.kind != .receiveOnly, d.connectable, d.inboundLink == nil, !d.isIgnored(at: now), now &- d.lastSeen <= configuration.connectWindow,
               linkIndex(of: d.target) == nil else { return nil }
         // Retry a failed device only once an advert shows it is still there.
         if let failed = d.lastFailure, d.lastSeen <= failed { return nil }
@@ -219,6 +221,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
             }
             if let o = oldest {
                 slots[o]!.closing = true
+                slots[o]!.dropped = true
                 control.requestDisconnection(handle: slots[o]!.handle)
             }
             return
@@ -234,7 +237,13 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     /// A link came up. For our pending attempt, returns the first GATT step of its procedure.
     public mutating func didConnect<C: HeraldCentralControl>(handle: UInt16, peer: DeviceAddress, isCentral: Bool,
                                                              now: UInt64, control: inout C) -> HeraldGATTStep? {
-        guard isCentral, let p = pending, p.address == peer else { return nil }
+        if !isCentral {
+            // A peer connected to us: a second link to the same device is not made while it lasts
+            // (two links between one pair of devices help nobody, and crossing attempts stall).
+            if let i = database.index(of: peer) { database.entries[i]!.inboundLink = handle }
+            return nil
+        }
+        guard let p = pending, p.address == peer else { return nil }
         pending = nil
         guard let index = database.index(of: p.target), let slot = freeLinkSlot() else {
             control.requestDisconnection(handle: handle)
@@ -277,10 +286,14 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
 
     /// A link went down. The contact event is untouched: it ends at the last RSSI, not here.
     public mutating func didDisconnect<C: HeraldCentralControl>(handle: UInt16, now: UInt64, control: inout C) {
-        guard let slot = linkIndex(handle: handle) else { return }
+        for i in 0..<devices where database[i]?.inboundLink == handle { database.entries[i]!.inboundLink = nil }
+        guard let slot = linkIndex(handle: handle) else {
+            schedule(now: now, control: &control)
+            return
+        }
         let link = slots[slot]!
         slots[slot] = nil
-        if !link.procedure.isFinished, let i = database.index(of: link.target) { recordFailure(at: i, now: now) }
+        if !link.procedure.isFinished, !link.dropped, let i = database.index(of: link.target) { recordFailure(at: i, now: now) }
         schedule(now: now, control: &control)
     }
 
@@ -311,7 +324,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     public mutating func gattDidComplete<C: HeraldCentralControl, D: SensorDelegate>(
         handle: UInt16, succeeded: Bool, now: UInt64, control: inout C, delegate: inout D
     ) -> HeraldGATTStep? {
-        guard let s = linkIndex(handle: handle) else { return nil }
+        guard let s = linkIndex(handle: handle), !slots[s]!.dropped else { return nil }
         var step = slots[s]!.procedure.didComplete(succeeded: succeeded)
         if let i = database.index(of: slots[s]!.target), slots[s]!.procedure.os != .unknown {
             database.entries[i]!.os = slots[s]!.procedure.os

@@ -148,6 +148,7 @@ public struct HeraldCentralProcedure {
 
     /// The owner's answer to `.needMessage`: the whole encoded signal message to write.
     public mutating func load(_ bytes: Span<UInt8>) -> HeraldGATTStep {
+        guard phase == .awaitingMessage else { return outOfTurn() }
         message = FixedBytes<520>(bytes)
         writeOffset = 0
         lastFragment = 0
@@ -158,9 +159,15 @@ public struct HeraldCentralProcedure {
 
     /// Drops the write `.needMessage` asked for (nothing to send).
     public mutating func skip() -> HeraldGATTStep {
+        guard phase == .awaitingMessage else { return outOfTurn() }
         clearWant(writeKind)
         message.removeAll()
         return next()
+    }
+
+    /// A message offered when none was asked for: the owner lost track, so the link's work ends.
+    mutating func outOfTurn() -> HeraldGATTStep {
+        phase == .finished ? .done(result ?? .failed) : finish(.failed)
     }
 
     mutating func clearWant(_ kind: HeraldSignalWriteKind) {

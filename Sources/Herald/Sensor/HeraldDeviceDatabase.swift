@@ -53,6 +53,8 @@ public struct HeraldDevice {
     public var immediateSendPending = false
     /// The last advert was connectable (scan responses do not change it).
     public var connectable = true
+    /// The device is connected to us (we are its peripheral) on this link: no second link is made.
+    public var inboundLink: UInt16?
 
     public var hasPayload: Bool { payloadTime != nil }
 
@@ -125,7 +127,9 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
         }
         if let i = index(of: address) {
             if let pseudo = pseudoAddress { entries[i]!.pseudoAddress = pseudo }
-            if kind == .herald { entries[i]!.kind = .herald }
+            // An advert upgrades what we knew: a receive-only writer now advertising can be
+            // connected to; anything advertising the Herald service is Herald.
+            if kind == .herald || entries[i]!.kind == .receiveOnly { entries[i]!.kind = kind }
             entries[i]!.lastUpdated = now
             return (i, false)
         }

@@ -39,6 +39,17 @@ public struct SimplePayloadDataSupplier: PayloadDataSupplier {
     public func firstPayloadLength(in list: Span<UInt8>) -> Int? { SimplePayloadLayout().firstPayloadLength(in: list) }
 }
 
+/// The same supplier can serve the peripheral's payload characteristic, which asks by UTC second.
+extension SimplePayloadDataSupplier: HeraldPayloadSource {
+    public mutating func writePayload<S: ByteSink>(at time: Int64, to sink: inout S) -> Bool {
+        do throws(DecodeError) {
+            return try supplier.writePayload(at: time, secretKey: secretKey.span, extendedData: extendedData.span, to: &sink)
+        } catch {
+            return false
+        }
+    }
+}
+
 /// Splits lists of Simple payloads: shared payloads carry no extended data, so each is the 21-byte
 /// header + contact identifier (`SimplePayload.minimumSize`, the unit of payload sharing).
 public struct SimplePayloadLayout: PayloadDataSupplier {

@@ -1,0 +1,80 @@
+import ArgumentParser
+import BluetoothHost
+import Foundation
+import Herald
+import HeraldRuntime
+
+struct SenseCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sense",
+        abstract: "Run the Herald sensor: scan, connect to Herald devices, read their payloads; optionally advertise too.",
+        discussion: """
+            Without --test-payload the sensor is receive-only: nothing is advertised or served. With it, the \
+            sensor also runs the Herald peripheral (service, payload, signal characteristic) serving a fixed \
+            test Simple payload, so two sensors read each other. Each event is printed as it happens.
+            """
+    )
+
+    @OptionGroup var controller: ControllerOptions
+    @Option(name: .long, help: "Seconds to run (default: until interrupted).") var duration: Double?
+    @Flag(name: .long, help: "One JSON object per event (JSON Lines) on standard output.") var jsonEvents = false
+    @Flag(name: .long, help: "Leave out the per-advert RSSI measurements.") var quiet = false
+    @Option(name: .long, help: "Also advertise and serve a fixed test Simple payload whose identifier is 16 × BYTE (0-255).")
+    var testPayload: Int?
+
+    func validate() throws {
+        if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
+        if let testPayload, !(0...255).contains(testPayload) { throw ValidationError("--test-payload is one byte (0...255)") }
+    }
+
+    func run() throws {
+        try runReportingErrors {
+            let printer = SensorEventPrinter(json: jsonEvents, measurements: !quiet)
+            guard let byte = testPayload else {
+                try runSensor(peripheral: NoSensorPeripheral(), database: try Self.database(), printer: printer)
+                return
+            }
+            let header = PayloadHeader(protocolAndVersion: 0x10, countryCode: 0, stateCode: 0)
+            let identifier = ContactIdentifier(repeating: UInt8(byte))
+            var peripheral: HeraldPeripheral<FixedPayloadSource<32>, 4, 32, 600>
+            var database = try Self.database()
+            do {
+                peripheral = try HeraldPeripheral(source: try .simpleTest(header: header, contactIdentifier: identifier),
+                                                  advertising: HeraldAdvertisingConfiguration(), clock: .system())
+                try peripheral.install(into: &database)
+            } catch {
+                throw CLIError(exitCode: 1, message: "internal error building the peripheral: \(error)")
+            }
+            try runSensor(peripheral: peripheral, database: database, printer: printer)
+        }
+    }
+
+    /// GAP plus room for the Herald service, for 4 links (2 central, the rest for centrals reading us).
+    static func database() throws -> GATTDatabase<24, 256, 4> {
+        let name: [UInt8] = Array("herald".utf8)
+        do { return try GATTDatabase<24, 256, 4>(deviceName: name.span) } catch {
+            throw CLIError(exitCode: 1, message: "internal error building the GATT database: \(error)")
+        }
+    }
+
+    func runSensor<P: HeraldSensorPeripheral>(peripheral: P, database: GATTDatabase<24, 256, 4>, printer: SensorEventPrinter) throws {
+        typealias App = SensorArray<SimplePayloadLayout, SensorEventPrinter, 64, 2, P>
+        let stack = BluetoothStack(configuration: StackSession<App, 4, 24, 256>.defaultConfiguration(), database: database,
+                                   app: App(supplier: SimplePayloadLayout(), delegate: printer, peripheral: peripheral))
+        let session = try controller.openSession(stack)
+        defer { session.close() }
+        let started = MonotonicClock.now()
+        try session.perform { le in le.app.start(now: started, control: &le.control) }
+        _ = try session.bringUp()
+        let stop = SignalFlag.install()
+        let deadline = duration.map { MonotonicClock.now() + UInt64($0 * 1000) }
+        try session.run(deadline: deadline) { s in
+            if case .failed(let f) = s.stack.hci.state {
+                throw CLIError(exitCode: 4, message: "controller failed: \(ControllerDescriptions.failureDescription(f))")
+            }
+            return stop.isSet ? .stop : .keepRunning
+        }
+        try? session.perform { le in le.app.stop(control: &le.control) }
+        FileHandle.standardError.write(Data("sense: \(session.app.ble.central.database.count) devices known\n".utf8))
+    }
+}
