@@ -93,6 +93,8 @@ class FaultProxy:
         self.stats = {"to_host_packets": 0, "to_controller_packets": 0, "garbage_to_host_bytes": 0,
                       "junk_commands": 0, "lone_bytes_to_controller": 0, "dropped": 0, "duplicated": 0,
                       "injected": 0, "controller_reopens": 0}
+        # (time, opcode) of every command our host sent, to see bring-up and roles resume.
+        self.commands = []
         self._inject = {"host": [], "controller": []}
         self._lock = threading.Lock()
         self._stop = False
@@ -148,6 +150,9 @@ class FaultProxy:
 
     def restore(self):
         self.cut = False
+
+    def opcodes_since(self, t):
+        return [op for when, op in list(self.commands) if when >= t]
 
     # -- the loop ---------------------------------------------------------------------------------
     def _write(self, fd, data):
@@ -206,6 +211,8 @@ class FaultProxy:
                         time.sleep(0.01)
                         continue
                     for p in from_host.feed(data):
+                        if p[:1] == b"\x01" and len(p) >= 3:
+                            self.commands.append((time.time(), int.from_bytes(p[1:3], "little")))
                         self._forward("controller", p)
                 else:
                     if not data:

@@ -206,3 +206,41 @@ def test_a_controller_dying_behind_an_open_line_is_noticed_and_scanning_resumes(
     stats = herald.stats()
     assert stats["restarts"] >= 1 and stats["reopens"] >= 1
     assert stats["connections"] == 0 and stats["creditsInFlight"] == 0
+
+
+ROLES = {
+    # role arguments, and the command that shows the role is back at work after a new bring-up
+    "serve": (["serve", "--profile", "test"], 0x200A),           # LE Set Advertising Enable
+    "beacon": (["beacon", "--country", "826", "--state", "1", "--location-code", "42"], 0x200A),
+    "wearable": (["wearable", "--payload", "test"], 0x200A),
+    "sense": (["sense", "--quiet"], 0x200C),                     # LE Set Scan Enable
+}
+
+
+@pytest.mark.parametrize("role", sorted(ROLES))
+@pytest.mark.parametrize("name,packet", [("hardware-error", HARDWARE_ERROR), ("zephyr-assert-0x02", zephyr_assert())])
+def test_every_long_running_role_recovers_from_a_controller_failure_event(herald_bin, proxied, tmp_path, role, name, packet):
+    proxy, host, _ = proxied
+    args, resumed_by = ROLES[role]
+    extra = ["--log-dir", str(tmp_path)] if role == "wearable" else []
+    herald = Herald(herald_bin, *args, *extra, "--transport", f"tty:{host}", "--duration", "25")
+    try:
+        deadline = time.time() + 20
+        while resumed_by not in proxy.opcodes_since(0):
+            assert time.time() < deadline and herald.proc.poll() is None, herald.stderr_text()
+            time.sleep(0.1)
+        time.sleep(1)
+        injected = time.time()
+        proxy.inject("host", packet)
+        herald.wait_err("restarting bring-up", timeout=5, after=injected)
+        # A second bring-up (HCI Reset) and the role's own command again, within 5 s.
+        while not {0x0C03, resumed_by} <= set(proxy.opcodes_since(injected)):
+            assert time.time() < injected + 5, (herald.stderr_text(), proxy.opcodes_since(injected))
+            time.sleep(0.1)
+        time.sleep(1)
+        assert herald.proc.poll() is None, herald.stderr_text()
+    finally:
+        herald.stop()
+    assert herald.proc.returncode == 0, herald.stderr_text()
+    stats = herald.stats()
+    assert stats["restarts"] >= 1 and stats["connections"] == 0 and stats["creditsInFlight"] == 0
