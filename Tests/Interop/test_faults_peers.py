@@ -188,3 +188,41 @@ def test_a_peer_vanishing_mid_procedure_and_a_connection_flood_leak_nothing(beac
     assert value[:1] == b"\x30"
     s = assert_nothing_leaked(beacon)
     assert s["rejectedConnections"] == 0, s
+
+
+@pytest.mark.timeout(120)
+def test_a_peer_that_never_answers_a_read_times_out_at_30_s_and_the_link_is_released(herald_bin, controllers):
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_faults import Herald
+    c = controllers(2)
+    peer = subprocess.Popen([sys.executable, str(Path(__file__).parent / "peers" / "silent_payload_server.py"),
+                             f"serial:{c.paths[1]}", "F0:F1:F2:F3:F4:F6"], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    lines = []
+    threading.Thread(target=lambda: [lines.append((time.time(), l.strip())) for l in peer.stdout], daemon=True).start()
+    herald = Herald(herald_bin, "sense", "--transport", f"tty:{c.paths[0]}", "--json-events", "--quiet", "--duration", "55")
+    try:
+        def seen(word, timeout):
+            deadline = time.time() + timeout
+            while time.time() < deadline:
+                for t, l in list(lines):
+                    if l.startswith(word):
+                        return t
+                time.sleep(0.1)
+            raise AssertionError(f"{word} not seen: {lines}; {herald.stderr_text()}")
+        seen("advertising", 20)
+        read_at = seen("read ignored", 30)
+        gone_at = seen("disconnected", 45)
+        # The read timed out after 30 s and our side closed the link (a bearer that timed out is
+        # unusable, Core 5.4 Vol 3 Part F 3.3.3).
+        assert 29 <= gone_at - read_at <= 36, (gone_at - read_at, lines)
+        peer.kill()  # no further connections: what is left open at exit would be a leak
+        herald.finish(timeout=40)
+    finally:
+        herald.stop()
+        if peer.poll() is None:
+            peer.kill()
+    stats = herald.stats()
+    assert stats["connections"] == 0 and stats["creditsInFlight"] == 0 and stats["aclQueued"] == 0, stats
