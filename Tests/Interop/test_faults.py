@@ -244,3 +244,25 @@ def test_every_long_running_role_recovers_from_a_controller_failure_event(herald
     assert herald.proc.returncode == 0, herald.stderr_text()
     stats = herald.stats()
     assert stats["restarts"] >= 1 and stats["connections"] == 0 and stats["creditsInFlight"] == 0
+
+
+def test_the_sensor_reads_a_payload_over_gatt_through_a_noisy_line(herald_bin, proxied):
+    proxy, host, peer_path = proxied
+    payload = "10033a0001" + "ab" * 16
+    peer = subprocess.Popen([sys.executable, str(PEERS / "payload_server.py"), f"serial:{peer_path}",
+                             "F0:F1:F2:F3:F4:F7", payload], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    for line in peer.stdout:
+        if "advertising" in line:
+            break
+    proxy.garbage_to_host = 0.05
+    proxy.garbage_to_controller = 0.1
+    herald = Herald(herald_bin, "sense", "--transport", f"tty:{host}", "--json-events", "--quiet", "--duration", "40")
+    try:
+        herald.wait_out(lambda l: '"read"' in l and payload in l, timeout=35)
+    finally:
+        herald.stop()
+        peer.kill()
+    stats = herald.stats()
+    print("proxy:", proxy.stats, "herald:", stats)
+    assert stats["skippedBytes"] > 0
+    assert stats["connections"] == 0 and stats["creditsInFlight"] == 0
