@@ -110,9 +110,11 @@ def sent_l2cap(snoop_path):
 
 
 def assert_nothing_leaked(b):
+    time.sleep(1)  # let the last Disconnection Complete reach our host before it stops
     assert b.stop() == 0, "".join(b.err)
     s = b.stats()
-    assert s["connections"] == 0, s
+    print("herald:", s)
+    assert s["connections"] == 0, (s, "".join(b.out)[-3000:])
     assert s["creditsInFlight"] == 0, s
     assert s["aclQueued"] == 0, s
     return s
