@@ -115,7 +115,10 @@ class FaultProxy:
 
     def stop(self):
         self._stop = True
-        self._thread.join(5)
+        self._thread.join(10)
+        # Closing descriptors under a loop still running would let it read and write whatever the
+        # numbers are reused for next (another proxy's ptys in the same test process).
+        assert not self._thread.is_alive(), "fault proxy loop did not stop"
         for fd in (self._ctl, self._master, self._slave):
             if fd is not None:
                 try:
@@ -156,12 +159,19 @@ class FaultProxy:
 
     # -- the loop ---------------------------------------------------------------------------------
     def _write(self, fd, data):
-        while data:
+        # Nobody may be reading (our runtime has exited and the pty buffer is full): give up after a
+        # second rather than block the loop, which must stay able to stop (see `stop`).
+        deadline = time.time() + 1
+        while data and not self._stop:
             try:
                 n = os.write(fd, data)
                 data = data[n:]
             except BlockingIOError:
+                if time.time() > deadline:
+                    return
                 time.sleep(0.001)
+            except OSError:
+                return
 
     def _forward(self, toward, packet):
         fd = self._master if toward == "host" else self._ctl
