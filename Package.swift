@@ -20,6 +20,8 @@ let package = Package(
         .executable(name: "herald", targets: ["herald"]),
         .library(name: "BluetoothHost", targets: ["BluetoothHost"]),
         .library(name: "Herald", targets: ["Herald"]),
+        // For Benchmarks/ (herald match's core); not a stable API.
+        .library(name: "HeraldRuntime", targets: ["HeraldRuntime"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

@@ -24,6 +24,7 @@ struct HeraldCommand: ParsableCommand {
         AnalyseCommand.self,
         ServeCommand.self,
         GATTCommand.self,
+        BenchServeCommand.self,
     ]
 }
 

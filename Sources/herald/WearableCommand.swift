@@ -7,11 +7,15 @@ import HeraldRuntime
 struct WearableCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "wearable",
-        abstract: "Be a Herald wearable (peripheral only for now): advertise, serve the payload, take signal writes.",
+        abstract: "Be a Herald wearable: advertise, serve the payload, scan, read nearby devices' payloads, log.",
         discussion: """
+            Writes contacts.csv, payloads.csv, statistics.csv, detection.csv and log.txt into --log-dir. \
             The Simple payload rotates every 360 s period; the advertising address is a resolvable private \
             address that changes at the same instant. Without --secret-key-file the secret is \
             <log-dir>/wearable-secret.key (created on first use, mode 0600).
+            On a terminal (without --json-events) a table of nearby devices is redrawn every second.
+            Standard input takes `send HEX [TARGET]`: immediate send to one target (T3) or to every Herald \
+            device updated in the last 60 s. SIGINT/SIGTERM stop cleanly and print a summary.
             """
     )
 
@@ -23,13 +27,15 @@ struct WearableCommand: ParsableCommand {
     @Option(name: .long, help: "simple: the rotating Simple payload; test: a fixed Simple payload (identifier 000102…0f).")
     var payload: PayloadKind = .simple
     @Option(name: .long, help: "Secret key file (2048 bytes, mode 0600) with its IRK beside it in FILE.irk.") var secretKeyFile: String?
-    @Option(name: .long, help: "Directory for the generated secret when no --secret-key-file is given.") var logDir: String = "herald-logs"
+    @Option(name: .long, help: "Directory for the logs (and the generated secret when no --secret-key-file is given).")
+    var logDir: String = "herald-logs"
+    @Option(name: .long, help: "Device name in detection.csv (default: the host name).") var name: String?
     @Option(name: .long, help: "ISO 3166-1 numeric country code.") var country: Int = 0
     @Option(name: .long, help: "State code.") var state: Int = 0
     @Option(name: .long, help: "Key schedule epoch, ISO 8601 (default 2026-01-01T00:00:00Z).") var epoch: String?
     @Option(name: .long, help: "Advertising interval in milliseconds (20...10240).") var intervalMs: Int = 200
     @Flag(name: .long, help: "Advertise and serve the registered 16-bit service UUID 0xFCF6 instead of the 128-bit one.") var registeredUUID = false
-    @Flag(name: .long, help: "One JSON object per event (JSON Lines) on standard output.") var jsonEvents = false
+    @Flag(name: .long, help: "One JSON object per sensor event (JSON Lines) on standard output.") var jsonEvents = false
     @Option(name: .long, help: "Seconds to run (default: until interrupted).") var duration: Double?
 
     func validate() throws {
@@ -52,7 +58,7 @@ struct WearableCommand: ParsableCommand {
                 } else {
                     let found = try WearableSecret.defaultPath(logDirectory: logDir)
                     keyPath = found.path
-                    FileHandle.standardError.write(Data("wearable: \(found.created ? "created" : "using") secret key \(keyPath)\n".utf8))
+                    note("wearable: \(found.created ? "created" : "using") secret key \(keyPath)")
                 }
             } catch { throw CLIError(exitCode: 2, message: "\(error)") }
             let secret: [UInt8], irk: InlineArray<16, UInt8>
@@ -63,17 +69,20 @@ struct WearableCommand: ParsableCommand {
             let advertising = HeraldAdvertisingConfiguration(
                 identifiers: registeredUUID ? .registered : .specification, intervalMilliseconds: intervalMs,
                 irk: irk, epoch: keyEpoch)
-            let options = PeripheralRunOptions(role: "wearable", deviceName: "herald", json: jsonEvents, duration: duration)
+            let clock = HeraldClock.system()
             switch payload {
             case .simple:
+                if case .pastHorizon = keyEpoch.horizon(at: Int64(Date().timeIntervalSince1970)) {
+                    throw CLIError(exitCode: 2, message: "the key schedule from epoch \(KeyTools.iso8601(keyEpoch.unixSeconds)) has run out; choose a later --epoch")
+                }
                 let source: SimplePayloadSource
                 do { source = try SimplePayloadSource(secretKey: secret.span, header: header, epoch: keyEpoch) } catch {
                     throw CLIError(exitCode: 2, message: "secret key: \(error)")
                 }
-                if case .pastHorizon = keyEpoch.horizon(at: Int64(Date().timeIntervalSince1970)) {
-                    throw CLIError(exitCode: 2, message: "the key schedule from epoch \(KeyTools.iso8601(keyEpoch.unixSeconds)) has run out; choose a later --epoch")
-                }
-                try runHeraldPeripheral(source: source, advertising: advertising, controller: controller, options: options)
+                guard let supplier = SimplePayloadDataSupplier(header: header, secretKey: secret.span, epoch: keyEpoch,
+                                                               unixSecondsAtZero: clock.unixMillisAtZero / 1000)
+                else { throw CLIError(exitCode: 2, message: "secret key: must be 2048 bytes") }
+                try runWearable(supplier: supplier, source: source, advertising: advertising, clock: clock)
             case .test:
                 var id = ContactIdentifier(repeating: 0)
                 for i in 0..<16 { id[i] = UInt8(i) }
@@ -81,8 +90,131 @@ struct WearableCommand: ParsableCommand {
                 do { source = try .simpleTest(header: header, contactIdentifier: id) } catch {
                     throw CLIError(exitCode: 1, message: "internal error building the test payload: \(error)")
                 }
-                try runHeraldPeripheral(source: source, advertising: advertising, controller: controller, options: options)
+                var bytes = FixedBytes<128>()
+                var s = source
+                _ = s.writePayload(at: 0, to: &bytes)
+                try runWearable(supplier: FixedPayloadDataSupplier(WearableEventHub.bytes(bytes.span)), source: source,
+                                advertising: advertising, clock: clock)
             }
+        }
+    }
+
+    func note(_ s: String) { FileHandle.standardError.write(Data((s + "\n").utf8)) }
+
+    /// The sensor with the Herald peripheral on a 4-link stack (2 central links), until the duration
+    /// passes or SIGINT/SIGTERM.
+    func runWearable<Supplier: PayloadDataSupplier, Source: HeraldPayloadSource>(
+        supplier: Supplier, source: Source, advertising: HeraldAdvertisingConfiguration, clock: HeraldClock
+    ) throws {
+        typealias Inner = HeraldPeripheral<Source, 4, 512, 1024>
+        typealias Peripheral = WearablePeripheral<Inner, PeripheralEventPrinter>
+        typealias App = SensorArray<Supplier, WearableSensorDelegate, 64, 2, Peripheral>
+        var peripheral: Inner
+        var database: GATTDatabase<24, 256, 4>
+        do {
+            peripheral = try Inner(source: source, advertising: advertising, clock: clock)
+            database = try GATTDatabase<24, 256, 4>(deviceName: Array("herald".utf8).span)
+            try peripheral.install(into: &database)
+        } catch {
+            throw CLIError(exitCode: 1, message: "internal error building the wearable: \(error)")
+        }
+        // Our payload now, for detection.csv (and to leave ourselves out of the peer lists).
+        var own = FixedBytes<128>()
+        var s = supplier
+        _ = s.payload(at: MonotonicClock.now(), for: nil, into: &own)
+        let ownBytes = WearableEventHub.bytes(own.span)
+        let logs: LogDirectory
+        do {
+            var configuration = LogDirectory.Configuration(ownPayload: ownBytes)
+            if let name { configuration.deviceName = name }
+            logs = try LogDirectory(path: logDir, configuration: configuration)
+        } catch { throw CLIError(exitCode: 2, message: "\(error)") }
+        let live = !jsonEvents && isatty(STDOUT_FILENO) != 0
+        let hub = WearableEventHub(json: jsonEvents, consumer: logs)
+        // The peripheral's own events (connections, payload reads, signal writes, address changes):
+        // JSON lines beside the sensor events, or log.txt entries.
+        let peripheralSink = PeripheralEventSink(write: jsonEvents ? hub.write : { line in
+            logs.log(.info, category: "Peripheral", line)
+        })
+        let observer = PeripheralEventPrinter(json: jsonEvents, sink: peripheralSink)
+        logs.log(.info, category: "Wearable", "started; own payload \(payloadShortName(ownBytes))")
+
+        let stack = BluetoothStack(configuration: StackSession<App, 4, 24, 256>.defaultConfiguration(), database: database,
+                                   app: App(supplier: supplier, delegate: WearableSensorDelegate(hub: hub),
+                                             peripheral: Peripheral(peripheral, observer: observer)))
+        let session = try controller.openSession(stack)
+        defer { session.close() }
+        try session.perform { le in le.app.start(now: MonotonicClock.now(), control: &le.control) }
+        let info = try session.bringUp()
+        let identity = PeripheralEventPrinter.address(info.address)
+        if jsonEvents {
+            hub.write("{\"event\":\"ready\",\"identityAddress\":\"\(identity)\",\"payload\":\"\(payloadShortName(ownBytes))\",\"role\":\"wearable\"}")
+        }
+        note("wearable: controller ready (identity \(identity)); advertising, scanning, logging to \(logDir)")
+        let console = ConsoleInput()
+        console.start()
+        let stop = SignalFlag.install()
+        let deadline = duration.map { MonotonicClock.now() + UInt64($0 * 1000) }
+        var nextDraw: UInt64 = 0
+        try session.run(deadline: deadline) { s in
+            if case .failed(let f) = s.stack.hci.state {
+                throw CLIError(exitCode: 4, message: "controller failed: \(ControllerDescriptions.failureDescription(f))")
+            }
+            for line in console.take() { try? handle(line, session: s) }
+            let now = MonotonicClock.now()
+            if live, now >= nextDraw {
+                nextDraw = now + 1000
+                updateKinds(hub, s.app.ble.central.database)
+                WearableEventHub.standardOutput("\u{1B}[H\u{1B}[2J" + "herald wearable — \(hub.summary)\n" + hub.table())
+            }
+            return stop.isSet ? .stop : .keepRunning
+        }
+        // Stop advertising and scanning, close every link, give the controller a moment to do it.
+        try? session.perform { le in
+            le.app.stop(control: &le.control)
+            le.app.ble.peripheral.inner.advertiser.setAdvertising(false, control: &le.control)
+            for slot in 0..<4 {
+                if let link = le.app.ble.peripheral.inner.link(slot: slot) { le.control.disconnect(handle: link.handle) }
+            }
+        }
+        let settle = MonotonicClock.now() + 500
+        try? session.run(deadline: settle) { _ in .keepRunning }
+        logs.log(.info, category: "Wearable", "stopped; \(hub.summary)")
+        do { try logs.close() } catch { note("wearable: closing logs: \(error)") }
+        note("wearable: \(hub.summary); served our payload \(peripheralSink.payloadReads) times, \(peripheralSink.signalMessages) signal messages")
+    }
+
+    func updateKinds<let n: Int>(_ hub: WearableEventHub, _ db: HeraldDeviceDatabase<n>) {
+        for i in 0..<n {
+            guard let d = db[i] else { continue }
+            let kind: String
+            switch (d.kind, d.os) {
+            case (_, .ios): kind = "ios"
+            case (_, .android): kind = "android"
+            case (.appleToCheck, _): kind = d.hasHeraldService == false ? "apple" : "apple?"
+            case (.receiveOnly, _): kind = "recv-only"
+            case (.herald, _): kind = "herald"
+            }
+            hub.setKind(kind, for: d.target.value)
+        }
+    }
+
+    func handle<Sp: PayloadDataSupplier, P: HeraldSensorPeripheral>(
+        _ line: String, session: StackSession<SensorArray<Sp, WearableSensorDelegate, 64, 2, P>, 4, 24, 256>) throws {
+        do {
+            guard case .send(let data, let target)? = try WearableConsoleCommand.parse(line) else { return }
+            let now = MonotonicClock.now()
+            let result: String = try session.perform { le in
+                if let target {
+                    return le.app.immediateSend(data.span, to: TargetIdentifier(target), now: now, control: &le.control)
+                        ? "send: queued \(data.count) bytes for T\(target)" : "send: T\(target) is not a known Herald device"
+                }
+                let n = le.app.immediateSendAll(data.span, now: now, control: &le.control)
+                return "send: queued \(data.count) bytes for \(n) devices"
+            }
+            note(result)
+        } catch {
+            note("\(error)")
         }
     }
 }

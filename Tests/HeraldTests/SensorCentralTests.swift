@@ -147,9 +147,10 @@ struct SensorCentralTests {
         let a = address(1)
         h.advert(a, AdvertData.heraldUUID16)
         #expect(h.control.actions.last == .connect(a, timeout: 5_000))
-        // A link to someone else (or in the peripheral role) is not ours.
+        // A link to someone else is not ours; a in the central role on a link of its own is read
+        // over that link, and our attempt stays pending (its report is matched by address).
         #expect(h.connect(address(9), handle: 3) == nil)
-        #expect(h.central.didConnect(handle: 4, peer: a, isCentral: false, now: h.now, control: &h.control) == nil)
+        #expect(h.central.didConnect(handle: 4, peer: a, isCentral: false, now: h.now, control: &h.control) != nil)
         #expect(h.central.pending != nil)
     }
 
@@ -268,13 +269,38 @@ struct SensorCentralTests {
         #expect(h.control.connects == [a])
         h.central.didFailToConnect(to: a, now: h.now, control: &h.control)
         h.control.acceptConnections = true
-        // The phone connects to us (we are its peripheral): no link of ours while that one lasts.
-        #expect(h.central.didConnect(handle: 0x20, peer: a, isCentral: false, now: h.now, control: &h.control) == nil)
+        // The phone connects to us (we are its peripheral): no link of ours while that one lasts; we
+        // start reading its payload over its link instead.
+        #expect(h.central.didConnect(handle: 0x20, peer: a, isCentral: false, now: h.now, control: &h.control) != nil)
         h.now += 1_000
         h.advert(a, AdvertData.heraldUUID16)
         #expect(h.control.connects == [a])
         // Its link goes: the payload still wanted, we connect.
         h.central.didDisconnect(handle: 0x20, now: h.now, control: &h.control)
         #expect(h.control.connects == [a, a])
+    }
+
+    @Test func payloadIsReadOverAnInboundLinkWhichThePeerKeeps() {
+        var h = CentralHarness<8, 2>()
+        h.control.acceptConnections = false
+        let a = address(1)
+        h.advert(a, AdvertData.heraldUUID16)
+        h.central.didFailToConnect(to: a, now: h.now, control: &h.control)
+        // An unknown device connecting to us is not read.
+        #expect(h.central.didConnect(handle: 0x21, peer: address(7), isCentral: false, now: h.now, control: &h.control) == nil)
+        // A known Herald device connecting to us is read over its link...
+        let first = h.central.didConnect(handle: 0x20, peer: a, isCentral: false, now: h.now, control: &h.control)
+        #expect(first != nil)
+        let payload: [UInt8] = [0x10, 0x03, 0x3A, 0x00, 0x01] + [UInt8](repeating: 0x5A, count: 16)
+        var peer = FakePeer.herald(payload: payload)
+        let steps = h.drive(0x20, peer: &peer, from: first)
+        #expect(steps.contains { if case .readPayload = $0 { return true } else { return false } })
+        #expect(h.delegate.events.contains { if case .read(_, let p) = $0 { return p == payload } else { return false } })
+        // ...which we leave open (the peer closes it), and whose slot is free again.
+        #expect(!h.control.disconnects.contains(0x20))
+        #expect(h.central.linkIndex(handle: 0x20) == nil)
+        // The peer closing it afterwards is no failure.
+        h.central.didDisconnect(handle: 0x20, now: h.now, control: &h.control)
+        #expect(h.central.database[h.central.database.index(of: a)!]!.consecutiveFailures == 0)
     }
 }

@@ -5,10 +5,14 @@
 /// returns (within the same `receive`/`tick` call). This is what lets the whole stack be plain values
 /// with no references between layers.
 public struct StackControl {
-    /// Commands waiting to enter the HCI host's queue.
-    var commands: InlineArray<8, QueuedCommand?> = .init(repeating: nil)
+    /// Commands waiting to enter the HCI host's queue. 16, because one callback of the Herald sensor
+    /// can legitimately need 10: a connection attempt plus the advertiser's address change (scan off,
+    /// advertising off, address, parameters, data, scan response, advertising on, scan parameters,
+    /// scan on). With 8 the final Scan Enable was dropped and the sensor stopped hearing adverts.
+    static var commandCapacity: Int { 16 }
+    var commands: InlineArray<16, QueuedCommand?> = .init(repeating: nil)
     var commandCount = 0
-    /// Commands that did not fit (the application asked for more than 8 in one callback).
+    /// Commands that did not fit (the application asked for more than 16 in one callback).
     public private(set) var droppedCommands = 0
     /// Outbound ACL fragments waiting for controller buffers. 16 slots of 256 bytes hold a 251-byte
     /// fragment each, or two full 247-byte ATT PDUs per link for all 8 links when the controller
@@ -35,7 +39,7 @@ public struct StackControl {
 
     /// Queues any HCI command; its completion reaches the application with `tag`.
     public mutating func send<C: HCICommand>(_ command: C, tag: CommandTag = .application) {
-        guard commandCount < 8, command.parameterLength <= QueuedCommand.maximumParameters else {
+        guard commandCount < Self.commandCapacity, command.parameterLength <= QueuedCommand.maximumParameters else {
             droppedCommands += 1
             return
         }

@@ -55,6 +55,9 @@ public struct HeraldCentralLink {
     public var closing = false
     /// Dropped at the connection limit: its work stops and its end is not the peer's failure.
     public var dropped = false
+    /// The peer connected to us: we read over its link (GATT roles are independent of link roles,
+    /// Core 5.4 Vol 3 Part G 2.2) but leave closing it to the peer, and its end is no failure of ours.
+    public var inbound = false
     public var procedure: HeraldCentralProcedure
     var payloadDelivered = false
 }
@@ -215,7 +218,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
             // closing, which will free a slot).
             var oldest: Int?
             for i in 0..<links {
-                guard let l = slots[i] else { continue }
+                guard let l = slots[i], !l.inbound else { continue }
                 if l.closing { return }
                 if oldest == nil || l.connectedAt < slots[oldest!]!.connectedAt { oldest = i }
             }
@@ -238,10 +241,21 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     public mutating func didConnect<C: HeraldCentralControl>(handle: UInt16, peer: DeviceAddress, isCentral: Bool,
                                                              now: UInt64, control: inout C) -> HeraldGATTStep? {
         if !isCentral {
-            // A peer connected to us: a second link to the same device is not made while it lasts
-            // (two links between one pair of devices help nobody, and crossing attempts stall).
-            if let i = database.index(of: peer) { database.entries[i]!.inboundLink = handle }
-            return nil
+            // A peer connected to us: no second link to the same device is made while it lasts (two
+            // links between one pair of devices help nobody, and crossing attempts stall). If it is a
+            // Herald device whose payload we need, read it over this link instead.
+            guard let i = database.index(of: peer) else { return nil }
+            database.entries[i]!.inboundLink = handle
+            let d = database[i]!
+            guard d.hasHeraldService == true || d.kind == .herald, needsPayload(d, now: now),
+                  let slot = freeLinkSlot() else { return nil }
+            var procedure = HeraldCentralProcedure(wantsImmediateSend: d.immediateSendPending,
+                                                   wantsPayload: true, wantsSharing: false)
+            let step = procedure.start()
+            var link = HeraldCentralLink(handle: handle, target: d.target, connectedAt: now, procedure: procedure)
+            link.inbound = true
+            slots[slot] = link
+            return step
         }
         guard let p = pending, p.address == peer else { return nil }
         pending = nil
@@ -293,7 +307,9 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
         }
         let link = slots[slot]!
         slots[slot] = nil
-        if !link.procedure.isFinished, !link.dropped, let i = database.index(of: link.target) { recordFailure(at: i, now: now) }
+        if !link.procedure.isFinished, !link.dropped, !link.inbound, let i = database.index(of: link.target) {
+            recordFailure(at: i, now: now)
+        }
         schedule(now: now, control: &control)
     }
 
@@ -377,7 +393,10 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
                 recordFailure(at: i, now: now)
             }
         }
-        if !slots[s]!.closing {
+        if slots[s]!.inbound {
+            // The peer's link: our work on it is done, the slot is free, the link stays.
+            slots[s] = nil
+        } else if !slots[s]!.closing {
             slots[s]!.closing = true
             control.requestDisconnection(handle: slots[s]!.handle)
         }

@@ -1,0 +1,116 @@
+// Herald venue beacon: advertises the Herald service and serves a venue beacon payload (protocol
+// 0x30, country, state, location code; Herald beacon payload specification) on the payload
+// characteristic, to any phone that connects and reads it. The Herald side is the core's
+// `HeraldPeripheralApplication`; this file only configures it and logs what it reports.
+import BluetoothHost
+import Herald
+
+/// The venue this image describes. A real deployment writes these at provisioning time.
+enum Venue {
+    static let header = PayloadHeader(protocolAndVersion: 0x30, countryCode: 826, stateCode: 4)
+    static let locationCode: UInt32 = 0x0001_E240
+    static let name: StaticString = "Herald Cafe"
+}
+
+/// Log lines for what the peripheral reports (SensorDelegate style).
+struct BeaconLog: HeraldPeripheralDelegate {
+    var reads = 0
+
+    mutating func heraldPeripheral(didConnect link: HeraldLink) {
+        Log.put("connected handle="); Log.put(link.handle); Log.put(" peer="); Log.put(address: link.peer.address); Log.end()
+    }
+
+    mutating func heraldPeripheral(didDisconnect link: HeraldLink, reason: HCIStatus) {
+        Log.put("disconnected handle="); Log.put(link.handle); Log.put(" reason="); Log.putHex(reason.rawValue); Log.end()
+    }
+
+    mutating func heraldPeripheral(didServePayload payload: Span<UInt8>, to link: HeraldLink) {
+        reads += 1
+        Log.put("payload read connection="); Log.put(link.slot); Log.put(" count="); Log.put(reads); Log.end()
+    }
+
+    mutating func heraldPeripheral(commandFailed opcode: HCIOpcode, status: HCIStatus) {
+        Log.put("command failed opcode="); Log.put(opcode.rawValue); Log.put(" status="); Log.putHex(status.rawValue); Log.end()
+    }
+}
+
+typealias BeaconApp = HeraldPeripheralApplication<FixedPayloadSource<64>, BeaconLog, 2, 64, 32>
+
+/// Logs bring-up, then hands every callback to the Herald peripheral application.
+struct VenueBeacon: LEApplication {
+    var herald: BeaconApp
+
+    mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
+        herald.read(id: id, connection: connection, offset: offset, into: &sink)
+    }
+    mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
+        herald.write(id: id, connection: connection, offset: offset, value: value)
+    }
+    mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout StackControl) {
+        Log.put("ready t="); Log.put(now); Log.put("ms address="); Log.put(address: info.address); Log.end()
+        herald.stackDidBecomeReady(info, now: now, control: &control)
+    }
+    mutating func stackControllerDidFail(_ failure: ControllerFailure, now: UInt64, control: inout StackControl) {
+        Log.line("controller failed")
+        herald.stackControllerDidFail(failure, now: now, control: &control)
+    }
+    mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {
+        herald.stackDidConnect(link, now: now, control: &control)
+    }
+    mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
+        herald.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control)
+    }
+    mutating func stackCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus,
+                                          returnParameters: Span<UInt8>, control: inout StackControl) {
+        herald.stackCommandDidComplete(tag: tag, opcode: opcode, status: status, returnParameters: returnParameters, control: &control)
+    }
+    var applicationDeadline: UInt64? { herald.applicationDeadline }
+    mutating func stackTimerFired(now: UInt64, control: inout StackControl) {
+        herald.stackTimerFired(now: now, control: &control)
+    }
+}
+
+func halt(_ reason: StaticString) -> Never {
+    Log.put("fatal: "); Log.line(reason)
+    while true { Board.sleep() }
+}
+
+@_cdecl("firmware_main")
+public func firmwareMain() -> Never {
+    Board.start()
+    var stack = makeStack()
+    // Construction's peak (temporaries moved from value to value) is reported apart from the main
+    // loop's: the loop's is what a product must budget for beyond start-up.
+    Log.put("memory start-up stack_peak="); Log.put(Board.stackPeak); Log.end()
+    Board.restartStackMeasurement()
+    runStack(&stack)
+}
+
+/// Builds the stack in its own frame, so the temporaries of construction (payload source,
+/// database, application, each moved into the next) are gone before the main loop runs.
+@inline(never)
+func makeStack() -> BluetoothStack<VenueBeacon, 2, 20, 192> {
+    Log.line("herald-beacon: boot")
+    var premises = FixedBytes<32>()
+    guard (try? ExtendedDataWriter.append(code: ExtendedDataCode.premisesName, text: Venue.name, to: &premises)) != nil,
+          let source = try? FixedPayloadSource<64>.venueBeacon(header: Venue.header, locationCode: Venue.locationCode,
+                                                                extendedData: premises.span)
+    else { halt("venue payload invalid") }
+    Log.put("payload "); Log.put(hex: source.payload.span); Log.end()
+    // No IRK: a venue beacon has nothing to hide and advertises its identity address. 100 ms, so
+    // phones scanning in the background find it sooner.
+    guard var peripheral = try? HeraldPeripheral<FixedPayloadSource<64>, 2, 64, 32>(
+        source: source, advertising: HeraldAdvertisingConfiguration(intervalMilliseconds: 100),
+        clock: HeraldClock(unixMillisAtZero: 0))
+    else { halt("advertisement does not fit") }
+    let deviceName: StaticString = "Herald Beacon"
+    guard var database = try? GATTDatabase<20, 192, 2>(deviceName: Span(_unsafeStart: deviceName.utf8Start,
+                                                                         count: deviceName.utf8CodeUnitCount)),
+          (try? peripheral.install(into: &database)) != nil
+    else { halt("GATT database does not fit") }
+    // A fixed seed for the static random address; a product derives it from the chip's unique ID
+    // (nRF52: FICR DEVICEADDR).
+    return BluetoothStack(configuration: HostConfiguration(randomAddressSeed: [0x42, 0x45, 0x41, 0x43, 0x4F, 0x4E]),
+                          database: database,
+                          app: VenueBeacon(herald: BeaconApp(peripheral: peripheral, delegate: BeaconLog())))
+}

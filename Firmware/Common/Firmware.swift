@@ -1,0 +1,138 @@
+// What both images share above the BSP: the H4 output that writes to the HCI UART, the log line
+// writer, and the main loop that drives `BluetoothStack` (bytes in → receive, time → tick).
+import BluetoothHost
+
+/// Human-readable lines on the log UART, written a field at a time (no string formatting here).
+enum Log {
+    static func put(_ text: StaticString) {
+        let p = text.utf8Start
+        for i in 0..<text.utf8CodeUnitCount { Board.log.write(p[i]) }
+    }
+
+    static func put(_ value: UInt32) {
+        var digits = InlineArray<10, UInt8>(repeating: 0)
+        var v = value
+        var n = 0
+        repeat {
+            digits[n] = 0x30 &+ UInt8(truncatingIfNeeded: v % 10)
+            v /= 10
+            n += 1
+        } while v != 0
+        while n > 0 { n -= 1; Board.log.write(digits[n]) }
+    }
+
+    static func put(_ value: UInt64) { put(UInt32(truncatingIfNeeded: value)) }
+    static func put(_ value: UInt16) { put(UInt32(truncatingIfNeeded: value)) }
+    static func put(_ value: Int) { put(UInt32(truncatingIfNeeded: value)) }
+
+    static func put(hex bytes: Span<UInt8>) {
+        for i in bytes.indices { putHex(bytes[i]) }
+    }
+
+    static func putHex(_ b: UInt8) {
+        let digits: StaticString = "0123456789abcdef"
+        Board.log.write(digits.utf8Start[Int(b &>> 4)])
+        Board.log.write(digits.utf8Start[Int(b & 0x0F)])
+    }
+
+    /// Bluetooth addresses are shown most significant octet first, as people read them.
+    static func put(address: BDAddress) {
+        let bytes = address.bytes
+        for i in 0..<6 {
+            if i > 0 { Board.log.write(0x3A) }
+            putHex(bytes[5 - i])
+        }
+    }
+
+    static func end() { Board.log.write(0x0A) }
+
+    static func line(_ text: StaticString) { put(text); end() }
+}
+
+/// Writes H4 packets to the HCI UART and watches what comes back for the one event the images
+/// report for timing: LE Set Advertising Enable completing (Core 5.4 Vol 4 Part E 7.8.9), i.e. the
+/// moment the controller is advertising.
+struct UARTH4Output: H4Output {
+    var now: UInt64 = 0
+    var advertisingSince: UInt64?
+    var pendingAdvertisingEnable = false
+
+    mutating func send(h4 packet: Span<UInt8>) {
+        for i in packet.indices { Board.hci.write(packet[i]) }
+        // Command packet: 0x01, opcode (LE), parameter length, parameters.
+        if packet.count == 5, packet[0] == 0x01, packet[1] == 0x0A, packet[2] == 0x20 {
+            pendingAdvertisingEnable = packet[4] == 1
+        }
+    }
+
+    mutating func didReceive(h4 packet: Span<UInt8>) {
+        // Command Complete: 0x04 0x0E len, credits, opcode (2), status.
+        guard packet.count >= 7, packet[0] == 0x04, packet[1] == 0x0E, packet[4] == 0x0A, packet[5] == 0x20 else { return }
+        if pendingAdvertisingEnable, packet[6] == 0, advertisingSince == nil {
+            advertisingSince = now
+            Log.put("advertising t="); Log.put(now); Log.put("ms stack_peak="); Log.put(Board.stackPeak); Log.end()
+        }
+        pendingAdvertisingEnable = false
+    }
+}
+
+/// How long to wait before bringing a failed controller up again.
+let restartDelay: UInt64 = 1_000
+
+/// How often the main loop prints its memory line (the stack peak grows with what has happened).
+let statusInterval: UInt64 = 2_000
+
+/// Runs the stack forever: drains the HCI UART into `receive`, runs due timers on each millisecond
+/// tick, sleeps until the next interrupt when idle.
+func runStack<App: LEApplication, let links: Int, let attributes: Int, let values: Int>(
+    _ stack: inout BluetoothStack<App, links, attributes, values>
+) -> Never {
+    Log.put("memory stack_value="); Log.put(MemoryLayout<BluetoothStack<App, links, attributes, values>>.size)
+    Log.put(" app_value="); Log.put(MemoryLayout<App>.size)
+    Log.put(" hci="); Log.put(MemoryLayout<HCIHost>.size)
+    Log.put(" control="); Log.put(MemoryLayout<StackControl>.size)
+    Log.put(" database="); Log.put(MemoryLayout<GATTDatabase<attributes, values, links>>.size)
+    Log.put(" link_state="); Log.put(MemoryLayout<LinkState>.size); Log.put(" links="); Log.put(links); Log.end()
+    var clock = MillisecondClock()
+    var output = UARTH4Output()
+    output.now = Board.milliseconds(&clock)
+    stack.start(now: output.now, output: &output)
+    var chunk = FixedBytes<64>()
+    var nextStatus = statusInterval
+    var lastPeak: UInt32 = 0
+    var lastTick: UInt64 = 0
+    var restartAt: UInt64?
+    while true {
+        chunk.removeAll()
+        while chunk.count < 64, let byte = Board.hci.read() { chunk.append(byte) }
+        output.now = Board.milliseconds(&clock)
+        if chunk.count > 0 { stack.receive(chunk.span, now: output.now, output: &output) }
+        // Timers: SysTick wakes the loop every millisecond, and `tick` runs exactly what is due, so
+        // ticking once per new millisecond is ticking at `nextDeadline` (at most 1 ms late). Asking
+        // `stack.nextDeadline` itself costs more than it saves here: Swift 6.3 -Osize copies the
+        // whole BluetoothStack (10.8 KB) into this frame to call the getter.
+        if output.now != lastTick {
+            lastTick = output.now
+            stack.tick(now: output.now, output: &output)
+        }
+        // A controller that failed (silent, asserted, hardware error) is brought up again after a
+        // pause, as the host runtime does: firmware has no one to restart it by hand.
+        if case .failed = stack.hci.state {
+            if restartAt == nil { restartAt = output.now &+ restartDelay }
+            if let at = restartAt, output.now >= at {
+                restartAt = nil
+                Log.line("controller: restarting bring-up")
+                stack.start(now: output.now, output: &output)
+            }
+        }
+        if output.now >= nextStatus {
+            nextStatus = output.now &+ statusInterval
+            let peak = Board.stackPeak
+            if peak != lastPeak {
+                lastPeak = peak
+                Log.put("memory stack_peak="); Log.put(peak); Log.put(" stack_size="); Log.put(Board.stackSize); Log.end()
+            }
+        }
+        if chunk.count == 0 { Board.sleep() }
+    }
+}

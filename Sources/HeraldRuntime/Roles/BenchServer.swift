@@ -1,0 +1,83 @@
+import BluetoothHost
+import Foundation
+
+public typealias BenchServerStack = BluetoothStack<BenchServer, 2, 24, 512>
+
+/// The server behind `herald bench-serve`, for Tools/bench-uart: `TestProfile`'s 200-octet value and
+/// notifying characteristic (same UUIDs, so the same Bumble central reads either server), but the
+/// notifications are `size` octets (filling the ATT_MTU when 0) and are sent as fast as the ACL
+/// queue takes them, so the link's byte rate is what limits them.
+public struct BenchServer: LEApplication {
+    public struct Handles: Equatable, Sendable {
+        public var longValue: UInt16 = 0
+        public var notifying: UInt16 = 0
+    }
+
+    public let name: String
+    public let count: Int
+    public let size: Int
+    public let handles: Handles
+    var subscribed: InlineArray<2, UInt16?> = [nil, nil]
+    var sent: InlineArray<2, Int> = [0, 0]
+    public private(set) var address: String?
+    /// When the last subscriber's last notification was queued (ms), for the command's summary.
+    public private(set) var finishedSending: UInt64?
+
+    public static func makeStack(name: String, count: Int, size: Int, configuration: HostConfiguration) throws -> BenchServerStack {
+        var db = try GATTDatabase<24, 512, 2>(deviceName: Array(name.utf8).span)
+        var h = Handles()
+        try db.addPrimaryService(TestProfile.service)
+        let long = (0..<TestProfile.longValueLength).map { UInt8(truncatingIfNeeded: $0) }
+        h.longValue = try db.addCharacteristic(TestProfile.longValue, properties: .read, permissions: .read,
+                                               value: .stored(long.span, maxLength: long.count)).value
+        let initial: [UInt8] = [0, 0, 0, 0]
+        h.notifying = try db.addCharacteristic(TestProfile.notifying, properties: GATTCharacteristicProperties.read | .notify,
+                                               permissions: .read, value: .stored(initial.span, maxLength: 4)).value
+        let app = BenchServer(name: name, count: count, size: size, handles: h)
+        return BenchServerStack(configuration: configuration, database: db, app: app, maximumMTU: 247)
+    }
+
+    init(name: String, count: Int, size: Int, handles: Handles) {
+        self.name = name
+        self.count = count
+        self.size = size
+        self.handles = handles
+    }
+
+    public mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout StackControl) {
+        var adv = AdvertisingDataBuilder<31>()
+        try? adv.addFlags(ADFlags.generalDiscoverableLEOnly)
+        try? adv.addLocalNameFitting(Array(name.utf8).span)
+        control.startAdvertising(AdvertisingIntent(parameters: HCILESetAdvertisingParameters(intervalMin: 0x00A0, intervalMax: 0x00A0),
+                                                   data: adv.build(), restartAfterConnection: true))
+        address = info.address.description
+    }
+
+    public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
+        for i in 0..<2 where subscribed[i] == handle { subscribed[i] = nil }
+    }
+
+    public mutating func clientConfigurationChanged(valueHandle: UInt16, connection: Int, configuration: GATTClientConfiguration) {
+        guard valueHandle == handles.notifying, connection < 2 else { return }
+        sent[connection] = 0
+        subscribed[connection] = configuration.contains(.notification) ? UInt16.max : nil  // handle filled in by pump
+    }
+
+    /// Queues notifications while the ACL queue has room: call after every run-loop turn.
+    public static func pump(_ le: inout LEStack<BenchServer, 2, 24, 512>, now: UInt64) {
+        for i in 0..<2 {
+            guard le.app.subscribed[i] != nil, let handle = le.connections.handle(at: i) else { continue }
+            le.app.subscribed[i] = handle
+            let mtu = le.mtu(handle: handle) ?? 23
+            let length = le.app.size > 0 ? min(le.app.size, mtu - 3) : mtu - 3
+            var value = [UInt8](repeating: 0, count: length)
+            while le.app.sent[i] < le.app.count {
+                let n = UInt32(truncatingIfNeeded: le.app.sent[i])
+                for b in 0..<min(4, length) { value[b] = UInt8(truncatingIfNeeded: n >> (8 * UInt32(b))) }
+                guard le.notify(handle: handle, attribute: le.app.handles.notifying, value: value.span) else { break }
+                le.app.sent[i] += 1
+                if le.app.sent[i] == le.app.count { le.app.finishedSending = now }
+            }
+        }
+    }
+}

@@ -1,0 +1,309 @@
+"""`herald wearable` as users run it, against independent Bumble peers on one simulated radio.
+
+One ~65 s scenario (module fixture) runs wearable A with a Herald "Android" phone, an "iPhone" (Apple
+manufacturer data only), a plain device with no Herald service and a second wearable B; the tests
+below each check one behaviour of that run. A run with five Android phones measures time to first read and readings
+per device per 30 s window, and `herald scan --read-payloads` reads `herald beacon`.
+
+Measured numbers are printed (run with -s to see them).
+"""
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+PEERS = Path(__file__).parent / "peers"
+pytestmark = pytest.mark.timeout(150)
+
+ANDROID_PAYLOAD = "10" + "033a" + "0000" + "a1" * 16
+IPHONE_PAYLOAD = "10" + "033a" + "0000" + "b2" * 16
+PLAIN_PAYLOAD = "00"
+# `herald wearable --payload test`: Simple payload 0x10, country 0, state 0, identifier 00 01 … 0f.
+TEST_PAYLOAD = "10" + "0000" + "0000" + "".join(f"{i:02x}" for i in range(16))
+
+
+class Radio:
+    """N Bumble virtual controllers linked by one simulated radio (peers/herald_controllers.py)."""
+
+    def __init__(self, count: int):
+        self.dir = tempfile.mkdtemp(prefix="herald-wr-")
+        self.paths = [os.path.join(self.dir, f"hci{i}") for i in range(count)]
+        self.log = open(os.path.join(self.dir, "controllers.log"), "w")
+        self.proc = subprocess.Popen([sys.executable, str(PEERS / "herald_controllers.py")] + [f"pty:{p}" for p in self.paths],
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 20
+        while not all(os.path.exists(p) for p in self.paths):
+            if self.proc.poll() is not None or time.time() > deadline:
+                raise RuntimeError(f"controllers did not start: {open(self.log.name).read()}")
+            time.sleep(0.05)
+
+    def close(self):
+        stop(self.proc)
+        self.log.close()
+
+
+def stop(proc, sig=signal.SIGTERM):
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+class Lines:
+    """A process whose stdout lines are collected with their arrival time."""
+
+    def __init__(self, args, parse_json=False, stdin=None):
+        self.proc = subprocess.Popen(args, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.parse_json = parse_json
+        self.lines = []  # (monotonic time, line or dict)
+        self.new = threading.Condition()
+        threading.Thread(target=self._pump, daemon=True).start()
+        self.stderr = ""
+        threading.Thread(target=self._pump_err, daemon=True).start()
+
+    def _pump(self):
+        for line in self.proc.stdout:
+            item = line.rstrip("\n")
+            if self.parse_json:
+                try:
+                    item = json.loads(item)
+                except json.JSONDecodeError:
+                    item = {"event": "unparsed", "line": item}
+            with self.new:
+                self.lines.append((time.monotonic(), item))
+                self.new.notify_all()
+
+    def _pump_err(self):
+        for line in self.proc.stderr:
+            self.stderr += line
+
+    def wait_for(self, predicate, timeout=30):
+        deadline = time.monotonic() + timeout
+        with self.new:
+            while True:
+                for t, item in self.lines:
+                    if predicate(item):
+                        return t, item
+                left = deadline - time.monotonic()
+                if left <= 0 or self.proc.poll() is not None:
+                    raise AssertionError(f"not seen; last lines {self.lines[-10:]}; stderr {self.stderr[-1500:]}")
+                self.new.wait(min(left, 0.5))
+
+
+def phone(path, address, kind, payload):
+    p = Lines([sys.executable, str(PEERS / "herald_phone.py"), f"serial:{path}", address, kind, payload])
+    t, _ = p.wait_for(lambda l: l.startswith("advertising"), timeout=20)
+    return p, t
+
+
+def wearable(herald_bin, path, logs, *extra, stdin=None):
+    w = Lines([herald_bin, "wearable", "--transport", f"tty:{path}", "--log-dir", str(logs), "--json-events", *extra],
+              parse_json=True, stdin=stdin)
+    w.wait_for(lambda e: e.get("event") == "ready", timeout=20)
+    return w
+
+
+def events(w, name, target=None):
+    return [(t, e) for t, e in w.lines if e.get("event") == name and (target is None or e.get("target") == target)]
+
+
+def target_of_payload(w, payload):
+    reads = [e for _, e in w.lines if e.get("event") == "didRead" and e.get("payload") == payload]
+    return reads[0]["target"] if reads else None
+
+
+def windows_with_readings(w, target, start, end, window=30.0):
+    """Per 30 s window from `start` to `end`: how many didMeasure events `target` had."""
+    counts = []
+    t0 = start
+    while t0 + window <= end + 0.01:
+        counts.append(sum(1 for t, e in events(w, "didMeasure", target) if t0 <= t < t0 + window))
+        t0 += window
+    return counts
+
+
+def avoid_period_boundary(length):
+    """Waits until a run of `length` seconds does not cross a 360 s payload period boundary.
+
+    Both wearables rotate their addresses at the same instant and then connect to each other at once;
+    Bumble's virtual radio routes ACL data by address pair, so two links between the same pair share
+    one pipe and the second link's GATT procedure hangs (a simulator limitation; real controllers keep
+    the links apart). Reported to the sensor's owner; here the run simply stays inside one period.
+    """
+    left = 360 - time.time() % 360
+    if left < length:
+        time.sleep(left + 2)
+
+
+@pytest.fixture(scope="module")
+def scenario(herald_bin, tmp_path_factory):
+    """Wearable A with an Android phone, an iPhone, a plain device and wearable B, for 65 s."""
+    avoid_period_boundary(75)
+    logs = tmp_path_factory.mktemp("wearable")
+    radio = Radio(5)
+    procs = []
+    try:
+        a = wearable(herald_bin, radio.paths[0], logs / "a", stdin=subprocess.PIPE)
+        procs.append(a)
+        android, t_android = phone(radio.paths[1], "C1:00:00:00:00:01", "android", ANDROID_PAYLOAD)
+        iphone, t_iphone = phone(radio.paths[2], "C2:00:00:00:00:02", "iphone", IPHONE_PAYLOAD)
+        plain, t_plain = phone(radio.paths[3], "C3:00:00:00:00:03", "plain", PLAIN_PAYLOAD)
+        procs += [android, iphone, plain]
+        b = wearable(herald_bin, radio.paths[4], logs / "b", "--payload", "test")
+        procs.append(b)
+        start = time.monotonic()
+        time.sleep(30)
+        # Immediate send from standard input to every Herald device updated in the last 60 s.
+        a.proc.stdin.write("send cafe01\n")
+        a.proc.stdin.flush()
+        time.sleep(35)
+        for p in (a, b):
+            stop(p.proc, signal.SIGINT)
+        end = time.monotonic()
+        # Everything recorded; free the CPU for the other tests before they run.
+        for p in procs:
+            stop(p.proc)
+        radio.close()
+        procs = []
+        radio = None
+        yield dict(a=a, b=b, android=android, iphone=iphone, plain=plain, t_android=t_android, t_iphone=t_iphone,
+                   t_plain=t_plain, start=start, end=end, logs=logs)
+    finally:
+        for p in procs:
+            stop(p.proc)
+        if radio:
+            radio.close()
+
+
+def test_android_phone_detected_read_and_measured_every_window(scenario):
+    a = scenario["a"]
+    target = target_of_payload(a, ANDROID_PAYLOAD)
+    assert target, f"Android payload not read; reads {events(a, 'didRead')}"
+    assert events(a, "didDetect", target), "no didDetect for the Android phone's target"
+    t_read = min(t for t, _ in events(a, "didRead", target))
+    print(f"\nAndroid phone: first advert to didRead {t_read - scenario['t_android']:.2f} s")
+    # At least one RSSI reading in each 30 s window from the phone's first advert.
+    counts = windows_with_readings(a, target, scenario["t_android"], scenario["end"])
+    print(f"Android phone: readings per 30 s window {counts}")
+    assert counts and all(c >= 1 for c in counts), counts
+    # The phone saw its payload read and took our signal writes (payload sharing / our payload).
+    assert any(l.startswith("read payload") for _, l in scenario["android"].lines)
+
+
+def test_iphone_found_by_gatt_discovery_and_read(scenario):
+    a = scenario["a"]
+    target = target_of_payload(a, IPHONE_PAYLOAD)
+    assert target, f"iPhone payload not read; reads {events(a, 'didRead')}"
+    t_read = min(t for t, _ in events(a, "didRead", target))
+    print(f"\niPhone: first advert to didRead {t_read - scenario['t_iphone']:.2f} s")
+
+
+def test_plain_device_ignored_with_back_off(scenario):
+    plain = scenario["plain"]
+    connects = [t for t, l in plain.lines if l.startswith("connected")]
+    # The wearable may look once (or never); it must not come back within 60 s.
+    assert len(connects) <= 1 or connects[1] - connects[0] >= 60, connects
+    assert not any(e.get("payload") == PLAIN_PAYLOAD for _, e in scenario["a"].lines if e.get("event") == "didRead")
+
+
+def test_two_wearables_read_each_other(scenario):
+    a, b = scenario["a"], scenario["b"]
+    assert target_of_payload(a, TEST_PAYLOAD), f"A did not read B; reads {events(a, 'didRead')}"
+    a_ready = [e for _, e in a.lines if e.get("event") == "ready"][0]
+    a_reads_by_b = [e for _, e in b.lines if e.get("event") == "didRead"]
+    assert a_reads_by_b, f"B read nothing; stderr {b.stderr[-1000:]}"
+
+
+def test_immediate_send_from_standard_input(scenario):
+    a, b, android = scenario["a"], scenario["b"], scenario["android"]
+    assert "send: queued 3 bytes for" in a.stderr, a.stderr
+    # The Android phone got it as a signal write; wearable B reports it as didReceive.
+    assert any(l.startswith("signal") and "cafe01" in l for _, l in android.lines), android.lines[-10:]
+    received = [e for _, e in b.lines if e.get("event") == "didReceive"]
+    signals = [e for _, e in b.lines if e.get("event") in ("signal", "connected", "disconnected")]
+    sent = [l for l in a.stderr.splitlines() if l.startswith("send:")]
+    assert received and received[0]["data"] == "cafe01", (sent, signals[-12:])
+
+
+def test_clean_stop_summary_and_logs(scenario):
+    for name in ("a", "b"):
+        w = scenario[name]
+        assert w.proc.returncode == 0, w.stderr
+        assert "devices seen" in w.stderr and "payloads read" in w.stderr, w.stderr
+        last_states = [e["state"] for _, e in w.lines if e.get("event") == "didUpdateState"]
+        assert last_states[-1] == "off", last_states
+    logs = scenario["logs"] / "a"
+    payloads = (logs / "payloads.csv").read_text().splitlines()
+    assert payloads[0] == "time,target,payload"
+    assert any(row.endswith("," + ANDROID_PAYLOAD) for row in payloads[1:]), payloads
+    contacts = (logs / "contacts.csv").read_text().splitlines()
+    assert any(row.split(",")[5] == "3" for row in contacts[1:])  # RSSI measurements
+    assert (logs / "wearable-secret.key").stat().st_mode & 0o077 == 0
+    assert "stopped" in (logs / "log.txt").read_text()
+
+
+def test_five_phones_readings_per_window(herald_bin, tmp_path):
+    """One wearable, five Android phones: time from each phone's first advert to its didRead (all
+    within 60 s), then RSSI readings per device over the following 30 s window."""
+    radio = Radio(6)
+    procs = []
+    try:
+        w = wearable(herald_bin, radio.paths[0], tmp_path / "w")
+        procs.append(w)
+        phones = []
+        for i in range(5):
+            payload = "10" + "033a" + "0000" + f"{0xd0 + i:02x}" * 16
+            p, t = phone(radio.paths[i + 1], f"D{i}:00:00:00:00:0{i + 1}", "android", payload)
+            procs.append(p)
+            phones.append((payload, t))
+        delays = []
+        for payload, t_adv in phones:
+            t_read, _ = w.wait_for(lambda e: e.get("event") == "didRead" and e.get("payload") == payload,
+                                   timeout=max(1.0, t_adv + 60 - time.monotonic()))
+            delays.append(t_read - t_adv)
+        window_start = time.monotonic()
+        time.sleep(30)
+        stop(w.proc, signal.SIGINT)
+        per_window = [windows_with_readings(w, target_of_payload(w, payload), window_start, window_start + 30)[0]
+                      for payload, _ in phones]
+        print(f"\n5 phones: first advert to didRead (s) {[round(d, 2) for d in delays]}")
+        print(f"5 phones: readings per device in one 30 s window {per_window}")
+        assert all(c >= 1 for c in per_window), per_window
+    finally:
+        for p in procs:
+            stop(p.proc)
+        radio.close()
+
+
+def test_scanner_reads_beacon_payload_and_interval(herald_bin):
+    radio = Radio(2)
+    beacon = None
+    try:
+        beacon = Lines([herald_bin, "beacon", "--transport", f"tty:{radio.paths[1]}", "--country", "826", "--state", "0",
+                        "--location-code", "12345", "--interval-ms", "200", "--json-events"], parse_json=True)
+        beacon.wait_for(lambda e: e.get("event") == "ready", timeout=20)
+        r = subprocess.run([herald_bin, "scan", "--transport", f"tty:{radio.paths[0]}", "--duration", "8", "--summary-only",
+                            "--json", "--read-payloads"], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        devices = [d for d in json.loads(r.stdout)["summary"]["devices"] if d.get("payload")]
+        assert len(devices) == 1, devices
+        d = devices[0]
+        assert d["payload"].startswith("30033a"), d  # beacon payload: protocol 0x30, country 826
+        print(f"\nbeacon seen by scan: interval {d['interval']}")
+        assert d["interval"]["count"] >= 3
+        assert 100 <= d["interval"]["mean"] <= 1500, d["interval"]
+    finally:
+        if beacon:
+            stop(beacon.proc)
+        radio.close()

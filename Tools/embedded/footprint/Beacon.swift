@@ -1,0 +1,34 @@
+// Footprint image "beacon": a Herald venue beacon — the core's HeraldPeripheralApplication with a
+// fixed beacon payload (Herald beacon payload, protocol 0x30), advertising and serving it over GATT
+// on one link. Linked with --gc-sections by `Tools/embedded-check --report`; never run.
+import BluetoothHost
+import Herald
+
+/// Firmware's view of the peripheral's events: counters only.
+struct BeaconEvents: HeraldPeripheralDelegate {
+    var messages = 0
+    mutating func heraldPeripheral(didReceivePayload payload: Span<UInt8>, from link: HeraldLink) { messages += 1 }
+}
+
+typealias BeaconApp = HeraldPeripheralApplication<FixedPayloadSource<32>, BeaconEvents, 1, 32, 64>
+nonisolated(unsafe) var beacon: BluetoothStack<BeaconApp, 1, 24, 128>? = nil
+
+@_cdecl("main")
+public func beaconMain() -> Int32 {
+    let name: InlineArray<6, UInt8> = [0x68, 0x65, 0x72, 0x61, 0x6C, 0x64]  // "herald"
+    let header = PayloadHeader(protocolAndVersion: 0x30, countryCode: 826, stateCode: 0)
+    var irk = InlineArray<16, UInt8>(repeating: 0)
+    for i in 0..<16 { irk[i] = boardIRK()[i] }
+    guard let source = try? FixedPayloadSource<32>.venueBeacon(header: header, locationCode: 0x0102_0304),
+          var peripheral = try? HeraldPeripheral<FixedPayloadSource<32>, 1, 32, 64>(
+              source: source, advertising: HeraldAdvertisingConfiguration(irk: irk),
+              clock: HeraldClock(unixMillisAtZero: Int64(bitPattern: boardMillis()))),
+          var db = try? GATTDatabase<24, 128, 1>(deviceName: name.span),
+          (try? peripheral.install(into: &db)) != nil
+    else { return 1 }
+    var seed = InlineArray<6, UInt8>(repeating: 0)
+    for i in 0..<6 { seed[i] = irk[i] }
+    beacon = BluetoothStack(configuration: HostConfiguration(randomAddressSeed: seed), database: db,
+                            app: BeaconApp(peripheral: peripheral, delegate: BeaconEvents()))
+    runForever(&beacon!)
+}

@@ -1,0 +1,48 @@
+// Footprint image "wearable": everything a Herald wearable runs, on four links — the core's
+// HeraldSensor: scanning with the central scheduler and device database, a GATT client per central
+// link, and the peripheral half (HeraldPeripheral: advertising with RPA rotation, the Herald GATT
+// service, Simple payload from the secret key, signal reassembly).
+// Linked with --gc-sections by `Tools/embedded-check --report`; never run.
+import BluetoothHost
+import Herald
+
+/// Firmware's view of the sensor's events: counters only.
+struct WearableEvents: SensorDelegate {
+    var detected = 0
+    var measurements = 0
+    var payloads = 0
+    mutating func sensor(_ sensor: SensorType, didDetect target: TargetIdentifier) { detected += 1 }
+    mutating func sensor(_ sensor: SensorType, didMeasure proximity: Proximity, fromTarget target: TargetIdentifier) {
+        measurements += 1
+    }
+    mutating func sensor(_ sensor: SensorType, didRead payload: Span<UInt8>, fromTarget target: TargetIdentifier) {
+        payloads += 1
+    }
+}
+
+typealias WearablePeripheral = HeraldPeripheral<SimplePayloadSource, 4, 32, 128>
+typealias WearableApp = HeraldSensor<SimplePayloadDataSupplier, WearableEvents, 32, 4, WearablePeripheral>
+nonisolated(unsafe) var wearable: BluetoothStack<WearableApp, 4, 24, 192>? = nil
+
+@_cdecl("main")
+public func wearableMain() -> Int32 {
+    let name: InlineArray<6, UInt8> = [0x68, 0x65, 0x72, 0x61, 0x6C, 0x64]  // "herald"
+    let header = PayloadHeader(protocolAndVersion: 0x10, countryCode: 826, stateCode: 0)
+    let key = Span(_unsafeStart: boardSecretKey(), count: 2048)
+    var irk = InlineArray<16, UInt8>(repeating: 0)
+    for i in 0..<16 { irk[i] = boardIRK()[i] }
+    guard let supplier = SimplePayloadDataSupplier(header: header, secretKey: key),
+          let source = try? SimplePayloadSource(secretKey: key, header: header),
+          var peripheral = try? WearablePeripheral(
+              source: source, advertising: HeraldAdvertisingConfiguration(irk: irk),
+              clock: HeraldClock(unixMillisAtZero: Int64(bitPattern: boardMillis()))),
+          var db = try? GATTDatabase<24, 192, 4>(deviceName: name.span),
+          (try? peripheral.install(into: &db)) != nil
+    else { return 1 }
+    var seed = InlineArray<6, UInt8>(repeating: 0)
+    for i in 0..<6 { seed[i] = irk[i] }
+    wearable = BluetoothStack(configuration: HostConfiguration(randomAddressSeed: seed), database: db,
+                              app: WearableApp(supplier: supplier, delegate: WearableEvents(), peripheral: peripheral))
+    wearable!.perform(now: boardMillis(), output: &boardOutput) { le in le.app.start(now: boardMillis(), control: &le.control) }
+    runForever(&wearable!)
+}
