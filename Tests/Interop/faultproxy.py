@@ -99,6 +99,7 @@ class FaultProxy:
         self._lock = threading.Lock()
         self._stop = False
         self._ctl = None
+        self._ctl_target = self._dead_target = None
 
     # -- lifecycle --------------------------------------------------------------------------------
     def start(self):
@@ -134,6 +135,14 @@ class FaultProxy:
     def __exit__(self, *exc):
         self.stop()
 
+    def _link_id(self):
+        # The symlink itself (Bumble makes a new one per start); its pty number may be reused.
+        try:
+            st = os.lstat(self.controller_path)
+            return (st.st_ino, st.st_ctime_ns)
+        except OSError:
+            return None
+
     def _open_controller(self):
         try:
             fd = os.open(self.controller_path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
@@ -142,6 +151,7 @@ class FaultProxy:
             return False
         _raw(fd)
         self._ctl = fd
+        self._ctl_target = self._link_id()
         self._from_ctl = H4Splitter()
         return True
 
@@ -201,7 +211,9 @@ class FaultProxy:
         while not self._stop:
             now = time.time()
             if self._ctl is None:
-                if os.path.exists(self.controller_path) and self._open_controller():
+                # Only a new pty: the dead controller's symlink may now name someone else's pty.
+                fresh = os.path.exists(self.controller_path) and self._link_id() != self._dead_target
+                if fresh and self._open_controller():
                     self.stats["controller_reopens"] += 1
             fds = [self._master] + ([self._ctl] if self._ctl is not None else [])
             try:
@@ -229,6 +241,7 @@ class FaultProxy:
                         # The controller went away (process killed): wait for its pty to come back.
                         os.close(self._ctl)
                         self._ctl = None
+                        self._dead_target = self._ctl_target
                         if os.path.lexists(self.controller_path) and not os.path.exists(self.controller_path):
                             pass
                         time.sleep(0.05)
