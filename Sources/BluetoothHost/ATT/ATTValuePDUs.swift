@@ -92,9 +92,20 @@ public struct ATTReadMultipleResponse: ATTValueOnlyPDU, ~Escapable {
 public protocol ATTHandleValuePDU: ATTPDU, ~Escapable {
     var handle: UInt16 { get }
     var value: Span<UInt8> { @_lifetime(copy self) get }
+    @_lifetime(copy value)
+    init(handle: UInt16, value: Span<UInt8>)
 }
 
 extension ATTHandleValuePDU where Self: ~Escapable {
+    /// Parses `opcode, handle, value`: the value is whatever follows the handle.
+    @_lifetime(copy pdu)
+    public init(_ pdu: Span<UInt8>) throws(DecodeError) {
+        var r = ByteReader(pdu)
+        try r.expectATTOpcode(Self.opcode)
+        let handle = try r.u16()
+        self.init(handle: handle, value: r.rest())
+    }
+
     public func write<S: ByteSink>(to sink: inout S) {
         sink.append(Self.opcode.rawValue)
         sink.append(u16: handle)
@@ -109,13 +120,6 @@ public struct ATTWriteRequest: ATTHandleValuePDU, ~Escapable {
     public var value: Span<UInt8>
     @_lifetime(copy value)
     public init(handle: UInt16, value: Span<UInt8>) { self.handle = handle; self.value = value }
-    @_lifetime(copy pdu)
-    public init(_ pdu: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(pdu)
-        try r.expectATTOpcode(Self.opcode)
-        handle = try r.u16()
-        value = r.rest()
-    }
 }
 
 /// ATT_WRITE_CMD (Part F 3.4.5.3): a write with no response, errors included.
@@ -125,13 +129,6 @@ public struct ATTWriteCommand: ATTHandleValuePDU, ~Escapable {
     public var value: Span<UInt8>
     @_lifetime(copy value)
     public init(handle: UInt16, value: Span<UInt8>) { self.handle = handle; self.value = value }
-    @_lifetime(copy pdu)
-    public init(_ pdu: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(pdu)
-        try r.expectATTOpcode(Self.opcode)
-        handle = try r.u16()
-        value = r.rest()
-    }
 }
 
 /// ATT_HANDLE_VALUE_NTF (Part F 3.4.7.1): value at most ATT_MTU-3 octets.
@@ -141,13 +138,6 @@ public struct ATTHandleValueNotification: ATTHandleValuePDU, ~Escapable {
     public var value: Span<UInt8>
     @_lifetime(copy value)
     public init(handle: UInt16, value: Span<UInt8>) { self.handle = handle; self.value = value }
-    @_lifetime(copy pdu)
-    public init(_ pdu: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(pdu)
-        try r.expectATTOpcode(Self.opcode)
-        handle = try r.u16()
-        value = r.rest()
-    }
 }
 
 /// ATT_HANDLE_VALUE_IND (Part F 3.4.7.2): like a notification but confirmed by the client.
@@ -157,13 +147,6 @@ public struct ATTHandleValueIndication: ATTHandleValuePDU, ~Escapable {
     public var value: Span<UInt8>
     @_lifetime(copy value)
     public init(handle: UInt16, value: Span<UInt8>) { self.handle = handle; self.value = value }
-    @_lifetime(copy pdu)
-    public init(_ pdu: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(pdu)
-        try r.expectATTOpcode(Self.opcode)
-        handle = try r.u16()
-        value = r.rest()
-    }
 }
 
 /// ATT_SIGNED_WRITE_CMD (Part F 3.4.5.4): a Write Command followed by a 12-octet signature
