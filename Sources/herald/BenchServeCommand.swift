@@ -38,7 +38,7 @@ struct BenchServeCommand: ParsableCommand {
             var announced = false
             let deadline = duration.map { MonotonicClock.now() + UInt64($0 * 1000) }
             try session.run(deadline: deadline) { s in
-                if case .failed(let f) = s.stack.hci.state {
+                if s.supervision == nil, case .failed(let f) = s.stack.hci.state {  // supervised: brought up again
                     throw CLIError(exitCode: 4, message: "controller failed: \(ControllerDescriptions.failureDescription(f))")
                 }
                 try s.perform { BenchServer.pump(&$0, now: MonotonicClock.now()) }

@@ -14,6 +14,9 @@ struct ControllerOptions: ParsableArguments {
     @Option(name: .long, help: "Write a btsnoop capture (H4, both directions) to this file.")
     var btsnoop: String?
 
+    @Flag(name: .long, help: "At exit, print the runtime's counters (framer, ACL credits, connections, restarts) as one JSON line on standard error.")
+    var stats = false
+
     /// Opens the transport and the capture and builds a session around `stack`. Errors become
     /// exit status 2: a port that does not exist, a bad spec, an unwritable capture.
     func openSession<App: LEApplication, let L: Int, let A: Int, let V: Int>(
@@ -21,6 +24,7 @@ struct ControllerOptions: ParsableArguments {
     ) throws -> StackSession<App, L, A, V> {
         let (link, snoop, spec) = try openLink()
         let session = StackSession(transport: link, snoop: snoop, stack: stack)
+        session.reportsStatisticsAtClose = stats
         // Long-running roles survive a failed controller and an unplugged dongle; short commands
         // (info, gatt) stop at the first failure instead, so they clear this.
         session.supervision = .init(reopen: { () throws(TransportError) -> HCITransport in try openTransport(spec) },

@@ -53,7 +53,9 @@ struct ScanCommand: ParsableCommand {
             session.app.summary = ScanSummary(start: started)
             let deadline = duration.map { started + UInt64($0 * 1000) }
             try session.run(deadline: deadline) { s in
-                if case .failed(let f) = s.stack.hci.state {
+                // A supervised session brings a failed controller up again (Hardware Error, Zephyr assert):
+                // only an unsupervised one stops here.
+                if s.supervision == nil, case .failed(let f) = s.stack.hci.state {
                     throw CLIError(exitCode: 4, message: "controller failed: \(ControllerDescriptions.failureDescription(f))")
                 }
                 return stop.isSet ? .stop : .keepRunning

@@ -69,7 +69,8 @@ struct SenseCommand: ParsableCommand {
         let stop = SignalFlag.install()
         let deadline = duration.map { MonotonicClock.now() + UInt64($0 * 1000) }
         try session.run(deadline: deadline) { s in
-            if case .failed(let f) = s.stack.hci.state {
+            // Supervised: a failed controller is brought up again rather than ending the role.
+            if s.supervision == nil, case .failed(let f) = s.stack.hci.state {
                 throw CLIError(exitCode: 4, message: "controller failed: \(ControllerDescriptions.failureDescription(f))")
             }
             return stop.isSet ? .stop : .keepRunning

@@ -61,7 +61,8 @@ struct ServeCommand: ParsableCommand {
                 "serve: handles long=0x\(hex(h.longValue)) write=0x\(hex(h.writable)) notify=0x\(hex(h.notifying)) indicate=0x\(hex(h.indicating)) battery=0x\(hex(h.battery))\n".utf8))
             let deadline = duration.map { MonotonicClock.now() + UInt64($0 * 1000) }
             try session.run(deadline: deadline) { s in
-                if case .failed(let f) = s.stack.hci.state {
+                // Supervised: a failed controller is brought up again rather than ending the role.
+                if s.supervision == nil, case .failed(let f) = s.stack.hci.state {
                     emit(s)
                     throw CLIError(exitCode: 4, message: "controller failed: \(ControllerDescriptions.failureDescription(f))")
                 }

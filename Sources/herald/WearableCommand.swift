@@ -157,7 +157,7 @@ struct WearableCommand: ParsableCommand {
         let deadline = duration.map { MonotonicClock.now() + UInt64($0 * 1000) }
         var nextDraw: UInt64 = 0
         try session.run(deadline: deadline) { s in
-            if case .failed(let f) = s.stack.hci.state {
+            if s.supervision == nil, case .failed(let f) = s.stack.hci.state {  // supervised: brought up again
                 throw CLIError(exitCode: 4, message: "controller failed: \(ControllerDescriptions.failureDescription(f))")
             }
             for line in console.take() { try? handle(line, session: s) }
@@ -260,7 +260,9 @@ func runHeraldPeripheral<Source: HeraldPayloadSource>(
     let stop = SignalFlag.install()
     let deadline = options.duration.map { MonotonicClock.now() + UInt64($0 * 1000) }
     try session.run(deadline: deadline) { s in
-        if case .failed(let f) = s.stack.hci.state {
+        // A supervised session brings a failed controller up again (Hardware Error, Zephyr assert):
+        // only an unsupervised one stops here.
+        if s.supervision == nil, case .failed(let f) = s.stack.hci.state {
             throw CLIError(exitCode: 4, message: "controller failed: \(ControllerDescriptions.failureDescription(f))")
         }
         return stop.isSet ? .stop : .keepRunning

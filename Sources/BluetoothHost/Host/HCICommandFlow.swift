@@ -18,6 +18,8 @@ public struct CommandTag: RawRepresentable, Equatable, Hashable, Sendable {
     public static let bringUp = CommandTag(rawValue: 0x0001)
     public static let gap = CommandTag(rawValue: 0x0002)
     public static let connection = CommandTag(rawValue: 0x0003)
+    /// The host's own liveness probe (`HostConfiguration.livenessInterval`).
+    public static let liveness = CommandTag(rawValue: 0x0004)
     public static let application = CommandTag(rawValue: 0x0100)
 }
 

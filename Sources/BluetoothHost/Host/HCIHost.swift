@@ -34,6 +34,11 @@ public struct HostConfiguration: Sendable {
     /// How many Resets before the controller is declared absent.
     public var resetAttempts = 15
     public var commandTimeout: UInt64 = 2_000
+    /// A ready controller that has sent nothing for this long is asked something harmless (Read
+    /// BD_ADDR); no answer within `commandTimeout` fails it. UART H4 has no link-level keepalive, so
+    /// without this a controller that died behind a still-open port (a rebooted board whose UART
+    /// bridge stays enumerated) goes unnoticed by a role that only listens, like a scanner. nil: off.
+    public var livenessInterval: UInt64? = nil
     /// Vendor commands get less patience: controllers that do not know them may never answer.
     public var vendorCommandTimeout: UInt64 = 500
     /// LE Write Suggested Default Data Length; clamped to the controller's maximum. 251 octets /
@@ -64,6 +69,9 @@ public struct HCIHost {
     public internal(set) var commands = HCICommandFlow<8>()
     public private(set) var framer = H4Framer<260>()
     private var resetsSent = 0
+    /// When the controller last sent anything, and whether a liveness probe is outstanding.
+    private var lastHeard: UInt64 = 0
+    private var probing = false
     private var nextResetAt: UInt64 = 0
     /// Generated once and kept across Resets, so our identity does not change when the controller
     /// restarts (a static address may only change at power-up).
@@ -81,6 +89,8 @@ public struct HCIHost {
         framer.reset()
         info = ControllerInfo()
         resetsSent = 0
+        lastHeard = now
+        probing = false
         state = .bringingUp(.reset)
         sendReset(now: now, output: &output)
     }
@@ -115,6 +125,7 @@ public struct HCIHost {
     public var nextDeadline: UInt64? {
         var d = commands.deadline
         if state == .bringingUp(.reset) { d = min(d ?? .max, nextResetAt) }
+        if state == .ready, !probing, let interval = configuration.livenessInterval { d = min(d ?? .max, lastHeard &+ interval) }
         return d
     }
 
@@ -128,6 +139,10 @@ public struct HCIHost {
             sendReset(now: now, output: &output)
             return
         }
+        if state == .ready, !probing, let interval = configuration.livenessInterval, now &- lastHeard >= interval {
+            // Queued like any command: it waits behind the application's, and its timeout is the usual one.
+            if (try? send(HCIReadBDADDR(), tag: .liveness, now: now, output: &output)) != nil { probing = true }
+        }
         if let expired = commands.expired(now: now) {
             if case .bringingUp(let step) = state, expired.tag == .bringUp {
                 // A vendor command that is never answered means "not supported", not a dead controller.
@@ -136,6 +151,8 @@ public struct HCIHost {
                 } else {
                     fail(.commandTimeout(expired.opcode), delegate: &delegate)
                 }
+            } else if expired.tag == .liveness {
+                fail(.commandTimeout(expired.opcode), delegate: &delegate)
             } else {
                 delegate.hostCommandDidTimeOut(tag: expired.tag, opcode: expired.opcode)
                 commands.pump(now: now, to: &output)
@@ -147,6 +164,7 @@ public struct HCIHost {
     public mutating func receive<D: HostDelegate, O: H4Output>(
         _ bytes: Span<UInt8>, now: UInt64, delegate: inout D, output: inout O
     ) {
+        if bytes.count > 0 { lastHeard = now }
         var offset = 0
         while true {
             while let type = framer.completedType {
@@ -191,7 +209,9 @@ public struct HCIHost {
                 return
             }
             let status = complete.status ?? .success
-            if tag == .bringUp, case .bringingUp(let step) = state {
+            if tag == .liveness {
+                probing = false
+            } else if tag == .bringUp, case .bringingUp(let step) = state {
                 bringUpCompleted(step, status: status, returnParameters: complete.returnParameters, now: now, delegate: &delegate, output: &output)
             } else {
                 delegate.hostCommandDidComplete(tag: tag, opcode: complete.opcode, status: status, returnParameters: complete.returnParameters)

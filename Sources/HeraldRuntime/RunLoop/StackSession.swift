@@ -59,6 +59,11 @@ public final class StackSession<App: LEApplication, let links: Int, let attribut
     /// How often the supervisor restarted bring-up and reopened the port (for logs and tests).
     public private(set) var restarts = 0
     public private(set) var reopens = 0
+    /// Print `statisticsJSON()` to standard error on `close()` (`--stats`: fault-injection tests read it).
+    public var reportsStatisticsAtClose = false
+    /// Framer skips already logged, and when the next periodic check is due.
+    private var loggedSkippedBytes = 0
+    private var nextSkipLog: UInt64 = 0
     private var restartAt: UInt64?
 
     /// Default host settings, with six bytes from the system RNG for a generated static address.
@@ -66,7 +71,11 @@ public final class StackSession<App: LEApplication, let links: Int, let attribut
         var rng = SystemRandomNumberGenerator()
         var seed = InlineArray<6, UInt8>(repeating: 0)
         for i in 0..<6 { seed[i] = UInt8.random(in: 0...255, using: &rng) }
-        return HostConfiguration(randomAddressSeed: seed)
+        var configuration = HostConfiguration(randomAddressSeed: seed)
+        // A controller silent for 2 s is probed; with the 2 s command timeout a dead one is noticed
+        // within 4 s even by a role that only listens.
+        configuration.livenessInterval = 2_000
+        return configuration
     }
 
     /// Starts bring-up (HCI Reset and the rest).
@@ -99,7 +108,12 @@ public final class StackSession<App: LEApplication, let links: Int, let attribut
                 guard try reopenPort(supervision, deadline: deadline, step: step) else { return }
                 continue
             }
-            if let supervision { superviseController(supervision, now: MonotonicClock.now()) }
+            if let supervision {
+                if superviseController(supervision, now: MonotonicClock.now()) {
+                    guard try reopenPort(supervision, deadline: deadline, step: step) else { return }
+                }
+                logSkippedBytes(supervision, now: MonotonicClock.now())
+            }
             if try step(self) == .stop { return }
         }
     }
@@ -135,22 +149,30 @@ public final class StackSession<App: LEApplication, let links: Int, let attribut
 
     /// A failed controller is reset and brought up again after a short pause (a controller that
     /// asserted may need a moment to reboot; one that never answers keeps being retried).
-    private func superviseController(_ supervision: Supervision, now: UInt64) {
+    /// Returns true when the port itself should be reopened first: a controller that never answers
+    /// Reset may sit behind a port that now leads elsewhere (a re-enumerated dongle, a pty whose far
+    /// end was replaced and whose name another process now holds), so bring-up alone never recovers.
+    private func superviseController(_ supervision: Supervision, now: UInt64) -> Bool {
         guard case .failed(let failure) = stack.hci.state else {
             restartAt = nil
-            return
+            return false
         }
         guard let at = restartAt else {
             supervision.log("controller on \(transport.name) failed: \(ControllerDescriptions.failureDescription(failure)); restarting bring-up")
             restartAt = now + 500
-            return
+            return false
         }
-        guard now >= at else { return }
+        guard now >= at else { return false }
         restartAt = nil
         restarts += 1
+        if case .noResponse = failure {
+            supervision.log("controller on \(transport.name) never answered; reopening the port")
+            return true
+        }
         do throws(TransportError) { try start() } catch {
             supervision.log("restart on \(transport.name) failed: \(error)")
         }
+        return false
     }
 
     /// Reopens the port until it works, the deadline passes, or `step` says stop. Then brings the
@@ -179,8 +201,45 @@ public final class StackSession<App: LEApplication, let links: Int, let attribut
         }
     }
 
+    /// Line noise shows up as bytes the H4 framer had to skip; report it every 10 s while it grows.
+    private func logSkippedBytes(_ supervision: Supervision, now: UInt64) {
+        guard now >= nextSkipLog else { return }
+        nextSkipLog = now + 10_000
+        let c = stack.hci.framer.counters
+        guard c.skippedBytes != loggedSkippedBytes else { return }
+        loggedSkippedBytes = c.skippedBytes
+        supervision.log("H4 framer on \(transport.name): \(c.skippedBytes) bytes skipped, \(c.rejectedHeaders) headers rejected, \(c.oversizePackets) oversize packets")
+    }
+
+    /// The runtime's own counters: framer, stack, ACL credits and queue, connections, supervision.
+    /// A test checks after a fault that no connection slot or ACL credit leaked.
+    public var statistics: [(String, Int)] {
+        let f = stack.hci.framer.counters
+        let le = stack.le.counters
+        let control = stack.le.control
+        return [
+            ("packets", f.packets), ("skippedBytes", f.skippedBytes), ("rejectedHeaders", f.rejectedHeaders),
+            ("oversizePackets", f.oversizePackets),
+            ("malformedACL", le.malformedACL), ("malformedEvents", le.malformedEvents),
+            ("rejectedConnections", le.rejectedConnections), ("attResponses", le.attResponses),
+            ("connections", stack.le.connections.count), ("creditsInFlight", control.credits.inFlight),
+            ("aclQueued", control.acl.count), ("aclQueueFullEvents", control.aclQueueFullEvents),
+            ("droppedCommands", control.droppedCommands), ("restarts", restarts), ("reopens", reopens),
+        ]
+    }
+
+    /// `statistics` as one JSON object.
+    public func statisticsJSON() -> String {
+        "{" + statistics.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}"
+    }
+
     /// Closes the capture and the port.
     public func close() {
+        let skipped = stack.hci.framer.counters.skippedBytes
+        if skipped > 0 { supervision?.log("H4 framer on \(transport.name): \(skipped) bytes skipped in all") }
+        if reportsStatisticsAtClose {
+            FileHandle.standardError.write(Data("herald-stats: \(statisticsJSON())\n".utf8))
+        }
         snoop?.close()
         transport.close()
     }

@@ -1,0 +1,81 @@
+"""The controller of an advertising, serving role (`herald wearable`) is killed and comes back: the
+runtime notices within 5 s, brings the controller up again (Reset, random address set again), resumes
+advertising and serving, and what it recorded before the fault (events, capture) is still there.
+"""
+import asyncio
+import json
+import os
+import struct
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_faults import Herald  # noqa: E402
+from test_faults_peers import central, read_payload  # noqa: E402
+from test_recovery import start_controllers  # noqa: E402
+
+pytestmark = pytest.mark.timeout(150)
+
+
+def sent_commands(snoop_path):
+    """Opcodes of the HCI commands our host sent, in order, with their parameters."""
+    data = open(snoop_path, "rb").read()
+    assert data[:8] == b"btsnoop\0"
+    out, i = [], 16
+    while i + 24 <= len(data):
+        _orig, incl, flags, _drops, _ts = struct.unpack(">IIIIq", data[i:i + 24])
+        pkt = data[i + 24:i + 24 + incl]
+        i += 24 + incl
+        if flags & 1 == 0 and pkt[:1] == b"\x01":
+            out.append((int.from_bytes(pkt[1:3], "little"), pkt[4:]))
+    return out
+
+
+def test_wearable_advertises_and_serves_again_after_its_controller_dies_and_comes_back(herald_bin, tmp_path):
+    d = tempfile.mkdtemp(prefix="herald-faults-")
+    controllers, a, b = start_controllers(d)
+    snoop = str(tmp_path / "wearable.btsnoop")
+    herald = Herald(herald_bin, "wearable", "--transport", f"tty:{a}", "--payload", "test", "--json-events",
+                    "--log-dir", str(tmp_path), "--btsnoop", snoop, "--duration", "60")
+    try:
+        herald.wait_out(lambda l: '"ready"' in l)
+        before = asyncio.run(central(b, read_payload))
+        herald.wait_out(lambda l: '"payload-read"' in l)
+
+        killed_at = time.time()
+        controllers.kill()
+        controllers.wait()
+        noticed = herald.wait_err("lost", timeout=5, after=killed_at)
+        assert noticed - killed_at < 5
+        time.sleep(1)
+        controllers, a, b = start_controllers(d)
+        back_at = time.time()
+        herald.wait_err("reopened", timeout=10, after=back_at)
+        after = asyncio.run(central(b, read_payload))
+        herald.wait_out(lambda l: '"payload-read"' in l, after=back_at)
+        herald.stop()
+    finally:
+        herald.stop()
+        controllers.kill()
+    assert before == after and before[:1] == b"\x10"
+    print(herald.stderr_text())
+    assert herald.proc.returncode == 0, herald.stderr_text()
+    stats = herald.stats()
+    assert stats["reopens"] >= 1
+    assert stats["connections"] == 0 and stats["creditsInFlight"] == 0 and stats["aclQueued"] == 0
+    # Events from before the fault are still in the stream, followed by those after it.
+    events = [json.loads(l) for _, l in herald.out if l.startswith("{")]
+    reads = [i for i, e in enumerate(events) if e["event"] == "payload-read"]
+    assert len(reads) >= 2
+    # The capture holds both bring-ups: after the second Reset the random address is set again and
+    # advertising enabled again (Core 5.4 Vol 4 Part E 7.3.2, 7.8.4, 7.8.9).
+    commands = sent_commands(snoop)
+    resets = [i for i, (op, _) in enumerate(commands) if op == 0x0C03]
+    assert len(resets) >= 2
+    second = [op for op, p in commands[resets[-1]:]]
+    assert 0x2005 in second
+    assert any(op == 0x200A and p[:1] == b"\x01" for op, p in commands[resets[-1]:]) or 0x2039 in second
