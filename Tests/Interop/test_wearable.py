@@ -31,13 +31,13 @@ TEST_PAYLOAD = "10" + "0000" + "0000" + "".join(f"{i:02x}" for i in range(16))
 
 
 class Radio:
-    """N Bumble virtual controllers linked by one simulated radio (peers/herald_controllers.py)."""
+    """N Bumble virtual controllers linked by one simulated radio (peers/controllers.py)."""
 
     def __init__(self, count: int):
         self.dir = tempfile.mkdtemp(prefix="herald-wr-")
         self.paths = [os.path.join(self.dir, f"hci{i}") for i in range(count)]
         self.log = open(os.path.join(self.dir, "controllers.log"), "w")
-        self.proc = subprocess.Popen([sys.executable, str(PEERS / "herald_controllers.py")] + [f"pty:{p}" for p in self.paths],
+        self.proc = subprocess.Popen([sys.executable, str(PEERS / "controllers.py")] + [f"pty:{p}" for p in self.paths],
                                      stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 20
         while not all(os.path.exists(p) for p in self.paths):

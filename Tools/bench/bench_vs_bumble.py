@@ -34,7 +34,7 @@ NOTIFYING = UUID("4c4d0004-7e57-4e3a-9d8c-5a1f3c2b1a00")
 def start_controllers(count: int, workdir: str):
     paths = [os.path.join(workdir, f"hci{i}") for i in range(count)]
     log = open(os.path.join(workdir, "controllers.log"), "w")
-    proc = subprocess.Popen([sys.executable, str(HERE / "controllers.py")] + [f"pty:{p}" for p in paths],
+    proc = subprocess.Popen([sys.executable, str(HERE.parents[1] / "Tests" / "Interop" / "peers" / "controllers.py")] + [f"pty:{p}" for p in paths],
                             stdout=log, stderr=subprocess.STDOUT)
     deadline = time.time() + 20
     while not all(os.path.exists(p) for p in paths):
