@@ -91,18 +91,12 @@ private func readAdvertiserAddress(_ r: inout ByteReader, allowAnonymous: Bool) 
 /// ends the iteration. Bytes left after the last declared report are `trailingBytes`.
 public struct HCILEAdvertisingReportEvent: ~Escapable {
     public static let subevent = HCILESubeventCode.advertisingReport
-    public let numberOfReports: Int
-    var reader: ByteReader
-    var index = 0
-    var failed = false
+    var cursor: ReportCursor
+    public var numberOfReports: Int { cursor.numberOfReports }
 
     @_lifetime(copy parameters)
     public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(parameters)
-        let n = Int(try r.u8())
-        guard n >= 1 else { throw .invalidValue(field: "Num_Reports", value: n) }
-        numberOfReports = n
-        reader = r
+        cursor = try ReportCursor(parsing: parameters)
     }
 
     @_lifetime(copy meta)
@@ -113,23 +107,48 @@ public struct HCILEAdvertisingReportEvent: ~Escapable {
 
     @_lifetime(copy self)
     public mutating func next() throws(DecodeError) -> AdvertisingReport? {
-        guard !failed else { return nil }
+        guard try cursor.beginReport() else { return nil }
+        let kind = try AdvertisingReportKind(legacyEventType: try cursor.reader.u8())
+        let address = try readAdvertiserAddress(&cursor.reader, allowAnonymous: false)
+        let length = Int(try cursor.reader.u8())
+        guard length <= 31 else { throw .badLength(field: "Data_Length", declared: length, limit: 31) }
+        let data = try cursor.reader.bytes(length)
+        let rssi = try cursor.reader.i8()
+        cursor.failed = false
+        return AdvertisingReport(
+            kind: kind, address: address, rssi: optionalPower(rssi), txPower: nil, advertisingSID: nil, data: data)
+    }
+}
+
+/// The iteration both report events share: Num_Reports, then that many reports. The first error
+/// ends the iteration; bytes left after the last declared report are `trailingBytes`.
+struct ReportCursor: ~Escapable {
+    let numberOfReports: Int
+    var reader: ByteReader
+    var index = 0
+    /// Set while a report is being read and cleared when it parsed, so an error latches.
+    var failed = false
+
+    @_lifetime(copy parameters)
+    init(parsing parameters: Span<UInt8>) throws(DecodeError) {
+        var r = ByteReader(parameters)
+        let n = Int(try r.u8())
+        guard n >= 1 else { throw .invalidValue(field: "Num_Reports", value: n) }
+        numberOfReports = n
+        reader = r
+    }
+
+    /// True when another report is to be read; false once all were (after checking nothing follows).
+    mutating func beginReport() throws(DecodeError) -> Bool {
+        guard !failed else { return false }
         guard index < numberOfReports else {
             if !reader.isAtEnd { failed = true }
             try reader.expectEnd()
-            return nil
+            return false
         }
         index += 1
-        failed = true  // cleared on success below, so an error ends the iteration
-        let kind = try AdvertisingReportKind(legacyEventType: try reader.u8())
-        let address = try readAdvertiserAddress(&reader, allowAnonymous: false)
-        let length = Int(try reader.u8())
-        guard length <= 31 else { throw .badLength(field: "Data_Length", declared: length, limit: 31) }
-        let data = try reader.bytes(length)
-        let rssi = try reader.i8()
-        failed = false
-        return AdvertisingReport(
-            kind: kind, address: address, rssi: optionalPower(rssi), txPower: nil, advertisingSID: nil, data: data)
+        failed = true
+        return true
     }
 }
 
@@ -137,18 +156,12 @@ public struct HCILEAdvertisingReportEvent: ~Escapable {
 /// Each report is 24 octets plus its data.
 public struct HCILEExtendedAdvertisingReportEvent: ~Escapable {
     public static let subevent = HCILESubeventCode.extendedAdvertisingReport
-    public let numberOfReports: Int
-    var reader: ByteReader
-    var index = 0
-    var failed = false
+    var cursor: ReportCursor
+    public var numberOfReports: Int { cursor.numberOfReports }
 
     @_lifetime(copy parameters)
     public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(parameters)
-        let n = Int(try r.u8())
-        guard n >= 1 else { throw .invalidValue(field: "Num_Reports", value: n) }
-        numberOfReports = n
-        reader = r
+        cursor = try ReportCursor(parsing: parameters)
     }
 
     @_lifetime(copy meta)
@@ -159,24 +172,17 @@ public struct HCILEExtendedAdvertisingReportEvent: ~Escapable {
 
     @_lifetime(copy self)
     public mutating func next() throws(DecodeError) -> AdvertisingReport? {
-        guard !failed else { return nil }
-        guard index < numberOfReports else {
-            if !reader.isAtEnd { failed = true }
-            try reader.expectEnd()
-            return nil
-        }
-        index += 1
-        failed = true
-        let kind = AdvertisingReportKind(rawValue: try reader.u16())
-        let address = try readAdvertiserAddress(&reader, allowAnonymous: true)
-        try reader.skip(2)  // Primary_PHY, Secondary_PHY
-        let sid = try reader.u8()
-        let txPower = try reader.i8()
-        let rssi = try reader.i8()
-        try reader.skip(2 + 1 + 6)  // Periodic_Advertising_Interval, Direct_Address_Type, Direct_Address
-        let length = Int(try reader.u8())
-        let data = try reader.bytes(length)
-        failed = false
+        guard try cursor.beginReport() else { return nil }
+        let kind = AdvertisingReportKind(rawValue: try cursor.reader.u16())
+        let address = try readAdvertiserAddress(&cursor.reader, allowAnonymous: true)
+        try cursor.reader.skip(2)  // Primary_PHY, Secondary_PHY
+        let sid = try cursor.reader.u8()
+        let txPower = try cursor.reader.i8()
+        let rssi = try cursor.reader.i8()
+        try cursor.reader.skip(2 + 1 + 6)  // Periodic_Advertising_Interval, Direct_Address_Type, Direct_Address
+        let length = Int(try cursor.reader.u8())
+        let data = try cursor.reader.bytes(length)
+        cursor.failed = false
         return AdvertisingReport(
             kind: kind, address: address, rssi: optionalPower(rssi), txPower: optionalPower(txPower),
             advertisingSID: sid == 0xFF ? nil : sid, data: data)
