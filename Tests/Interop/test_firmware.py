@@ -205,23 +205,42 @@ def test_wearable_firmware_and_phone_find_each_other(firmware_images, controller
         fw.close()
 
 
+async def advertise_and_serve(path: str, phone_payload: bytes, stay):
+    """A Bumble 'phone' that only advertises the Herald service and serves `phone_payload` (it never
+    connects itself), on air while `stay` (blocking, in a thread) runs. Returns stay's result."""
+    from bumble.core import UUID, AdvertisingData
+    from bumble.device import Device
+    from bumble.gatt import Characteristic, Service
+    from bumble.hci import Address
+    from bumble.transport import open_transport
+
+    async with await open_transport(f"serial:{path}") as (source, sink):
+        device = Device.with_hci("phone", Address("F0:F1:F2:F3:F4:F6"), source, sink)
+        device.add_service(Service(UUID(HERALD_SERVICE), [
+            Characteristic(UUID(PAYLOAD_CHARACTERISTIC), Characteristic.Properties.READ,
+                           Characteristic.READABLE, phone_payload)]))
+        await device.power_on()
+        device.advertising_data = bytes(AdvertisingData([
+            (AdvertisingData.FLAGS, bytes([0x06])),
+            (AdvertisingData.COMPLETE_LIST_OF_128_BIT_SERVICE_CLASS_UUIDS, HERALD_SERVICE_LE),
+        ]))
+        await device.start_advertising(auto_restart=True)
+        return await asyncio.to_thread(stay)
+
+
 @pytest.mark.timeout(600)
-def test_sensor_firmware_serves_a_phone(firmware_images, controllers):
-    """The image built on the core's full HeraldSensor comes up, advertises from its resolvable
-    private address and serves its Simple payload to a phone. (Its central side does not yet report
-    the phone under QEMU: see Firmware/README.md; the wearable image covers that direction.)"""
+def test_wearable_firmware_connects_to_a_phone_and_reads_it(firmware_images, controllers):
+    """The sensor's central half on its own: the phone never connects, so the wearable must detect
+    it, connect as central, discover the Herald service and read the payload over its own link."""
     ctl = controllers(2)
-    fw = Firmware("sensor", ctl.paths[0])
+    fw = Firmware("wearable", ctl.paths[0])
     try:
         fw.wait_for("sensor didUpdateState on")
-        advertising = fw.wait_for("advertising ")
-        phone_payload = bytes.fromhex("1003" "3a00" "04") + bytes(range(16, 32))
-        address, value, _, _ = asyncio.run(find_and_read(ctl.paths[1], phone_payload=phone_payload))
-        # A Simple payload with the sensor's header (protocol 0x10, country 826, state 4) and a
-        # contact identifier from its key schedule.
-        assert len(value) == 21 and value[:5] == bytes.fromhex("10033a0004")
-        assert value[5:] != bytes(16)
-        assert int(address.split("/")[0][:2], 16) >> 6 == 0b01
-        print(f"sensor: {advertising}")
+        phone_payload = bytes.fromhex("1003" "3a00" "04") + bytes(range(32, 48))
+        did_read = asyncio.run(advertise_and_serve(ctl.paths[1], phone_payload,
+                                                   stay=lambda: fw.wait_for("sensor didRead ", timeout=60)))
+        assert bytes.fromhex(field(did_read, "payload")) == phone_payload
+        assert "role=central" in fw.wait_for("connected ")
+        print(f"wearable as central: {fw.wait_for('sensor didDetect ')}; {did_read}")
     finally:
         fw.close()
