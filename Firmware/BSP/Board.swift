@@ -46,6 +46,7 @@ struct CMSDKUART {
 @_silgen_name("bsp_stack_peak") func bsp_stack_peak() -> UInt32
 @_silgen_name("bsp_stack_size") func bsp_stack_size() -> UInt32
 @_silgen_name("bsp_stack_repaint") func bsp_stack_repaint()
+@_silgen_name("bsp_reserve") func bsp_reserve(_ bytes: UInt32) -> UnsafeMutableRawPointer?
 @_silgen_name("bsp_sleep_unless") func bsp_sleep_unless(_ ready: @convention(c) () -> UInt32)
 
 enum Board {
@@ -82,6 +83,14 @@ enum Board {
     static var stackSize: UInt32 { bsp_stack_size() }
     /// Starts a new stack high-water measurement from the current depth.
     static func restartStackMeasurement() { bsp_stack_repaint() }
+
+    /// Uninitialised memory for one `T` that lives as long as the program (taken from the bottom of
+    /// the stack region, see `bsp_reserve`); nil when it does not fit.
+    static func reserve<T>(_ type: T.Type) -> UnsafeMutablePointer<T>? {
+        guard MemoryLayout<T>.alignment <= 8,
+              let raw = bsp_reserve(UInt32(truncatingIfNeeded: MemoryLayout<T>.size)) else { return nil }
+        return raw.bindMemory(to: T.self, capacity: 1)
+    }
 }
 
 /// Extends the 32-bit tick count to the 64-bit milliseconds the stack takes.

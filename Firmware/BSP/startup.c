@@ -48,8 +48,12 @@ void Default_Handler(void) {}
 
 uint32_t bsp_milliseconds(void) { return milliseconds; }
 
+// The lowest word the stack may use: __stack_limit until `bsp_reserve` takes the bottom of the
+// region for the application's state.
+static uint32_t *stack_floor = &__stack_limit;
+
 uint32_t bsp_stack_peak(void) {
-    uint32_t *p = &__stack_limit;
+    uint32_t *p = stack_floor;
     while (p < &__stack_top && *p == STACK_PAINT) p++;
     return (uint32_t)((uintptr_t)&__stack_top - (uintptr_t)p);
 }
@@ -59,10 +63,23 @@ uint32_t bsp_stack_peak(void) {
 void bsp_stack_repaint(void) {
     uint32_t *sp, *p;
     __asm volatile("mov %0, sp" : "=r"(sp));
-    for (p = &__stack_limit; p < sp - 16; p++) *p = STACK_PAINT;
+    for (p = stack_floor; p < sp - 16; p++) *p = STACK_PAINT;
 }
 
-uint32_t bsp_stack_size(void) { return (uint32_t)((uintptr_t)&__stack_top - (uintptr_t)&__stack_limit); }
+uint32_t bsp_stack_size(void) { return (uint32_t)((uintptr_t)&__stack_top - (uintptr_t)stack_floor); }
+
+// Takes `bytes` (8-byte aligned) from the bottom of the stack region, once, for state that lives as
+// long as the program: the image builds its whole BluetoothStack there in place, so it is neither a
+// local of the entry function (which the optimiser copies when it moves the value) nor a Swift
+// global (whose initial value would have to be built first and copied in). The stack measures from
+// above it. Null when the stack region is too small (or the stack already reaches into it).
+void *bsp_reserve(uint32_t bytes) {
+    uint32_t *sp, *start = stack_floor, *end = stack_floor + (bytes + 7) / 8 * 2;
+    __asm volatile("mov %0, sp" : "=r"(sp));
+    if (end + 256 > sp) return 0;
+    stack_floor = end;
+    return start;
+}
 
 // Waits for an interrupt unless `ready` (read with interrupts masked) says there is work: the
 // classic race-free sleep. A pending interrupt still ends WFI while PRIMASK is set (Armv7-M ARM

@@ -78,18 +78,23 @@ func halt(_ reason: StaticString) -> Never {
 @_cdecl("firmware_main")
 public func firmwareMain() -> Never {
     Board.start()
-    var stack = makeStack()
+    // The stack is built in place in memory of its own: as a local here it was built in a
+    // temporary and copied (two copies of the value in this frame).
+    guard let stack = Board.reserve(BeaconStack.self) else { halt("no room for the stack") }
+    makeStack(into: stack)
     // Construction's peak (temporaries moved from value to value) is reported apart from the main
     // loop's: the loop's is what a product must budget for beyond start-up.
     Log.put("memory start-up stack_peak="); Log.put(Board.stackPeak); Log.end()
     Board.restartStackMeasurement()
-    runStack(&stack)
+    runStack(&stack.pointee)
 }
 
-/// Builds the stack in its own frame, so the temporaries of construction (payload source,
-/// database, application, each moved into the next) are gone before the main loop runs.
+typealias BeaconStack = BluetoothStack<VenueBeacon, 2, 20, 192>
+
+/// Builds the stack into `stack`, in its own frame, so the temporaries of construction (payload
+/// source, database, application, each moved into the next) are gone before the main loop runs.
 @inline(never)
-func makeStack() -> BluetoothStack<VenueBeacon, 2, 20, 192> {
+func makeStack(into stack: UnsafeMutablePointer<BeaconStack>) {
     Log.line("herald-beacon: boot")
     var premises = FixedBytes<32>()
     guard (try? ExtendedDataWriter.append(code: ExtendedDataCode.premisesName, text: Venue.name, to: &premises)) != nil,
@@ -110,7 +115,7 @@ func makeStack() -> BluetoothStack<VenueBeacon, 2, 20, 192> {
     else { halt("GATT database does not fit") }
     // A fixed seed for the static random address; a product derives it from the chip's unique ID
     // (nRF52: FICR DEVICEADDR).
-    return BluetoothStack(configuration: HostConfiguration(randomAddressSeed: [0x42, 0x45, 0x41, 0x43, 0x4F, 0x4E]),
-                          database: database,
-                          app: VenueBeacon(herald: BeaconApp(peripheral: peripheral, delegate: BeaconLog())))
+    stack.initialize(to: BluetoothStack(configuration: HostConfiguration(randomAddressSeed: [0x42, 0x45, 0x41, 0x43, 0x4F, 0x4E]),
+                                        database: database,
+                                        app: VenueBeacon(herald: BeaconApp(peripheral: peripheral, delegate: BeaconLog()))))
 }

@@ -46,21 +46,24 @@ func halt(_ reason: StaticString) -> Never {
 @_cdecl("firmware_main")
 public func firmwareMain() -> Never {
     Board.start()
-    var stack = makeStack()
+    // The stack is built in place in memory of its own: as a local here it was built in a
+    // temporary and copied (two 21 KB values in this frame).
+    guard let stack = Board.reserve(WearableStack.self) else { halt("no room for the stack") }
+    makeStack(into: stack)
     // Construction's peak (temporaries moved from value to value) is reported apart from the main
     // loop's: the loop's is what a product must budget for beyond start-up.
     Log.put("memory start-up stack_peak="); Log.put(Board.stackPeak); Log.end()
     Board.restartStackMeasurement()
     // Sensing starts as soon as the controller is ready (bring-up begins in `runStack`).
     var output = UARTH4Output()
-    stack.perform(now: 0, output: &output) { le in le.app.start(now: 0, control: &le.control) }
-    runStack(&stack)
+    stack.pointee.perform(now: 0, output: &output) { le in le.app.start(now: 0, control: &le.control) }
+    runStack(&stack.pointee)
 }
 
-/// Builds the stack in its own frame, so the temporaries of construction (payload source,
-/// database, application, each moved into the next) are gone before the main loop runs.
+/// Builds the stack into `stack`, in its own frame, so the temporaries of construction (payload
+/// source, database, application, each moved into the next) are gone before the main loop runs.
 @inline(never)
-func makeStack() -> WearableStack {
+func makeStack(into stack: UnsafeMutablePointer<WearableStack>) {
     Log.line("herald-wearable: boot")
     // The 2048-byte secret key the Simple payload's key schedule starts from: a fixed test secret
     // here; a product generates it once from a TRNG and keeps it in flash.
@@ -80,8 +83,8 @@ func makeStack() -> WearableStack {
           (try? peripheral.install(into: &database)) != nil
     else { halt("GATT database does not fit") }
     // A fixed seed for the static random address; a product derives it from the chip's unique ID.
-    return BluetoothStack(configuration: HostConfiguration(randomAddressSeed: [0x57, 0x45, 0x41, 0x52, 0x41, 0x42]),
-                          database: database,
-                          app: WearableApp(supplier: supplier, delegate: SensorLog(),
-                                           peripheral: LoggedPeripheral(inner: peripheral)))
+    stack.initialize(to: BluetoothStack(configuration: HostConfiguration(randomAddressSeed: [0x57, 0x45, 0x41, 0x52, 0x41, 0x42]),
+                                        database: database,
+                                        app: WearableApp(supplier: supplier, delegate: SensorLog(),
+                                                         peripheral: LoggedPeripheral(inner: peripheral))))
 }

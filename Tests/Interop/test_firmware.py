@@ -79,7 +79,7 @@ class Firmware:
         # The whole log UART, shown by pytest when the test failed.
         with self.cond:
             print(f"--- {self.image} log ---\n" + "\n".join(self.lines))
-        for prefix in ("memory stack_value=", "memory stack_peak="):
+        for prefix in ("memory start-up", "memory stack_value=", "memory stack_peak=", "advertising t="):
             line = self.last(prefix)
             if line:
                 print(f"{self.image}: {line}")
@@ -201,6 +201,7 @@ def test_wearable_firmware_and_phone_find_each_other(firmware_images, controller
         print(f"wearable: {advertising}; {detect}; {did_read}")
         # The wearable, as central, found the phone's Herald service and read its payload.
         assert bytes.fromhex(field(did_read, "payload")) == phone_payload
+        time.sleep(2.5)  # one more memory line: the stack peak after both reads
     finally:
         fw.close()
 
@@ -242,5 +243,6 @@ def test_wearable_firmware_connects_to_a_phone_and_reads_it(firmware_images, con
         assert bytes.fromhex(field(did_read, "payload")) == phone_payload
         assert "role=central" in fw.wait_for("connected ")
         print(f"wearable as central: {fw.wait_for('sensor didDetect ')}; {did_read}")
+        time.sleep(2.5)  # one more memory line: the stack peak after the central's GATT run
     finally:
         fw.close()
