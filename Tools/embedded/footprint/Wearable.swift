@@ -1,5 +1,6 @@
 // Footprint image "wearable": everything a Herald wearable runs, on four links — the core's
-// HeraldSensor: scanning with the central scheduler and device database, a GATT client per central
+// HeraldSensor: scanning with the central scheduler and a 16-device database (the peers a wearer
+// meets within the database's eviction horizon; the least recently updated is evicted beyond that), a GATT client per central
 // link, and the peripheral half (HeraldPeripheral: advertising with RPA rotation, the Herald GATT
 // service, Simple payload from the secret key, signal reassembly).
 // Linked with --gc-sections by `Tools/embedded-check --report`; never run.
@@ -22,7 +23,7 @@ struct WearableEvents: SensorDelegate {
 
 // The secret key stays in flash (StaticSecretKey): both payload producers read it in place.
 typealias WearablePeripheral = HeraldPeripheral<SimplePayloadSource<StaticSecretKey>, 4, 32, 128>
-typealias WearableApp = HeraldSensor<SimplePayloadDataSupplier<StaticSecretKey>, WearableEvents, 32, 4, WearablePeripheral>
+typealias WearableApp = HeraldSensor<SimplePayloadDataSupplier<StaticSecretKey>, WearableEvents, 16, 4, WearablePeripheral>
 nonisolated(unsafe) var wearable: BluetoothStack<WearableApp, 4, 24, 192>? = nil
 
 @_cdecl("main")
