@@ -5,13 +5,13 @@ import BluetoothHost
 import Herald
 
 struct LoggedPeripheral: HeraldSensorPeripheral {
-    var inner: HeraldPeripheral<SimplePayloadSource, 2, 32, 64>
+    var inner: WearablePeripheral
     var shares = 0
 
     /// Runs `body` with a delegate that logs, then forwards to `delegate` (the sensor's core, reached
     /// through a pointer: it holds the device database and must not be copied).
     mutating func logging<D: HeraldPeripheralDelegate, R>(
-        _ delegate: inout D, _ body: (inout HeraldPeripheral<SimplePayloadSource, 2, 32, 64>, inout LogDelegate<D>) -> R
+        _ delegate: inout D, _ body: (inout WearablePeripheral, inout LogDelegate<D>) -> R
     ) -> R {
         withUnsafeMutablePointer(to: &delegate) { pointer in
             var log = LogDelegate(next: pointer, shares: shares)

@@ -35,8 +35,11 @@ struct SensorLog: SensorDelegate {
     }
 }
 
-typealias WearableApp = HeraldSensor<SimplePayloadDataSupplier, SensorLog, 16, 1, LoggedPeripheral>
+typealias WearableApp = HeraldSensor<SimplePayloadDataSupplier<StaticSecretKey>, SensorLog, 16, 1, LoggedPeripheral>
+typealias WearablePeripheral = HeraldPeripheral<SimplePayloadSource<StaticSecretKey>, 2, 32, 64>
 typealias WearableStack = BluetoothStack<WearableApp, 2, 20, 192>
+
+@_silgen_name("wearable_secret_key") func wearable_secret_key() -> UnsafePointer<UInt8>
 
 func halt(_ reason: StaticString) -> Never {
     Log.put("fatal: "); Log.line(reason)
@@ -65,15 +68,11 @@ public func firmwareMain() -> Never {
 @inline(never)
 func makeStack(into stack: UnsafeMutablePointer<WearableStack>) {
     Log.line("herald-wearable: boot")
-    // The 2048-byte secret key the Simple payload's key schedule starts from: a fixed test secret
-    // here; a product generates it once from a TRNG and keeps it in flash.
-    var secret = InlineArray<2048, UInt8>(repeating: 0)
-    for i in 0..<2048 { secret[i] = UInt8(truncatingIfNeeded: i &* 7 &+ 3) }
-    guard let source = try? SimplePayloadSource(secretKey: secret.span, header: Wearable.header),
-          let supplier = SimplePayloadDataSupplier(header: Wearable.header, secretKey: secret.span,
-                                                   unixSecondsAtZero: Wearable.unixTimeAtReset)
-    else { halt("secret key invalid") }
-    guard var peripheral = try? HeraldPeripheral<SimplePayloadSource, 2, 32, 64>(
+    // The secret key stays in flash (secret.c); the payload source and the supplier read it in place.
+    let key = StaticSecretKey(unsafeStart: wearable_secret_key())
+    let source = SimplePayloadSource(key: key, header: Wearable.header)
+    let supplier = SimplePayloadDataSupplier(key: key, header: Wearable.header, unixSecondsAtZero: Wearable.unixTimeAtReset)
+    guard var peripheral = try? WearablePeripheral(
         source: source, advertising: HeraldAdvertisingConfiguration(intervalMilliseconds: 100, irk: Wearable.irk),
         clock: HeraldClock(unixMillisAtZero: Wearable.unixTimeAtReset * 1000))
     else { halt("advertisement does not fit") }
