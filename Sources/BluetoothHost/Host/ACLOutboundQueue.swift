@@ -144,12 +144,24 @@ public struct ACLOutboundQueue<let slots: Int, let slotSize: Int> {
     @discardableResult
     public mutating func drain<let links: Int, S: ByteSink>(credits: inout ACLCredits<links>,
                                                            into sink: inout S) -> Int {
+        drain(credits: &credits) { packet in sink.append(contentsOf: packet) }
+    }
+
+    /// As `drain(credits:into:)`, handing each H4 packet straight from its slot to `output` as one
+    /// `send`, so nothing is copied on the way to the wire.
+    @discardableResult
+    public mutating func drain<let links: Int, O: H4Output>(credits: inout ACLCredits<links>,
+                                                           to output: inout O) -> Int {
+        drain(credits: &credits) { packet in output.send(h4: packet) }
+    }
+
+    mutating func drain<let links: Int>(credits: inout ACLCredits<links>, _ send: (Span<UInt8>) -> Void) -> Int {
         var written = 0
         while let slot = nextSlot() {
             let handle = meta[slot].handle
             switch credits.consume(handle: handle) {
             case .granted:
-                sink.append(contentsOf: packets[slot].span)
+                send(packets[slot].span)
                 free(slot)
                 lastServed = handle
                 written += 1
