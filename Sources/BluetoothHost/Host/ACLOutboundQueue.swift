@@ -56,12 +56,16 @@ public struct ACLOutboundQueue<let slots: Int, let slotSize: Int> {
     public var isEmpty: Bool { count == 0 }
     public var freeSlots: Int { slots - count }
 
+    @inline(__always)
     public func count(handle: UInt16) -> Int {
+        // Inlined, like `check` and `nextSlot`: called from mutating methods, a read-only call made
+        // the compiler copy the whole queue (4.4 KB for <16, 256>) to pass `self`.
         var n = 0
         for i in 0..<slots where meta[i].isUsed && meta[i].handle == handle { n += 1 }
         return n
     }
 
+    @inline(__always)
     func check(handle: UInt16, adding n: Int) throws(ACLQueueError) {
         guard n <= freeSlots else { throw .full(needed: n, free: freeSlots) }
         guard count(handle: handle) + n <= perLinkLimit else { throw .linkLimit(limit: perLinkLimit) }
@@ -111,7 +115,9 @@ public struct ACLOutboundQueue<let slots: Int, let slotSize: Int> {
     }
 
     /// The slot to send next under the round-robin policy, or nil when empty.
-    func nextSlot() -> Int? {
+    // Mutating only to reach `self` by address: as a plain method, even inlined, it made the compiler
+    // copy the whole queue (4.4 KB for <16, 256>) into a temporary on every call.
+    mutating func nextSlot() -> Int? {
         // Pick the link: smallest queued handle after the last one served, else the smallest overall.
         var after: UInt16? = nil
         var lowest: UInt16? = nil
