@@ -30,8 +30,8 @@ struct SensorLog: SensorDelegate {
     }
 }
 
-typealias SensorPeripheral = HeraldPeripheral<SimplePayloadSource, 2, 32, 64>
-typealias SensorApp = HeraldSensor<SimplePayloadDataSupplier, SensorLog, 16, 1, SensorPeripheral>
+typealias SensorPeripheral = HeraldPeripheral<SimplePayloadSource<InlineSecretKey>, 2, 32, 64>
+typealias SensorApp = HeraldSensor<SimplePayloadDataSupplier<InlineSecretKey>, SensorLog, 16, 1, SensorPeripheral>
 
 func halt(_ reason: StaticString) -> Never {
     Log.put("fatal: "); Log.line(reason)

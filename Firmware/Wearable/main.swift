@@ -17,7 +17,7 @@ enum Wearable {
                                               0x2D, 0x49, 0x52, 0x4B, 0x2D, 0x30, 0x30, 0x31]
 }
 
-typealias WearablePeripheral = HeraldPeripheral<SimplePayloadSource, 2, 32, 64>
+typealias WearablePeripheral = HeraldPeripheral<SimplePayloadSource<InlineSecretKey>, 2, 32, 64>
 
 /// What the peripheral reports, as log lines.
 struct WearableLog: HeraldPeripheralDelegate {

@@ -75,7 +75,7 @@ struct WearableCommand: ParsableCommand {
                 if case .pastHorizon = keyEpoch.horizon(at: Int64(Date().timeIntervalSince1970)) {
                     throw CLIError(exitCode: 2, message: "the key schedule from epoch \(KeyTools.iso8601(keyEpoch.unixSeconds)) has run out; choose a later --epoch")
                 }
-                let source: SimplePayloadSource
+                let source: SimplePayloadSource<InlineSecretKey>
                 do { source = try SimplePayloadSource(secretKey: secret.span, header: header, epoch: keyEpoch) } catch {
                     throw CLIError(exitCode: 2, message: "secret key: \(error)")
                 }

@@ -176,7 +176,7 @@ struct AppStackHarness<App: LEApplication> {
         #expect(h.stack.le.connections[handle: 0x0040]?.extra.bearer.hasPendingIndication == false)
         #expect(h.stack.nextDeadline == nil)
         // Once the queue drains the indication goes out and waits for its confirmation.
-        for _ in 0..<20 {
+        for _ in 0..<200 {  // the queue holds dozens of short PDUs
             let sent = h.takeACL()
             if sent.isEmpty { break }
             h.feed(StackHarness.numberOfCompleted(handle: 0x0040, sent.count))

@@ -52,11 +52,11 @@ import Testing
         var reply = FixedBytes<23>()
         let result = router.route(channel: channel, payload: payload.span, role: .peripheral, reply: &reply)
         let replyChannel = try #require(result.replyChannel)
-        var queue = ACLOutboundQueue<4, 16>()
+        var queue = ACLOutboundQueue<64>()
         var credits = ACLCredits<2>()
         credits.configure(leDataLength: 11, leTotalPackets: 8)
         credits.open(handle: 1)
-        #expect(try queue.enqueue(handle: 1, channel: replyChannel, payload: reply.span, maxDataLength: 11) == 2)
+        try queue.enqueue(handle: 1, channel: replyChannel, payload: reply.span)
         var sink = ACLTestSink()
         queue.drain(credits: &credits, into: &sink)
         #expect(sink.h4Packets() == [

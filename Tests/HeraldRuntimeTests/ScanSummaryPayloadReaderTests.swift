@@ -15,7 +15,7 @@ private func answer(_ r: inout BenchPayloadReader, _ pdu: [UInt8], now: UInt64, 
     pdu.withUnsafeBufferPointer { b in r.didReceiveATT(handle: link.handle, pdu: Span(_unsafeElements: b), now: now, control: &control) }
 }
 
-private func queuedOpcodes(_ c: StackControl) -> [UInt16] { (0..<c.commandCount).compactMap { c.commands[$0]?.opcode.rawValue } }
+private func queuedOpcodes(_ c: StackControl) -> [UInt16] { (0..<c.commands.count).compactMap { c.commands.opcode(at: $0)?.rawValue } }
 
 @Suite struct BenchPayloadReaderTests {
     @Test func connectsOnlyToConnectableHeraldAdvertisersOnce() {

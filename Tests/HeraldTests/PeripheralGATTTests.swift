@@ -122,7 +122,7 @@ struct PeripheralHarness<Source: HeraldPayloadSource> {
 }
 
 @Suite struct PeripheralGATTTests {
-    func simpleSource() throws -> SimplePayloadSource {
+    func simpleSource() throws -> SimplePayloadSource<InlineSecretKey> {
         try SimplePayloadSource(secretKey: testSecretKey.span,
                                 header: PayloadHeader(protocolAndVersion: 0x10, countryCode: 826, stateCode: 7))
     }

@@ -177,6 +177,48 @@ struct SensorCentralTests {
         #expect(h.central.database[h.central.database.index(of: a)!]!.immediateSendPending == false)
     }
 
+    /// One signal-message buffer serves every link: while one link is writing from it, another link
+    /// that wants to write skips its write (the device stays flagged for its next connection) instead
+    /// of overwriting the message mid-write.
+    @Test func oneMessageBufferServesOneWriterAtATime() throws {
+        var h = CentralHarness<8, 2>()
+        h.control.acceptConnections = false
+        h.advert(address(1), AdvertData.heraldUUID16)
+        h.advert(address(2), AdvertData.heraldUUID16)
+        h.control.acceptConnections = true
+        #expect(h.central.immediateSendAll([0xAB].span, now: h.now, control: &h.control) == 2)
+        let x = try #require(h.control.connects.last)
+        let y = x == address(1) ? address(2) : address(1)
+        // x: up to its first write fragment, whose response has not come yet.
+        var step = h.connect(x, handle: 1)
+        var peerX = FakePeer.herald(payload: simplePayload(1))
+        while let s = step {
+            if case .writeSignal = s { break }
+            if case .discoverServices = s {
+                for (uuid, start, end) in peerX.services { h.central.gattDidDiscover(handle: 1, service: uuid, start: start, end: end) }
+            }
+            if case .discoverCharacteristics = s {
+                for (uuid, v) in peerX.characteristics { h.central.gattDidDiscover(handle: 1, characteristic: uuid, valueHandle: v) }
+            }
+            step = h.complete(1)
+        }
+        #expect(step == .writeSignal(handle: 10, offset: 0, length: 4))
+        #expect(h.central.outgoingLink == h.central.linkIndex(handle: 1))
+        // y connects to us meanwhile and is read over its own link: its write is skipped.
+        var peerY = FakePeer.herald(payload: simplePayload(2))
+        let first = h.central.didConnect(handle: 2, peer: y, isCentral: false, now: h.now, control: &h.control)
+        let stepsY = h.drive(2, peer: &peerY, from: first)
+        #expect(stepsY.last == .done(.completed) && peerY.writes.isEmpty)
+        #expect(h.central.database[h.central.database.index(of: y)!]!.immediateSendPending)
+        #expect(array(h.central.outgoing) == [0x04, 0x01, 0x00, 0xAB])
+        // x finishes its write from the untouched buffer and releases it.
+        peerX.writes.append(array(h.central.outgoing))
+        _ = h.drive(1, peer: &peerX, from: h.complete(1))
+        #expect(peerX.writes == [[0x04, 0x01, 0x00, 0xAB]])
+        #expect(h.central.outgoingLink == nil)
+        #expect(!h.central.database[h.central.database.index(of: x)!]!.immediateSendPending)
+    }
+
     @Test func immediateSendAllFlagsHeraldDevicesSeenInTheLastMinute() {
         var h = CentralHarness<8, 2>()
         h.control.acceptConnections = false

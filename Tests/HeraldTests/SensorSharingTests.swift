@@ -171,7 +171,7 @@ struct SensorSharingTests {
         // A message offered when none was asked for ends the work rather than being written.
         var r = HeraldCentralProcedure(wantsImmediateSend: true, wantsPayload: true, wantsSharing: false)
         _ = r.start()
-        #expect(r.load([0x04, 0x01, 0x00, 0x01].span) == .done(.failed))
+        #expect(r.load(length: 4) == .done(.failed))
         #expect(r.skip() == .done(.failed))
 
         var q = HeraldCentralProcedure(wantsImmediateSend: false, wantsPayload: true, wantsSharing: false)
@@ -238,5 +238,27 @@ struct SensorSharingTests {
         let short = Array(key.prefix(100))
         let refused = SimplePayloadDataSupplier(header: header, secretKey: short.span) == nil
         #expect(refused)
+    }
+
+    /// A key read in place (flash on a microcontroller) gives exactly the payloads of a copied one,
+    /// for both producers, and holds only a pointer.
+    @Test func keyReadInPlaceMatchesTheCopiedKey() throws {
+        let key = (0..<2048).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }
+        let header = PayloadHeader(protocolAndVersion: 0x10, countryCode: 826, stateCode: 0)
+        let t = KeyEpoch.standard.unixSeconds + 3 * 86_400 + 600
+        let made = SimplePayloadDataSupplier(header: header, secretKey: key.span)
+        var copied = try #require(made)
+        var copiedSource = try SimplePayloadSource(secretKey: key.span, header: header)
+        key.withUnsafeBufferPointer { buffer in
+            let store = StaticSecretKey(unsafeStart: buffer.baseAddress!)
+            var inPlace = SimplePayloadDataSupplier(key: store, header: header)
+            var inPlaceSource = SimplePayloadSource(key: store, header: header)
+            var a = ArraySink(), b = ArraySink(), c = ArraySink(), d = ArraySink()
+            #expect(copied.writePayload(at: t, to: &a) && inPlace.writePayload(at: t, to: &b))
+            #expect(copiedSource.writePayload(at: t, to: &c) && inPlaceSource.writePayload(at: t, to: &d))
+            #expect(a.bytes.count == 21 && a.bytes == b.bytes && b.bytes == c.bytes && c.bytes == d.bytes)
+        }
+        #expect(MemoryLayout<StaticSecretKey>.size == MemoryLayout<UnsafeRawPointer>.size)
+        #expect(MemoryLayout<InlineSecretKey>.size == 2048)
     }
 }

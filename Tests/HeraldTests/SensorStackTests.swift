@@ -28,7 +28,7 @@ struct SensorStackTests {
     }
 
     static func commands(_ control: StackControl) -> [HCIOpcode] {
-        (0..<control.commandCount).compactMap { control.commands[$0]?.opcode }
+        (0..<control.commands.count).compactMap { control.commands.opcode(at: $0) }
     }
 
     @Test func discoveryReadAndDisconnectOverATT() {
@@ -42,7 +42,7 @@ struct SensorStackTests {
         #expect(app.ble.central.isOn)
         #expect(Self.commands(control) == [HCILESetScanParameters.opcode, HCILESetScanEnable.opcode])
         #expect(app.delegate.first.events == [.state(.array, .on), .state(.ble, .on)])
-        control.commandCount = 0
+        control.commands.removeAll()
 
         let peer = address(0x31)
         let data = AdvertData.heraldUUID16
@@ -52,7 +52,7 @@ struct SensorStackTests {
         #expect(control.connecting?.peer == peer)
         #expect(control.connecting?.deadline == 8_100)
         #expect(Self.commands(control) == [HCILECreateConnection.opcode])
-        control.commandCount = 0
+        control.commands.removeAll()
         control.connecting = nil
 
         let h: UInt16 = 0x0040
@@ -89,7 +89,7 @@ struct SensorStackTests {
         // Done: the link is closed at once, with Remote User Terminated Connection (0x13).
         #expect(Self.commands(control) == [HCIDisconnect.opcode])
         // HCI Disconnect (opcode 0x0406): handle 0x0040, reason 0x13 (Core 5.4 Vol 4 Part E 7.1.6).
-        #expect(array(control.commands[0]!.packet) == [0x01, 0x06, 0x04, 0x03, 0x40, 0x00, 0x13])
+        #expect(array(control.commands.packet(at: 0)!) == [0x01, 0x06, 0x04, 0x03, 0x40, 0x00, 0x13])
         for events in [app.delegate.first.events, app.delegate.second.events] {
             #expect(events.contains(.read(1, payload)))
             #expect(events.last == .measureWithPayload(1, -58, payload))
@@ -110,7 +110,7 @@ struct SensorStackTests {
         let report = AdvertisingReport(kind: AdvertisingReportKind(rawValue: 0x13), address: address(1), rssi: -58, txPower: nil,
                                        advertisingSID: nil, data: data.span)
         sensor.stackDidReceive(advertisingReport: report, now: 0, control: &control)
-        control.commandCount = 0
+        control.commands.removeAll()
         sensor.stackDidConnect(ConnectionSummary(handle: 5, role: .central, peer: address(1),
                                                  timing: ConnectionTiming(interval: 24, latency: 0, supervisionTimeout: 72)),
                                now: 1_000, control: &control)

@@ -160,8 +160,8 @@ struct CentralHarness<let devices: Int, let links: Int> {
                     if chunk.count < peer.mtu - 1 { break }
                 } while offset <= peer.payload.count
             case .writeSignal(_, let offset, let length):
-                let slot = central.linkIndex(handle: handle)!
-                let message = array(central.slots[slot]!.procedure.message)
+                precondition(central.outgoingLink == central.linkIndex(handle: handle), "the writing link holds the shared message")
+                let message = array(central.outgoing)
                 peer.writes.append(Array(message[offset..<(offset + length)]))
             case .needMessage, .done:
                 return steps

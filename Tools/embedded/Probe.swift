@@ -162,8 +162,8 @@ struct ProbeSensorDelegate: SensorDelegate {
 /// immediate send to all and the timers run (purge, GATT client timeouts, address rotation).
 @_cdecl("herald_probe_sensor")
 public func probeSensor(_ bytes: UnsafePointer<UInt8>, _ count: Int, _ now: UInt64) -> Int32 {
-    typealias Peripheral = HeraldPeripheral<SimplePayloadSource, 4, 32, 128>
-    typealias App = SensorArray<SimplePayloadDataSupplier, SensorDelegatePair<ProbeSensorDelegate, ProbeSensorDelegate>, 64, 2, Peripheral>
+    typealias Peripheral = HeraldPeripheral<SimplePayloadSource<InlineSecretKey>, 4, 32, 128>
+    typealias App = SensorArray<SimplePayloadDataSupplier<InlineSecretKey>, SensorDelegatePair<ProbeSensorDelegate, ProbeSensorDelegate>, 64, 2, Peripheral>
     let span = Span(_unsafeStart: bytes, count: count)
     guard count >= 2048 else { return -1 }
     let key = span.extracting(0..<2048)
@@ -216,11 +216,13 @@ struct ProbePeripheralEvents: HeraldPeripheralDelegate {
 @_cdecl("herald_probe_peripheral")
 public func probePeripheral(_ secretKey: UnsafePointer<UInt8>, _ bytes: UnsafePointer<UInt8>, _ count: Int,
                             _ now: UInt64, _ unixMillis: Int64) -> Int32 {
-    typealias App = HeraldPeripheralApplication<SimplePayloadSource, ProbePeripheralEvents, 2, 32, 128>
+    // The key read in place (flash on a microcontroller), as firmware does.
+    typealias Source = SimplePayloadSource<StaticSecretKey>
+    typealias App = HeraldPeripheralApplication<Source, ProbePeripheralEvents, 2, 32, 128>
     let header = PayloadHeader(protocolAndVersion: 0x10, countryCode: 826, stateCode: 0)
     let name: StaticString = "herald"
-    guard let source = try? SimplePayloadSource(secretKey: Span(_unsafeStart: secretKey, count: 2048), header: header),
-          var peripheral = try? HeraldPeripheral<SimplePayloadSource, 2, 32, 128>(
+    let source = Source(key: StaticSecretKey(unsafeStart: secretKey), header: header)
+    guard var peripheral = try? HeraldPeripheral<Source, 2, 32, 128>(
               source: source, advertising: HeraldAdvertisingConfiguration(irk: InlineArray(repeating: 7)),
               clock: HeraldClock(unixMillisAtZero: unixMillis)),
           var database = try? GATTDatabase<24, 192, 2>(deviceName: Span(_unsafeStart: name.utf8Start, count: name.utf8CodeUnitCount)),

@@ -81,5 +81,7 @@ public struct ATTBearer<let prepareQueueCapacity: Int, let prepareQueueBytes: In
     }
 }
 
-/// A bearer with room for 16 prepared writes holding 512 octets (one maximum-length attribute).
-public typealias ATTStandardBearer = ATTBearer<16, 512>
+/// A bearer with room for 8 prepared writes holding 512 octets (one maximum-length attribute). 8
+/// entries are plenty: consecutive parts of one long write share an entry (see `enqueue`), so only
+/// a reliable write across several attributes takes more than one.
+public typealias ATTStandardBearer = ATTBearer<8, 512>

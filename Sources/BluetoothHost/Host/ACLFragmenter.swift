@@ -24,10 +24,17 @@ public struct ACLFragmenter: Sendable, Equatable {
         guard payloadLength >= 0, payloadLength <= Self.maxPayload, handle <= HCIACLDataHeader.maxHandle,
               maxDataLength > 0, maxDataLength <= 0xFFFF
         else { return nil }
+        self.init(handle: handle, channel: channel, payloadLength: payloadLength, maxDataLength: maxDataLength, offset: 0)
+    }
+
+    /// Resumes a B-frame of which `offset` octets were already written (the outbound queue keeps
+    /// only that position). The caller has validated the arguments.
+    init(handle: UInt16, channel: L2CAPChannelID, payloadLength: Int, maxDataLength: Int, offset: Int) {
         self.handle = handle
         self.channel = channel
         self.payloadLength = payloadLength
         self.maxDataLength = maxDataLength
+        self.offset = offset
     }
 
     /// B-frame size: basic header plus payload.

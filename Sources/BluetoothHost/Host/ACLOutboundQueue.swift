@@ -1,181 +1,181 @@
-/// Why fragments could not be queued. Nothing is queued when any of these is thrown.
+/// Why a PDU could not be queued. Nothing is queued when any of these is thrown.
 public enum ACLQueueError: Error, Sendable, Equatable {
-    /// Not enough free slots for every fragment of the PDU (a PDU is queued whole or not at all).
+    /// Not enough free octets for the PDU (a PDU is queued whole or not at all).
     case full(needed: Int, free: Int)
-    /// The link already holds its fair share of slots (see `ACLOutboundQueue.perLinkLimit`).
+    /// The link already holds its fair share of the queue (see `ACLOutboundQueue.perLinkLimit`).
     case linkLimit(limit: Int)
-    /// One H4 packet would not fit a slot: use a smaller data length or bigger slots.
-    case packetTooLarge(length: Int, slotSize: Int)
-    /// Bad handle, empty packet or a payload no basic header can describe.
+    /// Bad handle, or a payload no basic header can describe.
     case invalidArgument
 }
 
-/// H4 ACL packets waiting for controller credits (Core 5.4 Vol 4 Part E 4.1.1), in `slots` fixed
-/// slots of `slotSize` bytes each (one H4 packet per slot: 5 header bytes + the data length, so 32
-/// for a 27-byte controller and 256 for 251).
+/// L2CAP PDUs waiting for controller credits (Core 5.4 Vol 4 Part E 4.1.1), packed back to back in
+/// `octets` of storage and cut into ACL fragments only when a credit is there to send one.
+///
+/// Why whole PDUs rather than ready-made fragments: a controller with 27-octet buffers (Zephyr's
+/// default) turns a 247-octet ATT PDU into ten packets, and one fixed slot per packet sized for
+/// 251-octet buffers wastes nine tenths of the RAM on it. Stored whole, a PDU costs its own length
+/// plus an 8-octet record header, whatever the controller's buffer size.
+///
+/// Record layout: `[handle][channel][payload length][B-frame octets sent]` (16 bits each,
+/// little-endian), then the payload.
 ///
 /// Fairness policy:
-/// - Within a link, packets leave in the order they were queued, so fragments of one PDU stay in
-///   order and are never interleaved with another PDU of the same link (Vol 4 Part E 5.4.2).
-/// - Across links, `drain` serves links round-robin by handle, one packet per turn: after sending on
-///   handle H it sends next on the smallest queued handle greater than H, wrapping around. Packets of
-///   different handles may interleave because the controller reassembles per handle.
-/// - No link may hold more than `perLinkLimit` slots (by default three quarters of the queue), so a
-///   link that produces faster than the air drains cannot take every slot from the others.
+/// - Within a link, PDUs leave in the order they were queued and one PDU's fragments are never
+///   interleaved with another PDU of the same link (Vol 4 Part E 5.4.2).
+/// - Across links, `drain` serves links round-robin by handle, one fragment per turn: after sending
+///   on handle H it sends next on the smallest queued handle greater than H, wrapping around.
+///   Fragments of different handles may interleave because the controller reassembles per handle.
+/// - No link may hold more than `perLinkLimit` octets (by default three quarters of the queue), so a
+///   link that produces faster than the air drains cannot take all the room from the others.
 ///
-/// `drain` keeps sending while it holds both credits and packets: the wire is never left idle.
-public struct ACLOutboundQueue<let slots: Int, let slotSize: Int> {
-    struct Meta {
-        var isUsed = false
-        var handle: UInt16 = 0
-        /// Queue order; compared with wrapping subtraction so it may run forever.
-        var sequence: UInt32 = 0
-    }
+/// `drain` keeps sending while it holds both credits and data: the wire is never left idle.
+public struct ACLOutboundQueue<let octets: Int> {
+    static var recordHeader: Int { 8 }
 
-    var packets: InlineArray<slots, FixedBytes<slotSize>>
-    var meta: InlineArray<slots, Meta>
-    var nextSequence: UInt32 = 0
+    var storage: InlineArray<octets, UInt8>
+    /// Octets in use; records start at 0 and are contiguous, oldest first.
+    public private(set) var usedOctets = 0
     var lastServed: UInt16? = nil
 
     public let perLinkLimit: Int
-    /// Packets currently queued.
+    /// PDUs queued (including one partly sent).
     public private(set) var count = 0
-    /// Packets thrown away because their link was disconnected.
+    /// PDUs thrown away because their link was disconnected.
     public private(set) var droppedOnDisconnect = 0
-    /// Packets thrown away by `drain` because the credit tracker did not know their handle.
+    /// PDUs thrown away by `drain` because the credit tracker did not know their handle.
     public private(set) var droppedUnknownHandle = 0
-    /// Packets written by `drain` since creation.
+    /// ACL packets written by `drain` since creation.
     public private(set) var sent = 0
 
-    public init(perLinkLimit: Int = max(1, slots - slots / 4)) {
-        packets = InlineArray(repeating: FixedBytes<slotSize>())
-        meta = InlineArray(repeating: Meta())
-        self.perLinkLimit = min(max(1, perLinkLimit), slots)
+    public init(perLinkLimit: Int = max(1, octets - octets / 4)) {
+        storage = InlineArray(repeating: 0)
+        self.perLinkLimit = min(max(1, perLinkLimit), octets)
     }
 
     public var isEmpty: Bool { count == 0 }
-    public var freeSlots: Int { slots - count }
+    public var freeOctets: Int { octets - usedOctets }
 
-    @inline(__always)
+    /// The room a PDU of `payloadLength` octets takes in the queue.
+    public static func footprint(payloadLength: Int) -> Int { recordHeader + payloadLength }
+
+    /// PDUs queued for `handle`.
     public func count(handle: UInt16) -> Int {
-        // Inlined, like `check` and `nextSlot`: called from mutating methods, a read-only call made
-        // the compiler copy the whole queue (4.4 KB for <16, 256>) to pass `self`.
+        let bytes = storage.span
         var n = 0
-        for i in 0..<slots where meta[i].isUsed && meta[i].handle == handle { n += 1 }
-        return n
-    }
-
-    @inline(__always)
-    func check(handle: UInt16, adding n: Int) throws(ACLQueueError) {
-        guard n <= freeSlots else { throw .full(needed: n, free: freeSlots) }
-        guard count(handle: handle) + n <= perLinkLimit else { throw .linkLimit(limit: perLinkLimit) }
-    }
-
-    mutating func store(handle: UInt16) -> Int {
-        var slot = 0
-        while meta[slot].isUsed { slot += 1 }  // callers checked that a slot is free
-        meta[slot] = Meta(isUsed: true, handle: handle, sequence: nextSequence)
-        nextSequence &+= 1
-        packets[slot].removeAll()
-        count += 1
-        return slot
-    }
-
-    /// Fragments one L2CAP PDU (`payload` on `channel`) for a controller that takes `maxDataLength`
-    /// data bytes per packet and queues every fragment, or none. Returns the number queued.
-    @discardableResult
-    public mutating func enqueue(handle: UInt16, channel: L2CAPChannelID, payload: Span<UInt8>,
-                                 maxDataLength: Int) throws(ACLQueueError) -> Int {
-        guard var fragmenter = ACLFragmenter(handle: handle, channel: channel, payloadLength: payload.count,
-                                             maxDataLength: maxDataLength)
-        else { throw .invalidArgument }
-        guard fragmenter.maxPacketLength <= slotSize else {
-            throw .packetTooLarge(length: fragmenter.maxPacketLength, slotSize: slotSize)
-        }
-        let n = fragmenter.fragmentCount
-        try check(handle: handle, adding: n)
-        for _ in 0..<n {
-            let slot = store(handle: handle)
-            _ = fragmenter.writeNext(payload: payload, to: &packets[slot])
+        var offset = 0
+        while offset < usedOctets {
+            if Self.u16(bytes, offset) == handle { n += 1 }
+            offset = Self.next(bytes, after: offset)
         }
         return n
     }
 
-    /// Queues one already-built H4 ACL packet (indicator 0x02 included), e.g. from a caller's own
-    /// `ACLFragmenter`. The handle is read from the packet.
-    public mutating func enqueue(packet: Span<UInt8>) throws(ACLQueueError) {
-        guard packet.count >= 1 + HCIACLDataHeader.size, packet[0] == H4PacketType.acl.rawValue else {
+    /// Octets queued for `handle`, record headers included.
+    public func queuedOctets(handle: UInt16) -> Int { Self.queuedOctets(handle: handle, in: storage.span, used: usedOctets) }
+
+    static func queuedOctets(handle: UInt16, in bytes: Span<UInt8>, used: Int) -> Int {
+        var n = 0
+        var offset = 0
+        while offset < used {
+            let end = next(bytes, after: offset)
+            if u16(bytes, offset) == handle { n += end - offset }
+            offset = end
+        }
+        return n
+    }
+
+    /// Queues one L2CAP PDU (`payload` on `channel`) for `handle`, whole, or throws and queues nothing.
+    public mutating func enqueue(handle: UInt16, channel: L2CAPChannelID, payload: Span<UInt8>) throws(ACLQueueError) {
+        guard handle <= HCIACLDataHeader.maxHandle, payload.count <= ACLFragmenter.maxPayload else {
             throw .invalidArgument
         }
-        guard packet.count <= slotSize else { throw .packetTooLarge(length: packet.count, slotSize: slotSize) }
-        let handle = (UInt16(packet[1]) | UInt16(packet[2]) &<< 8) & 0x0FFF
-        try check(handle: handle, adding: 1)
-        let slot = store(handle: handle)
-        packets[slot].append(contentsOf: packet)
+        let needed = Self.footprint(payloadLength: payload.count)
+        guard needed <= freeOctets else { throw .full(needed: needed, free: freeOctets) }
+        guard Self.queuedOctets(handle: handle, in: storage.span, used: usedOctets) + needed <= perLinkLimit else { throw .linkLimit(limit: perLinkLimit) }
+        var o = usedOctets
+        setU16(handle, at: o)
+        setU16(channel.rawValue, at: o + 2)
+        setU16(UInt16(truncatingIfNeeded: payload.count), at: o + 4)
+        setU16(0, at: o + 6)
+        o += Self.recordHeader
+        // Through a span, so the optimiser makes one block copy of the loop.
+        var bytes = storage.mutableSpan
+        for i in 0..<payload.count { bytes[o + i] = payload[i] }
+        usedOctets = o + payload.count
+        count += 1
     }
 
-    /// The slot to send next under the round-robin policy, or nil when empty.
-    // Mutating only to reach `self` by address: as a plain method, even inlined, it made the compiler
-    // copy the whole queue (4.4 KB for <16, 256>) into a temporary on every call.
-    mutating func nextSlot() -> Int? {
+    /// The record to send from next under the round-robin policy, or nil when empty.
+    // Mutating only to reach `storage` by address (see `u16`): as a plain method it made the compiler
+    // copy the whole queue into a temporary for every packet sent.
+    mutating func nextRecord() -> Int? {
         // Pick the link: smallest queued handle after the last one served, else the smallest overall.
         var after: UInt16? = nil
-        var lowest: UInt16? = nil
-        for i in 0..<slots where meta[i].isUsed {
-            let h = meta[i].handle
-            if h < (lowest ?? .max) || lowest == nil { lowest = h }
-            if let last = lastServed, h > last, h < (after ?? .max) || after == nil { after = h }
+        var lowest: UInt16 = .max
+        var offset = 0
+        while offset < usedOctets {
+            let h = Self.u16(storage.span, offset)
+            if h < lowest { lowest = h }
+            if let last = lastServed, h > last, h < (after ?? .max) { after = h }
+            offset = Self.next(storage.span, after: offset)
         }
-        guard let link = after ?? lowest else { return nil }
-        // Within the link, the oldest packet.
-        var best: Int? = nil
-        for i in 0..<slots where meta[i].isUsed && meta[i].handle == link {
-            if let b = best {
-                if Int32(bitPattern: meta[i].sequence &- meta[b].sequence) < 0 { best = i }
-            } else {
-                best = i
-            }
-        }
-        return best
+        guard usedOctets > 0 else { return nil }
+        // Within the link, the oldest PDU: the first record with that handle.
+        let link = after ?? lowest
+        offset = 0
+        while Self.u16(storage.span, offset) != link { offset = Self.next(storage.span, after: offset) }
+        return offset
     }
 
-    mutating func free(_ slot: Int) {
-        meta[slot] = Meta()
-        packets[slot].removeAll()
-        count -= 1
-    }
-
-    /// Sends as many queued packets as `credits` allow, writing each whole H4 packet to `sink`.
-    /// Returns the number written. Stops only when the queue is empty or no credit is left.
+    /// Sends as many ACL packets as `credits` allow, writing each whole H4 packet to `sink`, cutting
+    /// PDUs to the controller's LE ACL data length (27 if it was never read). Returns the number
+    /// written. Stops only when the queue is empty or no credit is left.
     @discardableResult
     public mutating func drain<let links: Int, S: ByteSink>(credits: inout ACLCredits<links>,
                                                            into sink: inout S) -> Int {
-        drain(credits: &credits) { packet in sink.append(contentsOf: packet) }
+        drain(credits: &credits) { fragmenter, payload in _ = fragmenter.writeNext(payload: payload, to: &sink) }
     }
 
-    /// As `drain(credits:into:)`, handing each H4 packet straight from its slot to `output` as one
-    /// `send`, so nothing is copied on the way to the wire.
+    /// As `drain(credits:into:)`, handing each H4 packet to `output` as one `send`: the packet is
+    /// built in one buffer here, with no copy of `output` and no byte-by-byte splitting downstream.
     @discardableResult
     public mutating func drain<let links: Int, O: H4Output>(credits: inout ACLCredits<links>,
                                                            to output: inout O) -> Int {
-        drain(credits: &credits) { packet in output.send(h4: packet) }
+        // Indicator, ACL header and up to 255 data octets (LE ACL data length is at most 251).
+        var packet = FixedBytes<260>()
+        return drain(credits: &credits) { fragmenter, payload in
+            packet.removeAll()
+            _ = fragmenter.writeNext(payload: payload, to: &packet)
+            output.send(h4: packet.span)
+        }
     }
 
-    mutating func drain<let links: Int>(credits: inout ACLCredits<links>, _ send: (Span<UInt8>) -> Void) -> Int {
+    mutating func drain<let links: Int>(credits: inout ACLCredits<links>,
+                                        _ write: (inout ACLFragmenter, Span<UInt8>) -> Void) -> Int {
+        let dataLength = credits.maxDataLength > 0 ? credits.maxDataLength : 27
         var written = 0
-        while let slot = nextSlot() {
-            let handle = meta[slot].handle
+        while let record = nextRecord() {
+            let handle = Self.u16(storage.span, record)
             switch credits.consume(handle: handle) {
             case .granted:
-                send(packets[slot].span)
-                free(slot)
+                let length = Int(Self.u16(storage.span, record + 4))
+                let start = record + Self.recordHeader
+                var fragmenter = ACLFragmenter(
+                    handle: handle, channel: L2CAPChannelID(rawValue: Self.u16(storage.span, record + 2)),
+                    payloadLength: length, maxDataLength: dataLength, offset: Int(Self.u16(storage.span, record + 6)))
+                write(&fragmenter, storage.span.extracting(start..<(start + length)))
+                if fragmenter.isFinished {
+                    remove(record)
+                } else {
+                    setU16(UInt16(truncatingIfNeeded: fragmenter.offset), at: record + 6)
+                }
                 lastServed = handle
                 written += 1
             case .noCredits:
                 sent += written
                 return written
             case .unknownHandle:
-                // The link is gone (or was never tracked): its packets can never be sent.
+                // The link is gone (or was never tracked): its PDUs can never be sent.
                 droppedUnknownHandle += dropAll(handle: handle)
             }
         }
@@ -183,7 +183,7 @@ public struct ACLOutboundQueue<let slots: Int, let slotSize: Int> {
         return written
     }
 
-    /// Drops every packet queued for `handle` (on Disconnection Complete). Returns how many.
+    /// Drops every PDU queued for `handle` (on Disconnection Complete). Returns how many.
     @discardableResult
     public mutating func removeAll(handle: UInt16) -> Int {
         let n = dropAll(handle: handle)
@@ -193,10 +193,41 @@ public struct ACLOutboundQueue<let slots: Int, let slotSize: Int> {
 
     mutating func dropAll(handle: UInt16) -> Int {
         var n = 0
-        for i in 0..<slots where meta[i].isUsed && meta[i].handle == handle {
-            free(i)
-            n += 1
+        var offset = 0
+        while offset < usedOctets {
+            if Self.u16(storage.span, offset) == handle {
+                remove(offset)
+                n += 1
+            } else {
+                offset = Self.next(storage.span, after: offset)
+            }
         }
         return n
+    }
+
+    /// Removes the record at `offset`, moving the later ones down.
+    mutating func remove(_ offset: Int) {
+        let end = Self.next(storage.span, after: offset)
+        let tail = usedOctets - end
+        if tail > 0 {
+            var bytes = storage.mutableSpan
+            bytes.withUnsafeMutableBytes { raw in
+                (raw.baseAddress! + offset).copyMemory(from: raw.baseAddress! + end, byteCount: tail)
+            }
+        }
+        usedOctets -= end - offset
+        count -= 1
+    }
+
+    // Record fields are read through a span of `storage` taken by the caller, never through a
+    // read-only method on `self`: from the mutating paths (enqueue, drain) such a call made the
+    // compiler copy the whole queue into a temporary, once per record visited.
+    static func next(_ bytes: Span<UInt8>, after offset: Int) -> Int { offset + recordHeader + Int(u16(bytes, offset + 4)) }
+
+    static func u16(_ bytes: Span<UInt8>, _ offset: Int) -> UInt16 { UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) &<< 8 }
+
+    mutating func setU16(_ value: UInt16, at offset: Int) {
+        storage[offset] = UInt8(truncatingIfNeeded: value)
+        storage[offset + 1] = UInt8(truncatingIfNeeded: value &>> 8)
     }
 }

@@ -23,17 +23,6 @@ public struct CommandTag: RawRepresentable, Equatable, Hashable, Sendable {
     public static let application = CommandTag(rawValue: 0x0100)
 }
 
-/// A command waiting to be sent, already encoded.
-struct QueuedCommand {
-    /// Largest command we send: LE Set Advertising Data / LE Encrypt are 32 parameter bytes;
-    /// 64 leaves room for every command in the HCI folder.
-    static let maximumParameters = 64
-    var opcode: HCIOpcode
-    var tag: CommandTag
-    var timeout: UInt64
-    var packet: FixedBytes<68>  // 1 indicator + 2 opcode + 1 length + 64 parameters
-}
-
 /// Why a command could not be queued.
 public enum CommandQueueError: Error, Equatable, Sendable {
     case queueFull
@@ -56,10 +45,9 @@ public enum CommandMatch: Equatable, Sendable {
 /// (Num_HCI_Command_Packets); Zephyr's controller accepts one. We keep at most one command outstanding
 /// whatever the controller allows, which is always within its limit and keeps completions
 /// unambiguous, and queue the rest in fixed storage. After power-on the host may assume one credit.
-public struct HCICommandFlow<let slots: Int> {
-    private var queue: InlineArray<slots, QueuedCommand?> = .init(repeating: nil)
-    private var head = 0
-    public private(set) var queuedCount = 0
+public struct HCICommandFlow<let octets: Int> {
+    /// Commands waiting for the controller, packed (see `HCICommandQueue` for why).
+    public private(set) var queue = HCICommandQueue<octets>()
     /// Commands the controller will accept now.
     public private(set) var credits = 1
     public private(set) var pending: (opcode: HCIOpcode, tag: CommandTag, deadline: UInt64)?
@@ -69,11 +57,11 @@ public struct HCICommandFlow<let slots: Int> {
 
     public init(timeout: UInt64 = 2_000) { self.timeout = timeout }
 
+    public var queuedCount: Int { queue.count }
+
     /// Forgets every queued and pending command (after Reset or a controller failure).
     public mutating func clear() {
-        for i in 0..<slots { queue[i] = nil }
-        head = 0
-        queuedCount = 0
+        queue.removeAll()
         pending = nil
         credits = 1
     }
@@ -84,34 +72,23 @@ public struct HCICommandFlow<let slots: Int> {
         _ command: C, tag: CommandTag, timeout: UInt64? = nil
     ) throws(CommandQueueError) {
         let length = command.parameterLength
-        guard length <= QueuedCommand.maximumParameters else { throw .parametersTooLong(length) }
-        guard queuedCount < slots else { throw .queueFull }
-        var packet = FixedBytes<68>()
-        command.writePacket(to: &packet)
-        queue[(head + queuedCount) % slots] = QueuedCommand(opcode: C.opcode, tag: tag, timeout: timeout ?? self.timeout, packet: packet)
-        queuedCount += 1
+        guard length <= HCICommandQueue<octets>.maximumParameters else { throw .parametersTooLong(length) }
+        guard queue.append(command, tag: tag, timeout: timeout ?? self.timeout) else { throw .queueFull }
     }
 
-    /// Queues a command that was encoded elsewhere (the application's deferred commands).
-    mutating func enqueue(encoded command: QueuedCommand) throws(CommandQueueError) {
-        guard queuedCount < slots else { throw .queueFull }
-        var c = command
-        if c.timeout == 0 { c.timeout = timeout }
-        queue[(head + queuedCount) % slots] = c
-        queuedCount += 1
+    /// Takes the first of the application's deferred commands (`StackControl`), if it fits; a
+    /// command queued without a timeout of its own gets `timeout` (or the flow's default).
+    mutating func take<let n: Int>(from commands: inout HCICommandQueue<n>, timeout: UInt64? = nil) -> Bool {
+        commands.moveFirst(to: &queue, defaultTimeout: timeout ?? self.timeout)
     }
-
-    public var freeSlots: Int { slots - queuedCount }
 
     /// Sends the next command if the controller has a credit and nothing is outstanding.
     public mutating func pump<O: H4Output>(now: UInt64, to output: inout O) {
-        guard pending == nil, credits > 0, queuedCount > 0, let next = queue[head] else { return }
-        queue[head] = nil
-        head = (head + 1) % slots
-        queuedCount -= 1
+        guard pending == nil, credits > 0, let next = queue.first else { return }
         credits -= 1
-        pending = (next.opcode, next.tag, now &+ next.timeout)
-        output.send(h4: next.packet.span)
+        pending = (next.opcode, next.tag, now &+ (next.timeout == 0 ? timeout : next.timeout))
+        _ = queue.withFirstPacket { output.send(h4: $0) }
+        queue.removeFirst()
     }
 
     /// Sends `command` at once, dropping everything queued or pending: used only for HCI Reset, which

@@ -66,7 +66,9 @@ public struct HCIHost {
     public var configuration: HostConfiguration
     public internal(set) var state: HostState = .off
     public internal(set) var info = ControllerInfo()
-    public internal(set) var commands = HCICommandFlow<8>()
+    /// 256 octets: bring-up queues one command at a time, and an application callback rarely more
+    /// than ten of 4–36 octets (StackControl keeps any overflow for the next turn).
+    public internal(set) var commands = HCICommandFlow<256>()
     public private(set) var framer = H4Framer<260>()
     private var resetsSent = 0
     /// When the controller last sent anything, and whether a liveness probe is outstanding.
@@ -107,16 +109,9 @@ public struct HCIHost {
     /// Moves commands the application queued into the command queue, as far as there is room;
     /// the rest stay in `control` for the next call.
     mutating func takeCommands<O: H4Output>(from control: inout StackControl, now: UInt64, output: inout O) {
-        var taken = 0
-        while taken < control.commandCount, commands.freeSlots > 0, let c = control.commands[taken] {
-            var command = c
-            if command.opcode.isVendorSpecific { command.timeout = configuration.vendorCommandTimeout }
-            do throws(CommandQueueError) { try commands.enqueue(encoded: command) } catch { break }
-            taken += 1
-        }
-        if taken > 0 {
-            for i in 0..<control.commandCount { control.commands[i] = i + taken < control.commandCount ? control.commands[i + taken] : nil }
-            control.commandCount -= taken
+        while let first = control.commands.first {
+            let timeout = first.opcode.isVendorSpecific ? configuration.vendorCommandTimeout : nil
+            guard commands.take(from: &control.commands, timeout: timeout) else { break }
         }
         commands.pump(now: now, to: &output)
     }

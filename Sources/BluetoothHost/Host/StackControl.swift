@@ -5,19 +5,19 @@
 /// returns (within the same `receive`/`tick` call). This is what lets the whole stack be plain values
 /// with no references between layers.
 public struct StackControl {
-    /// Commands waiting to enter the HCI host's queue. 16, because one callback of the Herald sensor
-    /// can legitimately need 10: a connection attempt plus the advertiser's address change (scan off,
-    /// advertising off, address, parameters, data, scan response, advertising on, scan parameters,
-    /// scan on). With 8 the final Scan Enable was dropped and the sensor stopped hearing adverts.
-    static var commandCapacity: Int { 16 }
-    var commands: InlineArray<16, QueuedCommand?> = .init(repeating: nil)
-    var commandCount = 0
+    /// Commands waiting to enter the HCI host's queue, packed (`HCICommandQueue`). 384 octets, because
+    /// one callback of the Herald sensor can legitimately queue 10 commands of 213 octets in all: a
+    /// connection attempt plus the advertiser's address change (scan off, advertising off, address,
+    /// parameters, data, scan response, advertising on, scan parameters, scan on). When the room was
+    /// too small the final Scan Enable was dropped and the sensor stopped hearing adverts.
+    static var commandCapacity: Int { 384 }
+    var commands = HCICommandQueue<384>()
     /// Commands that did not fit (the application asked for more than 16 in one callback).
     public private(set) var droppedCommands = 0
-    /// Outbound ACL fragments waiting for controller buffers. 16 slots of 256 bytes hold a 251-byte
-    /// fragment each, or two full 247-byte ATT PDUs per link for all 8 links when the controller
-    /// takes 27-byte fragments (10 each): enough to keep the wire busy without a second pool.
-    public internal(set) var acl = ACLOutboundQueue<16, 256>()
+    /// Outbound L2CAP PDUs waiting for controller buffers, packed. 1,024 octets hold four full
+    /// 247-octet ATT PDUs (forty 27-octet fragments: far more than a controller buffers at once, so
+    /// the wire never idles) or dozens of the short responses a Herald peer exchanges.
+    public internal(set) var acl = ACLOutboundQueue<1024>()
     /// Host→controller flow control (Core 5.4 Vol 4 Part E 4.1.1), for up to 16 links (the most
     /// Zephyr's hci_uart can be built for), whatever the connection table holds.
     public internal(set) var credits = ACLCredits<16>()
@@ -39,14 +39,7 @@ public struct StackControl {
 
     /// Queues any HCI command; its completion reaches the application with `tag`.
     public mutating func send<C: HCICommand>(_ command: C, tag: CommandTag = .application) {
-        guard commandCount < Self.commandCapacity, command.parameterLength <= QueuedCommand.maximumParameters else {
-            droppedCommands += 1
-            return
-        }
-        var packet = FixedBytes<68>()
-        command.writePacket(to: &packet)
-        commands[commandCount] = QueuedCommand(opcode: C.opcode, tag: tag, timeout: 0, packet: packet)
-        commandCount += 1
+        if !commands.append(command, tag: tag) { droppedCommands += 1 }
     }
 
     /// Queues an L2CAP PDU on `handle`, fragmented to the controller's ACL length. False when the
@@ -54,7 +47,7 @@ public struct StackControl {
     @discardableResult
     public mutating func sendL2CAP(handle: UInt16, channel: L2CAPChannelID, payload: Span<UInt8>) -> Bool {
         do throws(ACLQueueError) {
-            try acl.enqueue(handle: handle, channel: channel, payload: payload, maxDataLength: max(credits.maxDataLength, 27))
+            try acl.enqueue(handle: handle, channel: channel, payload: payload)
             return true
         } catch {
             aclQueueFullEvents += 1
@@ -125,10 +118,9 @@ public struct StackControl {
 
     /// Drops everything tied to the controller (after a failure or Reset).
     mutating func reset() {
-        commands = .init(repeating: nil)
-        commandCount = 0
-        acl = ACLOutboundQueue<16, 256>()
-        credits = ACLCredits<16>()
+        commands.removeAll()
+        acl = ACLOutboundQueue()
+        credits = ACLCredits()
         connecting = nil
         cancelSent = false
     }

@@ -10,32 +10,41 @@ public protocol HeraldPayloadSource {
 
 /// The Simple payload for the current period, from the device's 2048-byte secret key.
 ///
-/// The key is held inline (2 KiB): an MCU keeps it in RAM or passes a copy from flash. The supplier
-/// walks the key chain once per day and once per period, so successive reads in a period cost nothing.
-public struct SimplePayloadSource: HeraldPayloadSource {
+/// The key stays where `Key` keeps it (`InlineSecretKey` in RAM, `StaticSecretKey` in flash). The
+/// supplier walks the key chain once per day and once per period, so successive reads in a period
+/// cost nothing.
+public struct SimplePayloadSource<Key: SecretKeyStore>: HeraldPayloadSource {
     public var supplier: SimplePayloadSupplier
-    var secretKey: InlineArray<2048, UInt8>
+    var secretKey: Key
 
-    /// `secretKey` must be exactly `SimpleKeySchedule.secretKeySize` (2048) bytes.
-    public init(secretKey: Span<UInt8>, header: PayloadHeader, epoch: KeyEpoch = .standard,
-                order: PayloadCodeByteOrder = .bigEndian) throws(DecodeError) {
-        guard secretKey.count == SimpleKeySchedule.secretKeySize else {
-            throw .badLength(field: "secret key", declared: secretKey.count, limit: SimpleKeySchedule.secretKeySize)
-        }
-        var key = InlineArray<2048, UInt8>(repeating: 0)
-        for i in 0..<2048 { key[i] = secretKey[i] }
-        self.secretKey = key
+    public init(key: Key, header: PayloadHeader, epoch: KeyEpoch = .standard, order: PayloadCodeByteOrder = .bigEndian) {
+        secretKey = key
         supplier = SimplePayloadSupplier(header: header, epoch: epoch, order: order)
     }
 
     public mutating func writePayload<S: ByteSink>(at time: Int64, to sink: inout S) -> Bool {
-        let key = secretKey
-        do throws(DecodeError) {
-            return try supplier.writePayload(at: time, secretKey: key.span, to: &sink)
-        } catch {
-            // Only invalid extended data can fail, and this source adds none.
-            return false
+        var supplier = self.supplier
+        let written = secretKey.withSecretKey { key in
+            do throws(DecodeError) {
+                return try supplier.writePayload(at: time, secretKey: key, to: &sink)
+            } catch {
+                // Only invalid extended data can fail, and this source adds none.
+                return false
+            }
         }
+        self.supplier = supplier
+        return written
+    }
+}
+
+extension SimplePayloadSource where Key == InlineSecretKey {
+    /// A copy of `secretKey`, which must be exactly `SimpleKeySchedule.secretKeySize` (2048) bytes.
+    public init(secretKey: Span<UInt8>, header: PayloadHeader, epoch: KeyEpoch = .standard,
+                order: PayloadCodeByteOrder = .bigEndian) throws(DecodeError) {
+        guard let key = InlineSecretKey(secretKey) else {
+            throw .badLength(field: "secret key", declared: secretKey.count, limit: SimpleKeySchedule.secretKeySize)
+        }
+        self.init(key: key, header: header, epoch: epoch, order: order)
     }
 }
 

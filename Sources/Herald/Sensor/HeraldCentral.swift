@@ -83,6 +83,13 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     public internal(set) var immediateData = FixedBytes<128>()
     /// Adverts whose data did not parse.
     public internal(set) var malformedAdverts = 0
+    /// The signal message being written, shared by every link, and the link writing it. Why one:
+    /// a message may be 520 octets (a full payload-sharing list), kept for several round trips, and
+    /// one per link cost 2 KB on a 4-link wearable, while the central writes on one link at a time
+    /// in practice. A link that needs it while another holds it skips that write; the device stays
+    /// flagged (immediate send pending, sharing due) and gets it on its next connection.
+    public internal(set) var outgoing = FixedBytes<520>()
+    public internal(set) var outgoingLink: Int?
     /// The link whose GATT client is delivering results, and the outcome of the procedure that just
     /// ended on it (set by the `GATTClientDelegate` conformance, consumed by `HeraldSensor`).
     public internal(set) var gattHandle: UInt16 = 0
@@ -115,6 +122,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     /// The controller failed: every link and attempt is gone; the stack brings it up again.
     public mutating func controllerDidFail() {
         for i in 0..<links { slots[i] = nil }
+        outgoingLink = nil
         pending = nil
         isScanning = false
     }
@@ -307,6 +315,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
         }
         let link = slots[slot]!
         slots[slot] = nil
+        if outgoingLink == slot { outgoingLink = nil }
         if !link.procedure.isFinished, !link.dropped, !link.inbound, let i = database.index(of: link.target) {
             recordFailure(at: i, now: now)
         }
@@ -347,13 +356,17 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
         }
         if slots[s]!.procedure.payloadComplete && !slots[s]!.payloadDelivered { deliverPayload(link: s, now: now, delegate: &delegate) }
         while case .needMessage(let kind) = step {
-            var message = FixedBytes<520>()
-            if writeMessage(kind, link: s, now: now, into: &message) {
-                step = slots[s]!.procedure.load(message.span)
-            } else {
-                step = slots[s]!.procedure.skip()
+            if outgoingLink == nil || outgoingLink == s {
+                outgoing.removeAll()
+                if writeMessage(kind, link: s, now: now, into: &outgoing), !outgoing.overflowed, outgoing.count > 0 {
+                    outgoingLink = s
+                    step = slots[s]!.procedure.load(length: outgoing.count)
+                    continue
+                }
             }
+            step = slots[s]!.procedure.skip()
         }
+        if outgoingLink == s, !slots[s]!.procedure.isWriting { outgoingLink = nil }
         if case .done(let result) = step { finish(link: s, result: result, now: now, control: &control) }
         return step
     }

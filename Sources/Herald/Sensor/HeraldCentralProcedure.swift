@@ -11,9 +11,10 @@ public enum HeraldGATTStep: Sendable, Equatable {
     case discoverCharacteristics(start: UInt16, end: UInt16)
     /// Read Long Characteristic Values of the payload characteristic (Part G 4.8.3).
     case readPayload(handle: UInt16)
-    /// Write Characteristic Value (Part G 4.9.3): bytes `offset..<offset+length` of `message`.
+    /// Write Characteristic Value (Part G 4.9.3): bytes `offset..<offset+length` of the message the
+    /// owner loaded (it keeps the bytes; the procedure keeps only how far it got).
     case writeSignal(handle: UInt16, offset: Int, length: Int)
-    /// A write is next: the owner loads its message with `load(_:)` or drops it with `skip()`.
+    /// A write is next: the owner loads its message with `load(length:)` or drops it with `skip()`.
     case needMessage(HeraldSignalWriteKind)
     /// Nothing more: disconnect now (connections close as soon as the work is done).
     case done(HeraldProcedureResult)
@@ -56,8 +57,8 @@ public struct HeraldCentralProcedure {
     public internal(set) var payload = PayloadBytes()
     public internal(set) var payloadComplete = false
     var readFailed = false
-    /// The signal message being written and how far.
-    public internal(set) var message = FixedBytes<520>()
+    /// Length of the signal message being written (the owner holds its bytes) and how far.
+    public internal(set) var messageLength = 0
     var writeKind: HeraldSignalWriteKind = .immediateSend
     var writeOffset = 0
     var lastFragment = 0
@@ -146,22 +147,26 @@ public struct HeraldCentralProcedure {
         }
     }
 
-    /// The owner's answer to `.needMessage`: the whole encoded signal message to write.
-    public mutating func load(_ bytes: Span<UInt8>) -> HeraldGATTStep {
+    /// The owner's answer to `.needMessage`: it holds an encoded signal message of `length` octets
+    /// to write, and keeps it unchanged until the procedure leaves the writing phase.
+    public mutating func load(length: Int) -> HeraldGATTStep {
         guard phase == .awaitingMessage else { return outOfTurn() }
-        message = FixedBytes<520>(bytes)
+        guard length > 0 else { return skip() }
+        messageLength = length
         writeOffset = 0
         lastFragment = 0
-        guard !message.overflowed, message.count > 0 else { return skip() }
         phase = .writing
         return next()
     }
+
+    /// The procedure is writing a message the owner holds.
+    public var isWriting: Bool { phase == .writing }
 
     /// Drops the write `.needMessage` asked for (nothing to send).
     public mutating func skip() -> HeraldGATTStep {
         guard phase == .awaitingMessage else { return outOfTurn() }
         clearWant(writeKind)
-        message.removeAll()
+        messageLength = 0
         return next()
     }
 
@@ -176,14 +181,14 @@ public struct HeraldCentralProcedure {
 
     /// Immediate send, then the payload read, then sharing.
     mutating func next() -> HeraldGATTStep {
-        if phase == .writing, writeOffset < message.count, let handle = signalHandle {
-            lastFragment = min(fragmentSize, message.count - writeOffset)
+        if phase == .writing, writeOffset < messageLength, let handle = signalHandle {
+            lastFragment = min(fragmentSize, messageLength - writeOffset)
             return .writeSignal(handle: handle, offset: writeOffset, length: lastFragment)
         }
         if phase == .writing {
             if writeKind == .immediateSend { immediateSendWritten = true } else { sharingWritten = true }
             clearWant(writeKind)
-            message.removeAll()
+            messageLength = 0
             writeOffset = 0
             phase = .awaitingMessage
         }

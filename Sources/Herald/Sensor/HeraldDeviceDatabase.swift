@@ -20,41 +20,45 @@ public enum HeraldDeviceKind: Sendable, Equatable {
 }
 
 /// One logical peer, however often its Bluetooth address rotates.
+///
+/// Field order is deliberate: Swift lays fields out in declaration order, and an optional 64-bit time
+/// takes 9 octets, so each is followed by the one-octet fields that fill its padding. A firmware
+/// database holds 16–32 of these; this order saves 31 octets each on a 32-bit MCU.
 public struct HeraldDevice {
-    public var target: TargetIdentifier
-    /// The address last seen (the one to connect to).
-    public var address: DeviceAddress
-    public var pseudoAddress: PseudoDeviceAddress?
-    public var kind: HeraldDeviceKind
-    /// The device exposes the Herald service (nil until GATT discovery or an advert says so).
-    public var hasHeraldService: Bool?
-    public var os: HeraldDeviceOS = .unknown
     /// Start of the contact event: the first advert (ms).
     public var firstSeen: UInt64
     /// End of the contact event so far: the last RSSI measured (ms). Connections never move it.
     public var lastSeen: UInt64
     /// Last change of any field: the least recently updated device is evicted first.
     public var lastUpdated: UInt64
-    public var rssi: Int8?
-    public var txPower: Int8?
-    public var payload = PayloadBytes()
-    /// When the payload was read; nil while unknown.
-    public var payloadTime: UInt64?
-    /// No connection attempts before this time.
-    public var ignoreUntil: UInt64?
     /// The next ignore period (×1.2 each time, capped).
     public var ignoreInterval: UInt64
-    public var consecutiveFailures = 0
-    /// The last failed connection; the device is tried again only once heard after it.
-    public var lastFailure: UInt64?
-    /// When our payload-sharing list last went to this device.
-    public var lastShared: UInt64?
+    /// When the payload was read; nil while unknown.
+    public var payloadTime: UInt64?
+    public var kind: HeraldDeviceKind
+    public var os: HeraldDeviceOS = .unknown
+    /// The device exposes the Herald service (nil until GATT discovery or an advert says so).
+    public var hasHeraldService: Bool?
     /// Immediate-send data waits for this device (the data is `HeraldCentral.immediateData`).
     public var immediateSendPending = false
     /// The last advert was connectable (scan responses do not change it).
     public var connectable = true
+    public var rssi: Int8?
+    /// No connection attempts before this time.
+    public var ignoreUntil: UInt64?
+    public var txPower: Int8?
     /// The device is connected to us (we are its peripheral) on this link: no second link is made.
     public var inboundLink: UInt16?
+    /// The last failed connection; the device is tried again only once heard after it.
+    public var lastFailure: UInt64?
+    public var pseudoAddress: PseudoDeviceAddress?
+    /// When our payload-sharing list last went to this device.
+    public var lastShared: UInt64?
+    /// The address last seen (the one to connect to).
+    public var address: DeviceAddress
+    public var target: TargetIdentifier
+    public var consecutiveFailures = 0
+    public var payload = PayloadBytes()
 
     public var hasPayload: Bool { payloadTime != nil }
 
@@ -134,9 +138,9 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
             return (i, false)
         }
         let slot = freeSlot(evicted: evicted)
-        entries[slot] = HeraldDevice(target: TargetIdentifier(nextTarget), address: address, pseudoAddress: pseudoAddress,
-                                     kind: kind, hasHeraldService: kind == .herald ? true : nil, firstSeen: now,
-                                     lastSeen: now, lastUpdated: now, ignoreInterval: initialIgnoreInterval)
+        entries[slot] = HeraldDevice(firstSeen: now, lastSeen: now, lastUpdated: now, ignoreInterval: initialIgnoreInterval,
+                                     kind: kind, hasHeraldService: kind == .herald ? true : nil,
+                                     pseudoAddress: pseudoAddress, address: address, target: TargetIdentifier(nextTarget))
         nextTarget &+= 1
         return (slot, true)
     }

@@ -217,7 +217,7 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
                     try clients[slot]!.start(.readLong(handle: attribute), now: now, into: &request)
                 case .writeSignal(let attribute, let offset, let length):
                     // Copy the fragment out: the client must not borrow the central's buffer.
-                    let fragment = FixedBytes<247>(central.slots[slot]!.procedure.message.span.extracting(offset..<(offset + length)))
+                    let fragment = FixedBytes<247>(central.outgoing.span.extracting(offset..<(offset + length)))
                     try clients[slot]!.start(.write(handle: attribute, value: fragment.span), now: now, into: &request)
                 case .needMessage, .done:
                     return

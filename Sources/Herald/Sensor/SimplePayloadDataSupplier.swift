@@ -6,20 +6,17 @@ import BluetoothHost
 /// (runtime or firmware, which can read a clock) sets `unixSecondsAtZero`, the UTC second at which the
 /// sensor's clock read 0. Until it is set (nil) there is no payload: identifiers from a guessed date
 /// would be ones nobody can match.
-public struct SimplePayloadDataSupplier: PayloadDataSupplier {
+public struct SimplePayloadDataSupplier<Key: SecretKeyStore>: PayloadDataSupplier {
     public var supplier: SimplePayloadSupplier
     public var unixSecondsAtZero: Int64?
     public var extendedData = FixedBytes<32>()
-    var secretKey: InlineArray<2048, UInt8>
+    var secretKey: Key
 
-    /// `secretKey` must be `SimpleKeySchedule.secretKeySize` (2048) bytes; nil otherwise.
-    public init?(header: PayloadHeader, secretKey: Span<UInt8>, epoch: KeyEpoch = .standard,
-                 order: PayloadCodeByteOrder = .bigEndian, unixSecondsAtZero: Int64? = nil) {
-        guard secretKey.count == SimpleKeySchedule.secretKeySize else { return nil }
+    public init(key: Key, header: PayloadHeader, epoch: KeyEpoch = .standard,
+                order: PayloadCodeByteOrder = .bigEndian, unixSecondsAtZero: Int64? = nil) {
         supplier = SimplePayloadSupplier(header: header, epoch: epoch, order: order)
         self.unixSecondsAtZero = unixSecondsAtZero
-        self.secretKey = InlineArray(repeating: 0)
-        for i in 0..<2048 { self.secretKey[i] = secretKey[i] }
+        secretKey = key
     }
 
     /// UTC seconds at sensor time `now` (ms), if the clock is set.
@@ -29,24 +26,35 @@ public struct SimplePayloadDataSupplier: PayloadDataSupplier {
 
     public mutating func payload<S: ByteSink>(at now: UInt64, for peer: TargetIdentifier?, into sink: inout S) -> Bool {
         guard let t = unixSeconds(at: now) else { return false }
-        do throws(DecodeError) {
-            return try supplier.writePayload(at: t, secretKey: secretKey.span, extendedData: extendedData.span, to: &sink)
-        } catch {
-            return false
-        }
+        return writePayload(at: t, to: &sink)
     }
 
     public func firstPayloadLength(in list: Span<UInt8>) -> Int? { SimplePayloadLayout().firstPayloadLength(in: list) }
 }
 
+extension SimplePayloadDataSupplier where Key == InlineSecretKey {
+    /// A copy of `secretKey`, which must be `SimpleKeySchedule.secretKeySize` (2048) bytes; nil otherwise.
+    public init?(header: PayloadHeader, secretKey: Span<UInt8>, epoch: KeyEpoch = .standard,
+                 order: PayloadCodeByteOrder = .bigEndian, unixSecondsAtZero: Int64? = nil) {
+        guard let key = InlineSecretKey(secretKey) else { return nil }
+        self.init(key: key, header: header, epoch: epoch, order: order, unixSecondsAtZero: unixSecondsAtZero)
+    }
+}
+
 /// The same supplier can serve the peripheral's payload characteristic, which asks by UTC second.
 extension SimplePayloadDataSupplier: HeraldPayloadSource {
     public mutating func writePayload<S: ByteSink>(at time: Int64, to sink: inout S) -> Bool {
-        do throws(DecodeError) {
-            return try supplier.writePayload(at: time, secretKey: secretKey.span, extendedData: extendedData.span, to: &sink)
-        } catch {
-            return false
+        var supplier = self.supplier
+        let extended = extendedData
+        let written = secretKey.withSecretKey { key in
+            do throws(DecodeError) {
+                return try supplier.writePayload(at: time, secretKey: key, extendedData: extended.span, to: &sink)
+            } catch {
+                return false
+            }
         }
+        self.supplier = supplier
+        return written
     }
 }
 

@@ -113,8 +113,9 @@ public struct TestServer: LEApplication {
     var slots: [Slot]
     let started: UInt64
     var now: UInt64 = 0
-    /// Leave this many ACL queue slots free so requests on every link can still be answered.
-    static let queueHeadroom = 6
+    /// Leave this many ACL queue octets free so requests on every link can still be answered (two
+    /// full MTU-247 responses with their record headers).
+    static let queueHeadroom = 2 * 255
 
     init(name: String, count: Int, handles: Handles, links: Int, now: UInt64) {
         self.name = name
@@ -318,12 +319,12 @@ public struct TestServer: LEApplication {
             }
             let count = le.app.count
             while le.app.slots[i].notifying, le.app.slots[i].notified < count,
-                  le.control.acl.freeSlots > queueHeadroom, le.control.acl.count(handle: handle) < 4 {
+                  le.control.acl.freeOctets > queueHeadroom, le.control.acl.count(handle: handle) < 2 {
                 let value = counterBytes(le.app.slots[i].notified)
                 guard le.notify(handle: handle, attribute: le.app.handles.notifying, value: value.span) else { break }
                 le.app.slots[i].notified += 1
             }
-            if le.app.slots[i].indicating, le.app.slots[i].indicated < count, le.control.acl.freeSlots > queueHeadroom {
+            if le.app.slots[i].indicating, le.app.slots[i].indicated < count, le.control.acl.freeOctets > queueHeadroom {
                 let value = counterBytes(le.app.slots[i].indicated)
                 if le.indicate(handle: handle, attribute: le.app.handles.indicating, value: value.span) == .sent {
                     le.app.slots[i].indicated += 1

@@ -1,5 +1,6 @@
 // Footprint image "wearable": everything a Herald wearable runs, on four links — the core's
-// HeraldSensor: scanning with the central scheduler and device database, a GATT client per central
+// HeraldSensor: scanning with the central scheduler and a 16-device database (the peers a wearer
+// meets within the database's eviction horizon; the least recently updated is evicted beyond that), a GATT client per central
 // link, and the peripheral half (HeraldPeripheral: advertising with RPA rotation, the Herald GATT
 // service, Simple payload from the secret key, signal reassembly).
 // Linked with --gc-sections by `Tools/embedded-check --report`; never run.
@@ -20,20 +21,21 @@ struct WearableEvents: SensorDelegate {
     }
 }
 
-typealias WearablePeripheral = HeraldPeripheral<SimplePayloadSource, 4, 32, 128>
-typealias WearableApp = HeraldSensor<SimplePayloadDataSupplier, WearableEvents, 32, 4, WearablePeripheral>
+// The secret key stays in flash (StaticSecretKey): both payload producers read it in place.
+typealias WearablePeripheral = HeraldPeripheral<SimplePayloadSource<StaticSecretKey>, 4, 32, 128>
+typealias WearableApp = HeraldSensor<SimplePayloadDataSupplier<StaticSecretKey>, WearableEvents, 16, 4, WearablePeripheral>
 nonisolated(unsafe) var wearable: BluetoothStack<WearableApp, 4, 24, 192>? = nil
 
 @_cdecl("main")
 public func wearableMain() -> Int32 {
     let name: InlineArray<6, UInt8> = [0x68, 0x65, 0x72, 0x61, 0x6C, 0x64]  // "herald"
     let header = PayloadHeader(protocolAndVersion: 0x10, countryCode: 826, stateCode: 0)
-    let key = Span(_unsafeStart: boardSecretKey(), count: 2048)
+    let key = StaticSecretKey(unsafeStart: boardSecretKey())
     var irk = InlineArray<16, UInt8>(repeating: 0)
     for i in 0..<16 { irk[i] = boardIRK()[i] }
-    guard let supplier = SimplePayloadDataSupplier(header: header, secretKey: key),
-          let source = try? SimplePayloadSource(secretKey: key, header: header),
-          var peripheral = try? WearablePeripheral(
+    let supplier = SimplePayloadDataSupplier(key: key, header: header)
+    let source = SimplePayloadSource(key: key, header: header)
+    guard var peripheral = try? WearablePeripheral(
               source: source, advertising: HeraldAdvertisingConfiguration(irk: irk),
               clock: HeraldClock(unixMillisAtZero: Int64(bitPattern: boardMillis()))),
           var db = try? GATTDatabase<24, 192, 4>(deviceName: name.span),

@@ -1,0 +1,132 @@
+/// Encoded HCI commands waiting their turn, first in first out, packed back to back in `capacity`
+/// octets.
+///
+/// Why packed rather than one fixed slot per command: command parameters run from 0 octets (Reset,
+/// Read BD_ADDR) to 32 (LE Set Advertising Data, LE Encrypt), and a slot sized for the largest wastes
+/// most of itself on the typical 1–15. Packed, the same RAM holds three to five times as many
+/// commands, which matters on a microcontroller where the stack value is most of the RAM.
+///
+/// Record layout: `[packet length][tag lo][tag hi][timeout lo][timeout hi]` then the H4 command
+/// packet itself (indicator 0x01, opcode, parameter length, parameters: Core 5.4 Vol 4 Part A 2 and
+/// Part E 5.4.1). A timeout of 0 means "the flow's default"; larger ones are milliseconds, at most
+/// 65,535.
+public struct HCICommandQueue<let capacity: Int> {
+    static var recordHeader: Int { 5 }
+    /// The largest parameter block a queued command may have: LE Set Advertising Data and LE Encrypt
+    /// have 32; 64 leaves room for every command in the HCI folder.
+    public static var maximumParameters: Int { 64 }
+
+    var storage: InlineArray<capacity, UInt8>
+    /// Octets in use; records start at 0 and are contiguous.
+    public private(set) var usedOctets = 0
+    /// Commands queued.
+    public private(set) var count = 0
+
+    public init() { storage = InlineArray(repeating: 0) }
+
+    public var isEmpty: Bool { count == 0 }
+    public var freeOctets: Int { capacity - usedOctets }
+
+    /// Queues `command`, or returns false (queuing nothing) when it does not fit.
+    @discardableResult
+    public mutating func append<C: HCICommand>(_ command: C, tag: CommandTag, timeout: UInt64 = 0) -> Bool {
+        let parameters = command.parameterLength
+        guard parameters <= Self.maximumParameters else { return false }
+        let packetLength = 4 + parameters  // indicator, opcode (2), parameter length
+        guard Self.recordHeader + packetLength <= freeOctets else { return false }
+        var packet = FixedBytes<68>()
+        command.writePacket(to: &packet)
+        writeRecord(tag: tag, timeout: timeout, packet: packet.span)
+        return true
+    }
+
+    /// Moves the first command to the end of `other` with the timeout `timeout` when it had none
+    /// of its own. False (nothing moved) when this queue is empty or `other` has no room for it.
+    @discardableResult
+    public mutating func moveFirst<let n: Int>(to other: inout HCICommandQueue<n>, defaultTimeout: UInt64) -> Bool {
+        guard let first = first else { return false }
+        let length = Int(storage[0])
+        guard Self.recordHeader + length <= other.freeOctets else { return false }
+        let timeout = first.timeout == 0 ? defaultTimeout : first.timeout
+        other.writeRecord(tag: first.tag, timeout: timeout,
+                          packet: storage.span.extracting(Self.recordHeader..<(Self.recordHeader + length)))
+        removeFirst()
+        return true
+    }
+
+    /// Opcode, tag and timeout (0 = default) of the first command.
+    public var first: (opcode: HCIOpcode, tag: CommandTag, timeout: UInt64)? {
+        isEmpty ? nil : header(at: 0)
+    }
+
+    /// Calls `body` with the first command's H4 packet.
+    public func withFirstPacket<R>(_ body: (Span<UInt8>) -> R) -> R? {
+        guard !isEmpty else { return nil }
+        let length = Int(storage[0])
+        return body(storage.span.extracting(Self.recordHeader..<(Self.recordHeader + length)))
+    }
+
+    /// Drops the first command.
+    public mutating func removeFirst() {
+        guard !isEmpty else { return }
+        let recordLength = Self.recordHeader + Int(storage[0])
+        let remaining = usedOctets - recordLength
+        if remaining > 0 {
+            var bytes = storage.mutableSpan
+            bytes.withUnsafeMutableBytes { raw in
+                raw.baseAddress!.copyMemory(from: raw.baseAddress! + recordLength, byteCount: remaining)
+            }
+        }
+        usedOctets = remaining
+        count -= 1
+    }
+
+    public mutating func removeAll() {
+        usedOctets = 0
+        count = 0
+    }
+
+    /// The opcode of the command at position `index` (0 = first), for inspection and tests.
+    public func opcode(at index: Int) -> HCIOpcode? {
+        guard let offset = offset(of: index) else { return nil }
+        return header(at: offset).opcode
+    }
+
+    /// The H4 packet of the command at position `index`, copied out (for inspection and tests).
+    public func packet(at index: Int) -> FixedBytes<68>? {
+        guard let offset = offset(of: index) else { return nil }
+        var packet = FixedBytes<68>()
+        let start = offset + Self.recordHeader
+        packet.append(contentsOf: storage.span.extracting(start..<(start + Int(storage[offset]))))
+        return packet
+    }
+
+    func offset(of index: Int) -> Int? {
+        guard index >= 0, index < count else { return nil }
+        var offset = 0
+        for _ in 0..<index { offset += Self.recordHeader + Int(storage[offset]) }
+        return offset
+    }
+
+    func header(at offset: Int) -> (opcode: HCIOpcode, tag: CommandTag, timeout: UInt64) {
+        let tag = UInt16(storage[offset + 1]) | UInt16(storage[offset + 2]) &<< 8
+        let timeout = UInt16(storage[offset + 3]) | UInt16(storage[offset + 4]) &<< 8
+        // Packet byte 0 is the indicator; the opcode follows little-endian.
+        let opcode = UInt16(storage[offset + 6]) | UInt16(storage[offset + 7]) &<< 8
+        return (HCIOpcode(rawValue: opcode), CommandTag(rawValue: tag), UInt64(widening: timeout))
+    }
+
+    mutating func writeRecord(tag: CommandTag, timeout: UInt64, packet: Span<UInt8>) {
+        let t = UInt16(truncatingIfNeeded: min(timeout, 0xFFFF))
+        var o = usedOctets
+        storage[o] = UInt8(truncatingIfNeeded: packet.count)
+        storage[o + 1] = UInt8(truncatingIfNeeded: tag.rawValue)
+        storage[o + 2] = UInt8(truncatingIfNeeded: tag.rawValue &>> 8)
+        storage[o + 3] = UInt8(truncatingIfNeeded: t)
+        storage[o + 4] = UInt8(truncatingIfNeeded: t &>> 8)
+        o += Self.recordHeader
+        for i in 0..<packet.count { storage[o + i] = packet[i] }
+        usedOctets = o + packet.count
+        count += 1
+    }
+}
