@@ -81,14 +81,15 @@ extension SHA256 {
             w[unchecked: t] = UInt32(bigEndian: bytes.unsafeLoadUnaligned(fromUncheckedByteOffset: offset &+ 4 &* t, as: UInt32.self))
         }
         var v = WorkingVariables(hv)
+        // All 64 rounds inline: K(t) become immediates, and nothing is kept for a loop.
         eightRounds(&v, &w, t: 0, j: 0, expanding: false)
         eightRounds(&v, &w, t: 8, j: 8, expanding: false)
-        var t = 16
-        while t < 64 {
-            eightRounds(&v, &w, t: t, j: 0, expanding: true)
-            eightRounds(&v, &w, t: t &+ 8, j: 8, expanding: true)
-            t &+= 16
-        }
+        eightRounds(&v, &w, t: 16, j: 0, expanding: true)
+        eightRounds(&v, &w, t: 24, j: 8, expanding: true)
+        eightRounds(&v, &w, t: 32, j: 0, expanding: true)
+        eightRounds(&v, &w, t: 40, j: 8, expanding: true)
+        eightRounds(&v, &w, t: 48, j: 0, expanding: true)
+        eightRounds(&v, &w, t: 56, j: 8, expanding: true)
         // H(i) = H(i-1) + working variables (FIPS 180-4 6.2.2 step 4).
         hv[unchecked: 0] &+= v.a; hv[unchecked: 1] &+= v.b; hv[unchecked: 2] &+= v.c; hv[unchecked: 3] &+= v.d
         hv[unchecked: 4] &+= v.e; hv[unchecked: 5] &+= v.f; hv[unchecked: 6] &+= v.g; hv[unchecked: 7] &+= v.h

@@ -71,7 +71,7 @@ public struct SHA256: Sendable {
     /// Pads and returns the digest.
     public consuming func finalize() -> InlineArray<32, UInt8> {
         var hv = hashValue
-        Self.finish(&hv, tail: block.span, count: blockCount, totalBytes: totalBytes)
+        Self.finish(&hv, tail: block.span, from: 0, count: blockCount, totalBytes: totalBytes)
         return Self.digest(hv)
     }
 
@@ -85,17 +85,15 @@ public struct SHA256: Sendable {
             compress(&hv, data, at: i)
             i &+= 64
         }
-        var tail = InlineArray<64, UInt8>(repeating: 0)
-        copy(data, from: whole, count: data.count &- whole, into: &tail, at: 0)
-        finish(&hv, tail: tail.span, count: data.count &- whole, totalBytes: UInt64(widening: UInt(data.count)))
+        finish(&hv, tail: data, from: whole, count: data.count &- whole, totalBytes: UInt64(widening: UInt(data.count)))
         return digest(hv)
     }
 
-    /// The last one or two blocks (FIPS 180-4 5.1.1): the `count` < 64 message bytes at the start of
-    /// `tail`, a 1 bit, zeros, and the message length in bits as a 64-bit big-endian integer.
-    static func finish(_ hv: inout InlineArray<8, UInt32>, tail: Span<UInt8>, count: Int, totalBytes: UInt64) {
+    /// The last one or two blocks (FIPS 180-4 5.1.1): the `count` < 64 message bytes of `tail` at
+    /// `from`, a 1 bit, zeros, and the message length in bits as a 64-bit big-endian integer.
+    static func finish(_ hv: inout InlineArray<8, UInt32>, tail: Span<UInt8>, from: Int, count: Int, totalBytes: UInt64) {
         var last = InlineArray<64, UInt8>(repeating: 0)
-        copy(tail, from: 0, count: count, into: &last, at: 0)
+        copy(tail, from: from, count: count, into: &last, at: 0)
         last[count] = 0x80
         // No room for the 8 length bytes after the 1 bit: this block ends with zeros, the next
         // holds only zeros and the length.
