@@ -91,7 +91,8 @@ public struct SHA256: Sendable {
 
     /// The last one or two blocks (FIPS 180-4 5.1.1): the `count` < 64 message bytes of `tail` at
     /// `from`, a 1 bit, zeros, and the message length in bits as a 64-bit big-endian integer.
-    static func finish(_ hv: inout InlineArray<8, UInt32>, tail: Span<UInt8>, from: Int, count: Int, totalBytes: UInt64) {
+    static func finish(_ hv: inout InlineArray<8, UInt32>, tail: Span<UInt8>, from: Int, count: Int,
+                       totalBytes: UInt64) {
         var last = InlineArray<64, UInt8>(repeating: 0)
         copy(tail, from: from, count: count, into: &last, at: 0)
         last[count] = 0x80
