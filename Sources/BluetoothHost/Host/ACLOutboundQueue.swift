@@ -209,12 +209,9 @@ public struct ACLOutboundQueue<let octets: Int> {
     mutating func remove(_ offset: Int) {
         let end = Self.next(storage.span, after: offset)
         let tail = usedOctets - end
-        if tail > 0 {
-            var bytes = storage.mutableSpan
-            bytes.withUnsafeMutableBytes { raw in
-                (raw.baseAddress! + offset).copyMemory(from: raw.baseAddress! + end, byteCount: tail)
-            }
-        }
+        // Element by element on purpose: a span or pointer into inline storage can, with Swift 6.3,
+        // end up addressing a temporary copy (see the README's note on the span miscompile).
+        for i in 0..<tail { storage[offset + i] = storage[end + i] }
         usedOctets -= end - offset
         count -= 1
     }
