@@ -109,6 +109,37 @@ struct PacketLog: H4PacketHandler {
         delivered = log.packets.filter { $0 == Self.commandComplete }.count
         #expect(delivered >= 150)
     }
+
+    /// Whole packets in one read are handed over in place and packet bodies are copied in bulk; both
+    /// must frame exactly as feeding one byte at a time does, noise, rescans and oversize included.
+    @Test(arguments: [1, 2, 3, 7, 64, 1000])
+    func chunkingNeverChangesTheOutcome(seed: UInt64) {
+        var rng = SplitMix(seed: seed)
+        let oversize: [UInt8] = [0x02, 0x01, 0x00, 0x2C, 0x01] + [UInt8](repeating: 0xAB, count: 300)
+        let advert: [UInt8] = [0x04, 0x3E, 0x0C, 0x02, 0x01, 0x00, 0x01, 0x11, 0x22, 0x33, 0x44, 0x55, 0xC6, 0x00, 0xC4]
+        let longACL: [UInt8] = [0x02, 0x40, 0x20, 0xFB, 0x00] + (0..<251).map { UInt8(truncatingIfNeeded: $0) }
+        let pieces = [Self.commandComplete, Self.acl, Self.numCompleted, advert, longACL, oversize,
+                      [0x04, 0x77], [0x00], [0x02, 0x01, 0x0F, 0x02, 0x00]]
+        var stream: [UInt8] = []
+        for _ in 0..<60 { stream += pieces[Int(rng.next() % UInt64(pieces.count))] }
+        stream += Self.commandComplete
+
+        let (reference, referenceCounters) = run(stream.map { [$0] })
+        let (whole, wholeCounters) = run([stream])
+        var chunks: [[UInt8]] = []
+        var at = 0
+        while at < stream.count {
+            let n = min(stream.count - at, 1 + Int(rng.next() % 300))
+            chunks.append(Array(stream[at..<(at + n)]))
+            at += n
+        }
+        let (chunked, chunkedCounters) = run(chunks)
+        #expect(reference.packets.last == Self.commandComplete)
+        #expect(whole.packets == reference.packets)
+        #expect(chunked.packets == reference.packets)
+        #expect(wholeCounters == referenceCounters)
+        #expect(chunkedCounters == referenceCounters)
+    }
 }
 
 /// A tiny deterministic generator for tests.

@@ -11,7 +11,8 @@ struct LastPacketOutput: H4Output {
     var packets = 0
     var bytes = 0
     mutating func send(h4 packet: Span<UInt8>) {
-        last = FixedBytes<260>(packet)
+        last.removeAll()
+        last.append(contentsOf: packet)
         packets += 1
         bytes += packet.count
     }

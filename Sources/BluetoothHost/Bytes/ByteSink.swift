@@ -4,6 +4,9 @@
 /// allocates nothing and the same code writes straight into an H4/ACL frame.
 public protocol ByteSink {
     mutating func append(_ byte: UInt8)
+    /// Appends every byte of `bytes`. A requirement (with a byte-by-byte default) so that sinks with
+    /// contiguous storage copy a whole value or packet body at once, even from generic code.
+    mutating func append(contentsOf bytes: Span<UInt8>)
 }
 
 extension ByteSink {

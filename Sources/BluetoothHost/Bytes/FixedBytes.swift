@@ -27,6 +27,18 @@ public struct FixedBytes<let N: Int>: ByteSink {
         count += 1
     }
 
+    /// Appends as much of `bytes` as fits, in one pass the optimiser turns into a block copy (checked
+    /// once, not per byte); sets `overflowed` if some did not fit, like `append(_:)`.
+    public mutating func append(contentsOf bytes: Span<UInt8>) {
+        let n = min(bytes.count, N - count)
+        if n < bytes.count { overflowed = true }
+        guard n > 0 else { return }
+        let start = count
+        var target = storage.mutableSpan
+        for i in 0..<n { target[start + i] = bytes[i] }
+        count += n
+    }
+
     public subscript(i: Int) -> UInt8 {
         get { precondition(i >= 0 && i < count, "FixedBytes index out of range"); return storage[i] }
         set { precondition(i >= 0 && i < count, "FixedBytes index out of range"); storage[i] = newValue }

@@ -205,7 +205,10 @@ public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, l
     // MARK: Lookup
 
     /// The attribute at `handle`, nil for 0x0000 or past the end.
+    @inline(__always)
     public func attribute(_ handle: UInt16) -> GATTAttribute? {
+        // Inlined, like `storedSpan`: the ATT server holds the database `inout`, and a call to a
+        // read-only method made the compiler copy the whole database to pass `self`.
         let i = Int(handle) - 1
         guard i >= 0, i < count else { return nil }
         return attributes[i]
@@ -224,6 +227,7 @@ public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, l
 
     /// Octets the value occupies in the pool (stored, constant, per-link); nil when the delegate or the
     /// hash produces it.
+    @inline(__always)
     func storedSpan(_ handle: UInt16, connection: Int) -> (offset: Int, length: Int)? {
         guard let a = attribute(handle) else { return nil }
         switch a.storage {

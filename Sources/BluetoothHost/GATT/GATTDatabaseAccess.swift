@@ -5,25 +5,12 @@ extension GATTDatabase {
     /// checked in the order a client can fix them (Core 5.4 Vol 3 Part F 3.2.5, Part C 10.3.1):
     /// access first, then encryption (Insufficient Encryption only when a key exists to encrypt with,
     /// otherwise Insufficient Authentication so the client pairs), key size, MITM, authorization.
+    @inline(__always)
     public func checkAccess(_ handle: UInt16, write: Bool, security: ATTLinkSecurity) -> ATTErrorCode? {
+        // Inlined down to the check on the permissions alone: a call with the whole database as
+        // `self` made the ATT server, which holds it `inout`, copy it on every request.
         guard let a = attribute(handle) else { return .invalidHandle }
-        let p = a.permissions
-        if write {
-            guard p.contains(.write) else { return .writeNotPermitted }
-        } else {
-            guard p.contains(.read) else { return .readNotPermitted }
-        }
-        let needsAuthentication = p.contains(write ? .writeAuthenticated : .readAuthenticated)
-        let needsEncryption = needsAuthentication || p.contains(write ? .writeEncrypted : .readEncrypted)
-        if needsEncryption {
-            guard security.encrypted else { return security.bonded ? .insufficientEncryption : .insufficientAuthentication }
-            guard security.keySize >= security.minimumKeySize else { return .encryptionKeySizeTooShort }
-        }
-        if needsAuthentication && !security.authenticated { return .insufficientAuthentication }
-        if p.contains(write ? .writeAuthorized : .readAuthorized) && !security.authorized {
-            return .insufficientAuthorization
-        }
-        return nil
+        return a.permissions.accessError(write: write, security: security)
     }
 
     /// Length of a value the database holds (nil when the delegate produces it).
@@ -50,7 +37,7 @@ extension GATTDatabase {
         case .constant, .stored, .perLink:
             guard let r = storedSpan(handle, connection: connection) else { return .unlikelyError }
             guard offset <= r.length else { return .invalidOffset }
-            for i in (r.offset + offset)..<(r.offset + r.length) { sink.append(values[i]) }
+            sink.append(contentsOf: values.span.extracting((r.offset + offset)..<(r.offset + r.length)))
             return nil
         }
     }
@@ -206,5 +193,28 @@ extension GATTDatabase {
         for k in 0..<16 { hash[k] = mac[15 - k] }
         hashIsValid = true
         return hash
+    }
+}
+
+extension GATTPermissions {
+    /// What `GATTDatabase.checkAccess` answers for an attribute with these permissions.
+    func accessError(write: Bool, security: ATTLinkSecurity) -> ATTErrorCode? {
+        let p = self
+        if write {
+            guard p.contains(.write) else { return .writeNotPermitted }
+        } else {
+            guard p.contains(.read) else { return .readNotPermitted }
+        }
+        let needsAuthentication = p.contains(write ? .writeAuthenticated : .readAuthenticated)
+        let needsEncryption = needsAuthentication || p.contains(write ? .writeEncrypted : .readEncrypted)
+        if needsEncryption {
+            guard security.encrypted else { return security.bonded ? .insufficientEncryption : .insufficientAuthentication }
+            guard security.keySize >= security.minimumKeySize else { return .encryptionKeySizeTooShort }
+        }
+        if needsAuthentication && !security.authenticated { return .insufficientAuthentication }
+        if p.contains(write ? .writeAuthorized : .readAuthorized) && !security.authorized {
+            return .insufficientAuthorization
+        }
+        return nil
     }
 }

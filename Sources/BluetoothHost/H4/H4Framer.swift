@@ -49,6 +49,7 @@ public struct H4Framer<let capacity: Int> {
         buffer.removeAll()
         discarding = 0
         completedLength = 0
+        expectedLength = 0
     }
 
     /// The packet the framer has completed and not yet released, if any.
@@ -62,22 +63,48 @@ public struct H4Framer<let capacity: Int> {
     }
 
     private var completedLength = 0
+    /// The whole length of the packet being buffered once its header has been checked, else 0: from
+    /// then on its body is copied in one go instead of byte by byte.
+    private var expectedLength = 0
 
     /// Consumes bytes until a packet completes or the input runs out; returns how many it consumed.
     /// While a completed packet is waiting for `release()`, it consumes nothing.
     public mutating func ingest(_ bytes: Span<UInt8>) -> Int {
         var used = 0
         while completedLength == 0, used < bytes.count {
-            let byte = bytes[used]
-            used += 1
             if discarding > 0 {
-                discarding -= 1
+                let n = min(discarding, bytes.count - used)
+                discarding -= n
+                used += n
                 continue
             }
-            buffer.append(byte)
+            if expectedLength > buffer.count {
+                let n = min(expectedLength - buffer.count, bytes.count - used)
+                buffer.append(contentsOf: bytes.extracting(used..<(used + n)))
+                used += n
+            } else {
+                // Indicator and header bytes one at a time: each may change what the framer expects.
+                buffer.append(bytes[used])
+                used += 1
+            }
             process()
         }
         return used
+    }
+
+    /// When nothing is buffered and `bytes` starts with a whole packet whose header passes the same
+    /// checks `ingest` applies, returns that packet's length and counts it, without copying it: the
+    /// caller hands on `bytes.extracting(0..<length)` and carries on after it. Otherwise returns 0 and
+    /// the caller feeds the bytes to `ingest`. A UART read usually holds whole packets, so this is
+    /// the common path.
+    public mutating func wholePacket(at bytes: Span<UInt8>) -> Int {
+        guard buffer.count == 0, completedLength == 0, discarding == 0, bytes.count > 0,
+              let type = H4PacketType(rawValue: bytes[0]), type != .command,
+              case .length(let total) = Self.header(of: type, in: bytes, maximumACLLength: maximumACLLength),
+              total <= capacity, total <= bytes.count
+        else { return 0 }
+        counters.packets += 1
+        return total
     }
 
     /// Drops the completed packet and looks for another among bytes already buffered
@@ -98,19 +125,27 @@ public struct H4Framer<let capacity: Int> {
                 release()
             }
             guard offset < bytes.count else { return }
-            offset += ingest(bytes.extracting(offset..<bytes.count))
+            let rest = bytes.extracting(offset..<bytes.count)
+            let whole = wholePacket(at: rest)
+            if whole > 0, let type = H4PacketType(rawValue: rest[0]) {
+                handler.h4Packet(type: type, packet: rest.extracting(0..<whole))
+                offset += whole
+            } else {
+                offset += ingest(rest)
+            }
         }
     }
 
     /// Advances over the buffer until it needs more bytes or a packet is complete.
     private mutating func process() {
+        expectedLength = 0
         while buffer.count > 0, completedLength == 0 {
             guard let type = H4PacketType(rawValue: buffer[0]), type != .command else {
                 counters.skippedBytes += 1
                 buffer.removeFirst(1)
                 continue
             }
-            switch header(of: type) {
+            switch Self.header(of: type, in: buffer.span, maximumACLLength: maximumACLLength) {
             case .needMore:
                 return
             case .implausible:
@@ -126,7 +161,10 @@ public struct H4Framer<let capacity: Int> {
                     buffer.removeAll()
                     return
                 }
-                guard buffer.count >= total else { return }
+                guard buffer.count >= total else {
+                    expectedLength = total
+                    return
+                }
                 counters.packets += 1
                 completedLength = total
             }
@@ -135,8 +173,9 @@ public struct H4Framer<let capacity: Int> {
 
     private enum Header { case needMore, implausible, length(Int) }
 
-    /// The total packet length once enough header bytes are buffered (Core 5.4 Vol 4 Part E 5.4).
-    private func header(of type: H4PacketType) -> Header {
+    /// The total length of the packet `bytes` starts with, once enough header bytes are there
+    /// (Core 5.4 Vol 4 Part E 5.4).
+    private static func header(of type: H4PacketType, in buffer: Span<UInt8>, maximumACLLength: Int) -> Header {
         switch type {
         case .event:
             guard buffer.count >= 3 else { return .needMore }

@@ -61,7 +61,9 @@ public struct ACLCredits<let links: Int> {
         }
     }
 
+    @inline(__always)
     func index(of handle: UInt16) -> Int? {
+        // Inlined so mutating callers do not copy the whole table to pass `self`.
         for i in 0..<links where entries[i].isOpen && entries[i].handle == handle { return i }
         return nil
     }

@@ -60,22 +60,25 @@ public struct ACLOutboundQueue<let octets: Int> {
 
     /// PDUs queued for `handle`.
     public func count(handle: UInt16) -> Int {
+        let bytes = storage.span
         var n = 0
         var offset = 0
         while offset < usedOctets {
-            if u16(at: offset) == handle { n += 1 }
-            offset = next(after: offset)
+            if Self.u16(bytes, offset) == handle { n += 1 }
+            offset = Self.next(bytes, after: offset)
         }
         return n
     }
 
     /// Octets queued for `handle`, record headers included.
-    public func queuedOctets(handle: UInt16) -> Int {
+    public func queuedOctets(handle: UInt16) -> Int { Self.queuedOctets(handle: handle, in: storage.span, used: usedOctets) }
+
+    static func queuedOctets(handle: UInt16, in bytes: Span<UInt8>, used: Int) -> Int {
         var n = 0
         var offset = 0
-        while offset < usedOctets {
-            let end = next(after: offset)
-            if u16(at: offset) == handle { n += end - offset }
+        while offset < used {
+            let end = next(bytes, after: offset)
+            if u16(bytes, offset) == handle { n += end - offset }
             offset = end
         }
         return n
@@ -88,35 +91,39 @@ public struct ACLOutboundQueue<let octets: Int> {
         }
         let needed = Self.footprint(payloadLength: payload.count)
         guard needed <= freeOctets else { throw .full(needed: needed, free: freeOctets) }
-        guard queuedOctets(handle: handle) + needed <= perLinkLimit else { throw .linkLimit(limit: perLinkLimit) }
+        guard Self.queuedOctets(handle: handle, in: storage.span, used: usedOctets) + needed <= perLinkLimit else { throw .linkLimit(limit: perLinkLimit) }
         var o = usedOctets
         setU16(handle, at: o)
         setU16(channel.rawValue, at: o + 2)
         setU16(UInt16(truncatingIfNeeded: payload.count), at: o + 4)
         setU16(0, at: o + 6)
         o += Self.recordHeader
-        for i in 0..<payload.count { storage[o + i] = payload[i] }
+        // Through a span, so the optimiser makes one block copy of the loop.
+        var bytes = storage.mutableSpan
+        for i in 0..<payload.count { bytes[o + i] = payload[i] }
         usedOctets = o + payload.count
         count += 1
     }
 
     /// The record to send from next under the round-robin policy, or nil when empty.
-    func nextRecord() -> Int? {
+    // Mutating only to reach `storage` by address (see `u16`): as a plain method it made the compiler
+    // copy the whole queue into a temporary for every packet sent.
+    mutating func nextRecord() -> Int? {
         // Pick the link: smallest queued handle after the last one served, else the smallest overall.
         var after: UInt16? = nil
         var lowest: UInt16 = .max
         var offset = 0
         while offset < usedOctets {
-            let h = u16(at: offset)
+            let h = Self.u16(storage.span, offset)
             if h < lowest { lowest = h }
             if let last = lastServed, h > last, h < (after ?? .max) { after = h }
-            offset = next(after: offset)
+            offset = Self.next(storage.span, after: offset)
         }
         guard usedOctets > 0 else { return nil }
         // Within the link, the oldest PDU: the first record with that handle.
         let link = after ?? lowest
         offset = 0
-        while u16(at: offset) != link { offset = next(after: offset) }
+        while Self.u16(storage.span, offset) != link { offset = Self.next(storage.span, after: offset) }
         return offset
     }
 
@@ -126,18 +133,37 @@ public struct ACLOutboundQueue<let octets: Int> {
     @discardableResult
     public mutating func drain<let links: Int, S: ByteSink>(credits: inout ACLCredits<links>,
                                                            into sink: inout S) -> Int {
+        drain(credits: &credits) { fragmenter, payload in _ = fragmenter.writeNext(payload: payload, to: &sink) }
+    }
+
+    /// As `drain(credits:into:)`, handing each H4 packet to `output` as one `send`: the packet is
+    /// built in one buffer here, with no copy of `output` and no byte-by-byte splitting downstream.
+    @discardableResult
+    public mutating func drain<let links: Int, O: H4Output>(credits: inout ACLCredits<links>,
+                                                           to output: inout O) -> Int {
+        // Indicator, ACL header and up to 255 data octets (LE ACL data length is at most 251).
+        var packet = FixedBytes<260>()
+        return drain(credits: &credits) { fragmenter, payload in
+            packet.removeAll()
+            _ = fragmenter.writeNext(payload: payload, to: &packet)
+            output.send(h4: packet.span)
+        }
+    }
+
+    mutating func drain<let links: Int>(credits: inout ACLCredits<links>,
+                                        _ write: (inout ACLFragmenter, Span<UInt8>) -> Void) -> Int {
         let dataLength = credits.maxDataLength > 0 ? credits.maxDataLength : 27
         var written = 0
         while let record = nextRecord() {
-            let handle = u16(at: record)
+            let handle = Self.u16(storage.span, record)
             switch credits.consume(handle: handle) {
             case .granted:
-                let length = Int(u16(at: record + 4))
+                let length = Int(Self.u16(storage.span, record + 4))
                 let start = record + Self.recordHeader
                 var fragmenter = ACLFragmenter(
-                    handle: handle, channel: L2CAPChannelID(rawValue: u16(at: record + 2)),
-                    payloadLength: length, maxDataLength: dataLength, offset: Int(u16(at: record + 6)))
-                _ = fragmenter.writeNext(payload: storage.span.extracting(start..<(start + length)), to: &sink)
+                    handle: handle, channel: L2CAPChannelID(rawValue: Self.u16(storage.span, record + 2)),
+                    payloadLength: length, maxDataLength: dataLength, offset: Int(Self.u16(storage.span, record + 6)))
+                write(&fragmenter, storage.span.extracting(start..<(start + length)))
                 if fragmenter.isFinished {
                     remove(record)
                 } else {
@@ -169,11 +195,11 @@ public struct ACLOutboundQueue<let octets: Int> {
         var n = 0
         var offset = 0
         while offset < usedOctets {
-            if u16(at: offset) == handle {
+            if Self.u16(storage.span, offset) == handle {
                 remove(offset)
                 n += 1
             } else {
-                offset = next(after: offset)
+                offset = Self.next(storage.span, after: offset)
             }
         }
         return n
@@ -181,21 +207,21 @@ public struct ACLOutboundQueue<let octets: Int> {
 
     /// Removes the record at `offset`, moving the later ones down.
     mutating func remove(_ offset: Int) {
-        let end = next(after: offset)
+        let end = Self.next(storage.span, after: offset)
         let tail = usedOctets - end
-        if tail > 0 {
-            var bytes = storage.mutableSpan
-            bytes.withUnsafeMutableBytes { raw in
-                (raw.baseAddress! + offset).copyMemory(from: raw.baseAddress! + end, byteCount: tail)
-            }
-        }
+        // Element by element on purpose: a span or pointer into inline storage can, with Swift 6.3,
+        // end up addressing a temporary copy (see the README's note on the span miscompile).
+        for i in 0..<tail { storage[offset + i] = storage[end + i] }
         usedOctets -= end - offset
         count -= 1
     }
 
-    func next(after offset: Int) -> Int { offset + Self.recordHeader + Int(u16(at: offset + 4)) }
+    // Record fields are read through a span of `storage` taken by the caller, never through a
+    // read-only method on `self`: from the mutating paths (enqueue, drain) such a call made the
+    // compiler copy the whole queue into a temporary, once per record visited.
+    static func next(_ bytes: Span<UInt8>, after offset: Int) -> Int { offset + recordHeader + Int(u16(bytes, offset + 4)) }
 
-    func u16(at offset: Int) -> UInt16 { UInt16(storage[offset]) | UInt16(storage[offset + 1]) &<< 8 }
+    static func u16(_ bytes: Span<UInt8>, _ offset: Int) -> UInt16 { UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) &<< 8 }
 
     mutating func setU16(_ value: UInt16, at offset: Int) {
         storage[offset] = UInt8(truncatingIfNeeded: value)

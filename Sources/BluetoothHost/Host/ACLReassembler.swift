@@ -145,11 +145,11 @@ public struct ACLReassembler<let capacity: Int> {
             state = .idle
             throw .lengthOverrun(declared: expected, received: received + incoming)
         }
-        while index < data.count {
-            storage[received] = data[index]
-            received += 1
-            index += 1
-        }
+        // One pass over two spans the checks above bound: the optimiser makes it a block copy.
+        var target = storage.mutableSpan
+        let start = received
+        for i in 0..<incoming { target[start + i] = data[index + i] }
+        received += incoming
         guard received == expected else { return .incomplete }
         state = .idle
         completedLength = received

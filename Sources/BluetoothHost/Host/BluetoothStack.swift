@@ -65,32 +65,10 @@ public struct BluetoothStack<App: LEApplication, let links: Int, let attributes:
     mutating func flush<O: H4Output>(now: UInt64, output: inout O) {
         guard hci.isReady else { return }
         hci.takeCommands(from: &le.control, now: now, output: &output)
-        var splitter = H4PacketSplitter(output: output)
         // Held ATT responses go first, and again once draining has freed queue slots, ahead of
         // whatever the application queues next.
         _ = le.sendHeldResponses()
-        le.control.acl.drain(credits: &le.control.credits, into: &splitter)
-        if le.sendHeldResponses() { le.control.acl.drain(credits: &le.control.credits, into: &splitter) }
-        output = splitter.output
-    }
-}
-
-/// Turns a stream of whole H4 packets written byte by byte into one `send` per packet, so captures
-/// and UART drivers see packet boundaries.
-struct H4PacketSplitter<O: H4Output>: ByteSink {
-    var output: O
-    var packet = FixedBytes<260>()
-
-    mutating func append(_ byte: UInt8) {
-        packet.append(byte)
-        guard let total = expectedLength, packet.count == total else { return }
-        output.send(h4: packet.span)
-        packet.removeAll()
-    }
-
-    /// Whole packet length once its header is in (ACL: indicator, handle, 16-bit length).
-    private var expectedLength: Int? {
-        guard packet.count >= 5, packet[0] == H4PacketType.acl.rawValue else { return nil }
-        return 5 + (Int(packet[3]) | Int(packet[4]) << 8)
+        le.control.acl.drain(credits: &le.control.credits, to: &output)
+        if le.sendHeldResponses() { le.control.acl.drain(credits: &le.control.credits, to: &output) }
     }
 }

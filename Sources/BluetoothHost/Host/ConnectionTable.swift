@@ -80,17 +80,28 @@ public struct ConnectionTable<let capacity: Int, let pduCapacity: Int, Extra: Co
     public typealias Link = Connection<pduCapacity, Extra>
 
     var entries: InlineArray<capacity, Link?>
+    /// Each position's handle, `vacant` where there is no link. Lookups scan these few octets, not
+    /// the links: a scan over `entries` made the compiler copy the whole table (every link's
+    /// reassembly buffer and ATT bearer) into a temporary on each lookup.
+    var handles: InlineArray<capacity, UInt16>
+    /// Not a connection handle (those are 0x0000...0x0EFF, Core 5.4 Vol 4 Part E 5.4.2).
+    static var vacant: UInt16 { 0xFFFF }
     public private(set) var count = 0
     /// Inbound packets whose handle had no entry.
     public private(set) var unknownHandlePackets = 0
 
-    public init() { entries = InlineArray(repeating: nil) }
+    public init() {
+        entries = InlineArray(repeating: nil)
+        handles = InlineArray(repeating: Self.vacant)
+    }
 
     public var isFull: Bool { count == capacity }
     public var isEmpty: Bool { count == 0 }
 
+    @inline(__always)
     func index(of handle: UInt16) -> Int? {
-        for i in 0..<capacity where entries[i]?.handle == handle { return i }
+        guard handle != Self.vacant else { return nil }
+        for i in 0..<capacity where handles[i] == handle { return i }
         return nil
     }
 
@@ -101,8 +112,9 @@ public struct ConnectionTable<let capacity: Int, let pduCapacity: Int, Extra: Co
                                 timing: ConnectionTiming) throws(ConnectionTableError) {
         guard handle <= HCIACLDataHeader.maxHandle else { throw .invalidHandle(handle) }
         guard index(of: handle) == nil else { throw .duplicateHandle(handle) }
-        for i in 0..<capacity where entries[i] == nil {
+        for i in 0..<capacity where handles[i] == Self.vacant {
             entries[i] = Link(handle: handle, role: role, peer: peer, timing: timing)
+            handles[i] = handle
             count += 1
             return
         }
@@ -115,6 +127,7 @@ public struct ConnectionTable<let capacity: Int, let pduCapacity: Int, Extra: Co
         guard let i = index(of: handle) else { return nil }
         let link = entries[i]
         entries[i] = nil
+        handles[i] = Self.vacant
         count -= 1
         return link
     }
@@ -134,8 +147,8 @@ public struct ConnectionTable<let capacity: Int, let pduCapacity: Int, Extra: Co
 
     /// The handle in table position `position` (0..<capacity), for iterating without an array.
     public func handle(at position: Int) -> UInt16? {
-        guard position >= 0 && position < capacity else { return nil }
-        return entries[position]?.handle
+        guard position >= 0 && position < capacity, handles[position] != Self.vacant else { return nil }
+        return handles[position]
     }
 
     /// Feeds one inbound ACL packet to its link's reassembler; when it completes a PDU, calls

@@ -71,12 +71,8 @@ public struct HCICommandQueue<let capacity: Int> {
         guard !isEmpty else { return }
         let recordLength = Self.recordHeader + Int(storage[0])
         let remaining = usedOctets - recordLength
-        if remaining > 0 {
-            var bytes = storage.mutableSpan
-            bytes.withUnsafeMutableBytes { raw in
-                raw.baseAddress!.copyMemory(from: raw.baseAddress! + recordLength, byteCount: remaining)
-            }
-        }
+        // Element by element: see ACLOutboundQueue.remove.
+        for i in 0..<remaining { storage[i] = storage[recordLength + i] }
         usedOctets = remaining
         count -= 1
     }

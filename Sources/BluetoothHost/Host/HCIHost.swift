@@ -170,7 +170,15 @@ public struct HCIHost {
                 handlePacket(type: type, packet.span, now: now, delegate: &delegate, output: &output)
             }
             guard offset < bytes.count else { return }
-            offset += framer.ingest(bytes.extracting(offset..<bytes.count))
+            let rest = bytes.extracting(offset..<bytes.count)
+            // A whole packet in the caller's bytes is handled where it lies: no copy at all.
+            let whole = framer.wholePacket(at: rest)
+            if whole > 0, let type = H4PacketType(rawValue: rest[0]) {
+                handlePacket(type: type, rest.extracting(0..<whole), now: now, delegate: &delegate, output: &output)
+                offset += whole
+            } else {
+                offset += framer.ingest(rest)
+            }
         }
     }
 

@@ -233,8 +233,11 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
     mutating func sendHeldResponses() -> Bool {
         var queued = false
         for position in 0..<links {
-            guard let link = connections.entries[position], !link.extra.heldResponse.isEmpty else { continue }
-            if control.sendATT(handle: link.handle, pdu: link.extra.heldResponse.span) {
+            // Looked at in place: this runs on every flush, and `if let link = entries[position]`
+            // copied the whole link (reassembly buffer, bearer, held response).
+            guard connections.entries[position]?.extra.heldResponse.isEmpty == false else { continue }
+            let response = connections.entries[position]!.extra.heldResponse
+            if control.sendATT(handle: connections.entries[position]!.handle, pdu: response.span) {
                 connections.entries[position]!.extra.heldResponse.removeAll()
                 queued = true
             }

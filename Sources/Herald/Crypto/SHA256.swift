@@ -5,14 +5,13 @@ import BluetoothHost
 /// The Simple payload's key schedule (Herald Simple payload specification, "Key derivation") is a
 /// chain of SHA-256 calls, so the core needs its own hash: the MCU has no library, and the host must
 /// derive millions of contact identifiers per second when matching. State, the partial block and the
-/// message schedule all live inline; `update` never copies the input.
+/// message schedule all live inline; `update` and `hash` never copy whole blocks of the input.
 public struct SHA256: Sendable {
     public static let digestSize = 32
     public static let blockSize = 64
 
-    /// Hash value H (FIPS 180-4 5.3.3 initial value, then updated per block).
-    var h0: UInt32 = 0x6a09e667, h1: UInt32 = 0xbb67ae85, h2: UInt32 = 0x3c6ef372, h3: UInt32 = 0xa54ff53a
-    var h4: UInt32 = 0x510e527f, h5: UInt32 = 0x9b05688c, h6: UInt32 = 0x1f83d9ab, h7: UInt32 = 0x5be0cd19
+    /// Hash value H(i) (FIPS 180-4 5.3.3 initial value H(0), then updated per block).
+    var hashValue: InlineArray<8, UInt32> = Self.initialHashValue
     /// Bytes waiting for a full 64-byte block.
     var block = InlineArray<64, UInt8>(repeating: 0)
     var blockCount = 0
@@ -20,6 +19,11 @@ public struct SHA256: Sendable {
     var totalBytes: UInt64 = 0
 
     public init() {}
+
+    /// H(0) (FIPS 180-4 5.3.3).
+    static let initialHashValue: InlineArray<8, UInt32> = [
+        0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
+    ]
 
     /// Round constants K (FIPS 180-4 4.2.2).
     static let k: InlineArray<64, UInt32> = [
@@ -38,18 +42,20 @@ public struct SHA256: Sendable {
         var i = 0
         // Top up a partial block first.
         if blockCount > 0 {
-            while blockCount < 64 && i < data.count { block[blockCount] = data[i]; blockCount += 1; i += 1 }
+            i = min(64 &- blockCount, data.count)
+            Self.copy(data, from: 0, count: i, into: &block, at: blockCount)
+            blockCount &+= i
             if blockCount < 64 { return }
-            let full = block
-            compress(full.span, at: 0)
+            Self.compress(&hashValue, block.span, at: 0)
             blockCount = 0
         }
         // Whole blocks straight from the caller's buffer.
-        while data.count - i >= 64 {
-            compress(data, at: i)
-            i += 64
+        while data.count &- i >= 64 {
+            Self.compress(&hashValue, data, at: i)
+            i &+= 64
         }
-        while i < data.count { block[blockCount] = data[i]; blockCount += 1; i += 1 }
+        Self.copy(data, from: i, count: data.count &- i, into: &block, at: 0)
+        blockCount = data.count &- i
     }
 
     public mutating func update(byte: UInt8) {
@@ -57,100 +63,69 @@ public struct SHA256: Sendable {
         block[blockCount] = byte
         blockCount += 1
         if blockCount == 64 {
-            let full = block
-            compress(full.span, at: 0)
+            Self.compress(&hashValue, block.span, at: 0)
             blockCount = 0
         }
     }
 
-    /// Pads (FIPS 180-4 5.1.1: a 1 bit, zeros, the 64-bit big-endian bit length) and returns the digest.
+    /// Pads and returns the digest.
     public consuming func finalize() -> InlineArray<32, UInt8> {
-        let bitLength = totalBytes &<< 3
-        block[blockCount] = 0x80
-        blockCount += 1
-        if blockCount > 56 {
-            while blockCount < 64 { block[blockCount] = 0; blockCount += 1 }
-            let full = block
-            compress(full.span, at: 0)
-            blockCount = 0
-        }
-        while blockCount < 56 { block[blockCount] = 0; blockCount += 1 }
-        for j in 0..<8 { block[56 + j] = UInt8(truncatingIfNeeded: bitLength &>> UInt64(widening: UInt(56 - 8 * j))) }
-        let last = block
-        compress(last.span, at: 0)
-        return digest
+        var hv = hashValue
+        Self.finish(&hv, tail: block.span, from: 0, count: blockCount, totalBytes: totalBytes)
+        return Self.digest(hv)
     }
 
-    /// One-shot digest of `data`.
+    /// One-shot digest of `data`: whole blocks are compressed where they lie, and only the tail is
+    /// copied, once, into the padded final block.
     public static func hash(_ data: Span<UInt8>) -> InlineArray<32, UInt8> {
-        if data.count <= 55 { return hashSingleBlock(data) }
-        var s = SHA256()
-        s.update(data)
-        return s.finalize()
+        var hv = initialHashValue
+        let whole = data.count & ~63
+        var i = 0
+        while i < whole {
+            compress(&hv, data, at: i)
+            i &+= 64
+        }
+        finish(&hv, tail: data, from: whole, count: data.count &- whole, totalBytes: UInt64(widening: UInt(data.count)))
+        return digest(hv)
     }
 
-    /// Messages of at most 55 bytes pad into one block: build it directly and compress once. The key
-    /// schedule hashes only 16- and 32-byte messages, so this is the hot path of matching.
-    static func hashSingleBlock(_ data: Span<UInt8>) -> InlineArray<32, UInt8> {
-        var block = InlineArray<64, UInt8>(repeating: 0)
-        for i in 0..<data.count { block[i] = data[i] }
-        block[data.count] = 0x80
-        let bits = UInt32(truncatingIfNeeded: data.count) &<< 3
-        block[62] = UInt8(truncatingIfNeeded: bits &>> 8)
-        block[63] = UInt8(truncatingIfNeeded: bits)
-        var s = SHA256()
-        s.compress(block.span, at: 0)
-        return s.digest
+    /// The last one or two blocks (FIPS 180-4 5.1.1): the `count` < 64 message bytes of `tail` at
+    /// `from`, a 1 bit, zeros, and the message length in bits as a 64-bit big-endian integer.
+    static func finish(_ hv: inout InlineArray<8, UInt32>, tail: Span<UInt8>, from: Int, count: Int,
+                       totalBytes: UInt64) {
+        var last = InlineArray<64, UInt8>(repeating: 0)
+        copy(tail, from: from, count: count, into: &last, at: 0)
+        last[count] = 0x80
+        // No room for the 8 length bytes after the 1 bit: this block ends with zeros, the next
+        // holds only zeros and the length.
+        if count >= 56 {
+            compress(&hv, last.span, at: 0)
+            last = InlineArray(repeating: 0)
+        }
+        let bitLength = totalBytes &<< 3
+        for j in 0..<8 {
+            last[56 &+ j] = UInt8(truncatingIfNeeded: bitLength &>> UInt64(widening: UInt(56 &- 8 &* j)))
+        }
+        compress(&hv, last.span, at: 0)
     }
 
-    var digest: InlineArray<32, UInt8> {
+    /// H(N) as the digest: the eight words big-endian (FIPS 180-4 6.2.2 step 4 and 6.2).
+    static func digest(_ hv: InlineArray<8, UInt32>) -> InlineArray<32, UInt8> {
         var out = InlineArray<32, UInt8>(repeating: 0)
-        let words: InlineArray<8, UInt32> = [h0, h1, h2, h3, h4, h5, h6, h7]
         for w in 0..<8 {
-            let v = words[w]
-            out[4 * w] = UInt8(truncatingIfNeeded: v &>> 24)
-            out[4 * w + 1] = UInt8(truncatingIfNeeded: v &>> 16)
-            out[4 * w + 2] = UInt8(truncatingIfNeeded: v &>> 8)
-            out[4 * w + 3] = UInt8(truncatingIfNeeded: v)
+            let v = hv[w]
+            out[4 &* w] = UInt8(truncatingIfNeeded: v &>> 24)
+            out[4 &* w &+ 1] = UInt8(truncatingIfNeeded: v &>> 16)
+            out[4 &* w &+ 2] = UInt8(truncatingIfNeeded: v &>> 8)
+            out[4 &* w &+ 3] = UInt8(truncatingIfNeeded: v)
         }
         return out
     }
 
-    @inline(__always) static func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x &>> n) | (x &<< (32 &- n)) }
-
-    /// The compression function over the 64 bytes at `offset` (FIPS 180-4 6.2.2), with the message
-    /// schedule kept as a 16-word ring so the working set stays small on the MCU.
-    mutating func compress(_ data: Span<UInt8>, at offset: Int) {
-        // One bounds check for the block, then unchecked access: indices below are all in range by
-        // construction (t < 64, ring indices masked to 0..<16).
-        precondition(offset >= 0 && data.count - offset >= 64)
-        var w = InlineArray<16, UInt32>(repeating: 0)
-        for t in 0..<16 {
-            let o = offset + 4 * t
-            w[unchecked: t] = UInt32(data[unchecked: o]) &<< 24 | UInt32(data[unchecked: o + 1]) &<< 16
-                | UInt32(data[unchecked: o + 2]) &<< 8 | UInt32(data[unchecked: o + 3])
-        }
-        var a = h0, b = h1, c = h2, d = h3, e = h4, f = h5, g = h6, h = h7
-        for t in 0..<64 {
-            let wt: UInt32
-            if t < 16 {
-                wt = w[unchecked: t]
-            } else {
-                let w15 = w[unchecked: (t &- 15) & 15], w2 = w[unchecked: (t &- 2) & 15]
-                let s0 = Self.rotr(w15, 7) ^ Self.rotr(w15, 18) ^ (w15 &>> 3)
-                let s1 = Self.rotr(w2, 17) ^ Self.rotr(w2, 19) ^ (w2 &>> 10)
-                wt = w[unchecked: t & 15] &+ s0 &+ w[unchecked: (t &- 7) & 15] &+ s1
-                w[unchecked: t & 15] = wt
-            }
-            let bigS1 = Self.rotr(e, 6) ^ Self.rotr(e, 11) ^ Self.rotr(e, 25)
-            let ch = (e & f) ^ (~e & g)
-            let t1 = h &+ bigS1 &+ ch &+ Self.k[unchecked: t] &+ wt
-            let bigS0 = Self.rotr(a, 2) ^ Self.rotr(a, 13) ^ Self.rotr(a, 22)
-            let maj = (a & b) ^ (a & c) ^ (b & c)
-            let t2 = bigS0 &+ maj
-            h = g; g = f; f = e; e = d &+ t1
-            d = c; c = b; b = a; a = t1 &+ t2
-        }
-        h0 &+= a; h1 &+= b; h2 &+= c; h3 &+= d; h4 &+= e; h5 &+= f; h6 &+= g; h7 &+= h
+    /// `count` bytes of `source` from `from` into `target` at `at`; one range check, then a plain loop.
+    @inline(__always)
+    static func copy(_ source: Span<UInt8>, from: Int, count: Int, into target: inout InlineArray<64, UInt8>, at: Int) {
+        precondition(count >= 0 && from >= 0 && source.count &- from >= count && at >= 0 && 64 &- at >= count)
+        for j in 0..<count { target[unchecked: at &+ j] = source[unchecked: from &+ j] }
     }
 }
