@@ -23,6 +23,35 @@ struct SensorDatabaseTests {
         #expect(h.central.database.count == 2)
     }
 
+    /// `index(of: TargetIdentifier)` scans a small array of targets kept beside the entries; after
+    /// every kind of change (new, evicted, merged by payload, purged, replaced through the subscript)
+    /// it must agree with the entries themselves.
+    @Test func targetLookupFollowsEveryChange() {
+        var db = HeraldDeviceDatabase<3>()
+        func agrees(_ table: HeraldDeviceDatabase<3>) -> Bool {
+            var db = table
+            for t in UInt32(0)...12 {
+                let scan = (0..<3).first { db[$0]?.target.value == t }
+                if db.index(of: TargetIdentifier(t)) != scan { return false }
+            }
+            return true
+        }
+        for i in 1...4 { _ = db.observe(address: address(UInt8(i)), pseudoAddress: nil, kind: .herald, now: UInt64(i)) { _ in } }
+        #expect(agrees(db) && db.index(of: TargetIdentifier(1)) == nil && db.count == 3)  // 1 was evicted
+        let payload = simplePayload(7)
+        _ = db.setPayload(payload.span, at: db.index(of: TargetIdentifier(2))!, now: 10)
+        _ = db.setPayload(payload.span, at: db.index(of: TargetIdentifier(3))!, now: 11)  // merges into 2
+        #expect(agrees(db) && db.index(of: TargetIdentifier(3)) == nil && db.count == 2)
+        db.purge(now: 100, outOfRange: 50) { _ in }
+        #expect(agrees(db) && db.count == 0)
+        _ = db.observe(address: address(9), pseudoAddress: nil, kind: .herald, now: 200) { _ in }
+        var moved = db[db.index(of: TargetIdentifier(5))!]!
+        moved.address = address(10)
+        db[2] = moved
+        #expect(agrees(db))
+        #expect(db.index(of: TargetIdentifier(0)) == nil)
+    }
+
     @Test func pseudoAddressRotationOntoAKnownAddressDropsTheStaleEntry() {
         var db = HeraldDeviceDatabase<4>()
         var gone: [UInt32] = []

@@ -75,7 +75,8 @@ struct SensorPeripheralTests {
         #expect(rig.send(first, slot: 1, now: 500) == [0x13])
         #expect(rig.send(second, slot: 1, now: 501) == [0x13])
         #expect(Array(rig.sensor.delegate.events.suffix(3)) == [.detect(2), .available(true, 2), .read(2, simplePayload(0x21))])
-        let i = try #require(rig.sensor.central.database.index(of: writer))
+        let found = rig.sensor.central.database.index(of: writer)
+        let i = try #require(found)
         #expect(rig.sensor.central.database[i]!.kind == .receiveOnly)
         // GATT server writes carry no time: the time of the latest stack callback (the connection) stamps it.
         #expect(rig.sensor.central.database[i]!.lastSeen == 400)

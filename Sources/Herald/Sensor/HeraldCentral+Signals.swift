@@ -6,29 +6,35 @@ import BluetoothHost
 extension HeraldCentral {
     // MARK: Signal messages we write
 
-    func writeMessage(_ kind: HeraldSignalWriteKind, link s: Int, now: UInt64, into sink: inout FixedBytes<520>) -> Bool {
+    /// Encodes the `kind` message for link `s` into `outgoing` (emptied first). Mutating and writing
+    /// the buffer itself rather than taking `inout outgoing` from a read-only method: that form made
+    /// the compiler copy the whole central (device database included) to keep the two accesses apart.
+    mutating func loadOutgoing(_ kind: HeraldSignalWriteKind, link s: Int, now: UInt64) -> Bool {
+        outgoing.removeAll()
         switch kind {
         case .immediateSend:
             guard immediateData.count > 0 else { return false }
-            do throws(DecodeError) { try SignalMessageEncoder.writeImmediateSend(immediateData.span, to: &sink) } catch { return false }
+            let data = immediateData
+            do throws(DecodeError) { try SignalMessageEncoder.writeImmediateSend(data.span, to: &outgoing) } catch { return false }
             return true
         case .payloadSharing:
             guard let peer = database.index(of: slots[s]!.target) else { return false }
             var list = FixedBytes<510>()
             guard sharingList(for: peer, now: now, into: &list) > 0 else { return false }
-            let rssi = Int16(database[peer]!.rssi ?? 0)
-            do throws(DecodeError) { try SignalMessageEncoder.writePayloadSharing(rssi: rssi, payloads: list.span, to: &sink) } catch { return false }
+            let rssi = Int16(database.entries[peer]!.rssi ?? 0)
+            do throws(DecodeError) { try SignalMessageEncoder.writePayloadSharing(rssi: rssi, payloads: list.span, to: &outgoing) } catch { return false }
             return true
         }
     }
 
     /// The "calling card" for `peer`: whole payloads of Herald iOS and receive-only devices seen in the
     /// sharing window, never the peer's own, up to 510 bytes. Returns how many payloads it holds.
-    public func sharingList(for peer: Int, now: UInt64, into list: inout FixedBytes<510>) -> Int {
-        guard let p = database[peer] else { return 0 }
+    /// Mutating only so that it reads the database in place (see `loadOutgoing`); it changes nothing.
+    public mutating func sharingList(for peer: Int, now: UInt64, into list: inout FixedBytes<510>) -> Int {
+        guard let p = database.entries[peer] else { return 0 }
         var n = 0
         for i in 0..<devices where i != peer {
-            guard let d = database[i], d.hasPayload, d.os == .ios || d.kind == .receiveOnly,
+            guard let d = database.entries[i], d.hasPayload, d.os == .ios || d.kind == .receiveOnly,
                   now &- d.lastSeen <= configuration.sharingWindow else { continue }
             if p.hasPayload && p.payload.elementsEqual(d.payload.span) { continue }
             guard d.payload.count <= list.freeCapacity else { continue }

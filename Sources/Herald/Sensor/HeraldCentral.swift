@@ -357,8 +357,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
         if slots[s]!.procedure.payloadComplete && !slots[s]!.payloadDelivered { deliverPayload(link: s, now: now, delegate: &delegate) }
         while case .needMessage(let kind) = step {
             if outgoingLink == nil || outgoingLink == s {
-                outgoing.removeAll()
-                if writeMessage(kind, link: s, now: now, into: &outgoing), !outgoing.overflowed, outgoing.count > 0 {
+                if loadOutgoing(kind, link: s, now: now), !outgoing.overflowed, outgoing.count > 0 {
                     outgoingLink = s
                     step = slots[s]!.procedure.load(length: outgoing.count)
                     continue

@@ -76,12 +76,26 @@ public struct HeraldDevice {
 /// address rotation), then by Bluetooth address; a payload identical to another entry's merges the two.
 public struct HeraldDeviceDatabase<let capacity: Int> {
     public internal(set) var entries: InlineArray<capacity, HeraldDevice?>
+    /// Each position's target value, 0 where the position is empty. `index(of: TargetIdentifier)`,
+    /// the sensor's most frequent lookup, scans these few octets: scanning `entries` from a read-only
+    /// method made the compiler copy the whole table (16–32 devices of 240 octets) each time.
+    var targets: InlineArray<capacity, UInt32>
+    /// Never 0 (that marks an empty position in `targets`).
     var nextTarget: UInt32 = 1
     /// First ignore period (Herald: 60 s), its growth factor 6/5 and its ceiling (about 3 minutes).
     public var initialIgnoreInterval: UInt64 = 60_000
     public var maximumIgnoreInterval: UInt64 = 180_000
 
-    public init() { entries = InlineArray(repeating: nil) }
+    public init() {
+        entries = InlineArray(repeating: nil)
+        targets = InlineArray(repeating: 0)
+    }
+
+    /// Puts `device` (or nothing) at `index`, keeping `targets` in step.
+    mutating func store(_ device: HeraldDevice?, at index: Int) {
+        targets[index] = device?.target.value ?? 0
+        entries[index] = device
+    }
 
     public var count: Int {
         var n = 0
@@ -91,25 +105,30 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
 
     public subscript(index: Int) -> HeraldDevice? {
         get { entries[index] }
-        set { entries[index] = newValue }
+        set { store(newValue, at: index) }
     }
 
-    public func index(of target: TargetIdentifier) -> Int? {
-        for i in 0..<capacity where entries[i]?.target == target { return i }
+    // The lookups below are `mutating` although they change nothing. Swift 6.3 passes a read-only
+    // method a copy of a struct this large (16–32 devices of 240 octets) when the caller holds it
+    // mutably, which the sensor always does: on a microcontroller each lookup put the whole table on
+    // the stack. A mutating method works on the table in place.
+    public mutating func index(of target: TargetIdentifier) -> Int? {
+        guard target.value != 0 else { return nil }
+        for i in 0..<capacity where targets[i] == target.value { return i }
         return nil
     }
 
-    public func index(of address: DeviceAddress) -> Int? {
+    public mutating func index(of address: DeviceAddress) -> Int? {
         for i in 0..<capacity where entries[i]?.address == address { return i }
         return nil
     }
 
-    public func index(ofPseudoAddress pseudo: PseudoDeviceAddress) -> Int? {
+    public mutating func index(ofPseudoAddress pseudo: PseudoDeviceAddress) -> Int? {
         for i in 0..<capacity where entries[i]?.pseudoAddress == pseudo { return i }
         return nil
     }
 
-    public func index(ofPayload payload: Span<UInt8>, except: Int? = nil) -> Int? {
+    public mutating func index(ofPayload payload: Span<UInt8>, except: Int? = nil) -> Int? {
         for i in 0..<capacity where i != except {
             if let d = entries[i], d.hasPayload, d.payload.elementsEqual(payload) { return i }
         }
@@ -123,7 +142,7 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
         if let pseudo = pseudoAddress, let i = index(ofPseudoAddress: pseudo) {
             // The same peer under a rotated address: follow it.
             if entries[i]!.address != address {
-                if let stale = index(of: address), stale != i { evicted(entries[stale]!.target); entries[stale] = nil }
+                if let stale = index(of: address), stale != i { evicted(entries[stale]!.target); store(nil, at: stale) }
                 entries[i]!.address = address
             }
             entries[i]!.lastUpdated = now
@@ -138,10 +157,11 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
             return (i, false)
         }
         let slot = freeSlot(evicted: evicted)
-        entries[slot] = HeraldDevice(firstSeen: now, lastSeen: now, lastUpdated: now, ignoreInterval: initialIgnoreInterval,
-                                     kind: kind, hasHeraldService: kind == .herald ? true : nil,
-                                     pseudoAddress: pseudoAddress, address: address, target: TargetIdentifier(nextTarget))
+        store(HeraldDevice(firstSeen: now, lastSeen: now, lastUpdated: now, ignoreInterval: initialIgnoreInterval,
+                           kind: kind, hasHeraldService: kind == .herald ? true : nil,
+                           pseudoAddress: pseudoAddress, address: address, target: TargetIdentifier(nextTarget)), at: slot)
         nextTarget &+= 1
+        if nextTarget == 0 { nextTarget = 1 }
         return (slot, true)
     }
 
@@ -153,7 +173,7 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
             if d.lastUpdated < entries[oldest]!.lastUpdated { oldest = i }
         }
         evicted(entries[oldest]!.target)
-        entries[oldest] = nil
+        store(nil, at: oldest)
         return oldest
     }
 
@@ -179,8 +199,8 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
             keep.immediateSendPending = keep.immediateSendPending || gone.immediateSendPending
             keep.payloadTime = now
             keep.lastUpdated = now
-            entries[other] = keep
-            entries[index] = nil
+            store(keep, at: other)
+            store(nil, at: index)
             return (other, gone.target)
         }
         entries[index]!.payload = PayloadBytes(payload)
@@ -207,7 +227,7 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
         for i in 0..<capacity {
             guard let d = entries[i], now >= d.lastSeen, now - d.lastSeen >= outOfRange else { continue }
             removed(d.target)
-            entries[i] = nil
+            store(nil, at: i)
         }
     }
 }

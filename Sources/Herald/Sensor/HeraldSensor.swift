@@ -36,6 +36,9 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
         get { core.delegate }
         _modify { yield &core.delegate }
     }
+    /// For the application and tests. Inside the sensor every access goes through `core.central`:
+    /// reading a field through this getter returns the whole central by value, which on a
+    /// microcontroller copied 6 KB onto the stack (`applicationDeadline` did it on every loop turn).
     public var central: HeraldCentral<devices, links> {
         get { core.central }
         _modify { yield &core.central }
@@ -46,16 +49,16 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     /// Starts sensing now if the controller is ready, else as soon as it is.
     public mutating func start(now: UInt64, control: inout StackControl) {
         wantsOn = true
-        guard controllerReady, !central.isOn else { return }
-        central.start(now: now, control: &control)
+        guard controllerReady, !core.central.isOn else { return }
+        core.central.start(now: now, control: &control)
         syncScanning()
         delegate.sensor(.ble, didUpdateState: .on)
     }
 
     public mutating func stop(control: inout StackControl) {
         wantsOn = false
-        guard central.isOn else { return }
-        central.stop(control: &control)
+        guard core.central.isOn else { return }
+        core.central.stop(control: &control)
         syncScanning()
         delegate.sensor(.ble, didUpdateState: .off)
     }
@@ -67,12 +70,12 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
 
     @discardableResult
     public mutating func immediateSend(_ data: Span<UInt8>, to target: TargetIdentifier, now: UInt64, control: inout StackControl) -> Bool {
-        central.immediateSend(data, to: target, now: now, control: &control)
+        core.central.immediateSend(data, to: target, now: now, control: &control)
     }
 
     @discardableResult
     public mutating func immediateSendAll(_ data: Span<UInt8>, now: UInt64, control: inout StackControl) -> Int {
-        central.immediateSendAll(data, now: now, control: &control)
+        core.central.immediateSendAll(data, now: now, control: &control)
     }
 
     // MARK: Hooks for the peripheral half
@@ -100,10 +103,10 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
         controllerReady = false
         for i in 0..<links { clients[i] = nil }
         peripheral.stackControllerDidFail()
-        central.controllerDidFail()
+        core.central.controllerDidFail()
         syncScanning()
-        if central.isOn {
-            central.isOn = false
+        if core.central.isOn {
+            core.central.isOn = false
             delegate.sensor(.ble, didUpdateState: .unavailable)
         }
     }
@@ -118,28 +121,28 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
         // made also get a GATT client.
         core.now = now
         peripheral.stackDidConnect(link, now: now, control: &control, delegate: &core)
-        guard let step = central.didConnect(handle: link.handle, peer: link.peer, isCentral: link.role == .central,
+        guard let step = core.central.didConnect(handle: link.handle, peer: link.peer, isCentral: link.role == .central,
                                             now: now, control: &control),
-              let slot = central.linkIndex(handle: link.handle) else { return }
+              let slot = core.central.linkIndex(handle: link.handle) else { return }
         clients[slot] = GATTClient<0>()
         perform(step, slot: slot, handle: link.handle, now: now, control: &control)
     }
 
     public mutating func stackDidFailToConnect(to peer: DeviceAddress, status: HCIStatus, now: UInt64, control: inout StackControl) {
         core.now = now
-        central.didFailToConnect(to: peer, now: now, control: &control)
+        core.central.didFailToConnect(to: peer, now: now, control: &control)
     }
 
     public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
         core.now = now
         peripheral.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control, delegate: &core)
-        if let slot = central.linkIndex(handle: handle) { clients[slot] = nil }
-        central.didDisconnect(handle: handle, now: now, control: &control)
+        if let slot = core.central.linkIndex(handle: handle) { clients[slot] = nil }
+        core.central.didDisconnect(handle: handle, now: now, control: &control)
     }
 
     public mutating func stackDidReceiveATT(handle: UInt16, pdu: Span<UInt8>, now: UInt64, control: inout StackControl) {
         core.now = now
-        guard let slot = central.linkIndex(handle: handle), clients[slot] != nil else { return }
+        guard let slot = core.central.linkIndex(handle: handle), clients[slot] != nil else { return }
         core.central.gattHandle = handle
         core.central.gattCompletion = nil
         var reply = FixedBytes<247>()
@@ -154,7 +157,7 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     }
 
     public var applicationDeadline: UInt64? {
-        var d = central.nextDeadline
+        var d = core.central.nextDeadline
         if let t = peripheral.deadline { d = min(d ?? .max, t) }
         for i in 0..<links {
             if let t = clients[i]?.nextDeadline { d = min(d ?? .max, t) }
@@ -165,7 +168,7 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     public mutating func stackTimerFired(now: UInt64, control: inout StackControl) {
         core.now = now
         for slot in 0..<links {
-            guard clients[slot] != nil, let handle = central.slots[slot]?.handle else { continue }
+            guard clients[slot] != nil, let handle = core.central.slots[slot]?.handle else { continue }
             core.central.gattHandle = handle
             core.central.gattCompletion = nil
             let action = clients[slot]!.tick(now: now, delegate: &core.central)
@@ -187,12 +190,12 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
         case .send: control.sendATT(handle: handle, pdu: reply.span)
         case .disconnect:
             // ATT transaction timeout: the bearer is dead (Core 5.4 Vol 3 Part F 3.3.3).
-            central.linkWillClose(handle: handle)
+            core.central.linkWillClose(handle: handle)
             control.disconnect(handle: handle)
         case .none: break
         }
-        guard let succeeded = central.gattCompletion else { return }
-        central.gattCompletion = nil
+        guard let succeeded = core.central.gattCompletion else { return }
+        core.central.gattCompletion = nil
         guard let step = core.central.gattDidComplete(handle: handle, succeeded: succeeded, now: now, control: &control,
                                                       delegate: &core.delegate) else { return }
         perform(step, slot: slot, handle: handle, now: now, control: &control)
@@ -217,7 +220,7 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
                     try clients[slot]!.start(.readLong(handle: attribute), now: now, into: &request)
                 case .writeSignal(let attribute, let offset, let length):
                     // Copy the fragment out: the client must not borrow the central's buffer.
-                    let fragment = FixedBytes<247>(central.outgoing.span.extracting(offset..<(offset + length)))
+                    let fragment = FixedBytes<247>(core.central.outgoing.span.extracting(offset..<(offset + length)))
                     try clients[slot]!.start(.write(handle: attribute, value: fragment.span), now: now, into: &request)
                 case .needMessage, .done:
                     return
