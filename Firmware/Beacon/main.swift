@@ -40,6 +40,11 @@ typealias BeaconApp = HeraldPeripheralApplication<FixedPayloadSource<64>, Beacon
 struct VenueBeacon: LEApplication {
     var herald: BeaconApp
 
+    /// Phones discover the Herald service, read the payload and write short signal messages: none of
+    /// the optional server procedures (Read Multiple, long writes, Database Hash) is needed, so
+    /// their code stays out of the image.
+    static var serverFeatures: GATTServerFeatures { .mandatory }
+
     mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
         herald.read(id: id, connection: connection, offset: offset, into: &sink)
     }
@@ -110,7 +115,8 @@ func makeStack(into stack: UnsafeMutablePointer<BeaconStack>) {
     else { halt("advertisement does not fit") }
     let deviceName: StaticString = "Herald Beacon"
     guard var database = try? GATTDatabase<20, 192, 2>(deviceName: Span(_unsafeStart: deviceName.utf8Start,
-                                                                         count: deviceName.utf8CodeUnitCount)),
+                                                                         count: deviceName.utf8CodeUnitCount),
+                                                       features: VenueBeacon.serverFeatures),
           (try? peripheral.install(into: &database)) != nil
     else { halt("GATT database does not fit") }
     // A fixed seed for the static random address; a product derives it from the chip's unique ID

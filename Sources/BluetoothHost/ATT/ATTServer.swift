@@ -59,6 +59,8 @@ public struct ATTServer: Sendable {
             guard opcode.kind == .request else { return .none }
             return error(opcode, 0, .invalidPDU, &response)
         }
+        // Procedures the application left out (GATTServerFeatures) are refused like unknown ones.
+        guard Self.offers(opcode, D.serverFeatures) else { return error(opcode, 0, .requestNotSupported, &response) }
         var context = Context(connection: connection, mtu: Int(bearer.mtu), security: bearer.security)
         do throws(DecodeError) {
             switch opcode {
@@ -189,6 +191,16 @@ public struct ATTServer: Sendable {
         var connection: Int
         var mtu: Int
         var security: ATTLinkSecurity
+    }
+
+    /// Whether `features` include the optional procedure `opcode` belongs to.
+    @inline(__always)
+    static func offers(_ opcode: ATTOpcode, _ features: GATTServerFeatures) -> Bool {
+        switch opcode {
+        case .readMultipleRequest, .readMultipleVariableRequest: return features.readMultiple
+        case .prepareWriteRequest, .executeWriteRequest: return features.queuedWrites
+        default: return true
+        }
     }
 
     func error<Out: ByteSink>(_ opcode: ATTOpcode, _ handle: UInt16, _ code: ATTErrorCode, _ out: inout Out) -> ATTServerAction {

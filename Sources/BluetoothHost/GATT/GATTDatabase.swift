@@ -62,7 +62,10 @@ public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, l
     public private(set) var databaseHashHandle: UInt16 = 0
 
     /// Builds the two mandatory services. `deviceNameMaxLength` leaves room to rename the device later.
-    public init(deviceName: Span<UInt8>, deviceNameMaxLength: Int = 32, appearance: UInt16 = 0) throws(GATTDatabaseError) {
+    /// `features` must be the application's `serverFeatures`: they decide whether the GATT service
+    /// has a Database Hash.
+    public init(deviceName: Span<UInt8>, deviceNameMaxLength: Int = 32, appearance: UInt16 = 0,
+                features: GATTServerFeatures = .all) throws(GATTDatabaseError) {
         attributes = InlineArray(repeating: GATTAttribute(type: BluetoothUUID(uuid16: 0), permissions: GATTPermissions(rawValue: 0), storage: .dynamic(id: 0)))
         values = InlineArray(repeating: 0)
 
@@ -91,6 +94,7 @@ public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, l
         attributes[Int(clientSupportedFeaturesHandle) - 1].properties = GATTCharacteristicProperties.read | .write
         _ = csfDeclaration
         // Database Hash (Part G 7.3), read-only.
+        guard features.databaseHash else { return }
         _ = try addDeclaration(uuid: BluetoothUUID(uuid16: GATTAttributeType.databaseHash), properties: .read)
         databaseHashHandle = try addAttribute(BluetoothUUID(uuid16: GATTAttributeType.databaseHash),
                                               permissions: .read, storage: .databaseHash)

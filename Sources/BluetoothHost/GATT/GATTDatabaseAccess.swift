@@ -30,6 +30,8 @@ extension GATTDatabase {
         case .dynamic(let id):
             return delegate.read(id: id, connection: connection, offset: offset, into: &sink)
         case .databaseHash:
+            // Checked on the delegate's type so that, without the feature, the AES-CMAC is not linked.
+            guard D.serverFeatures.databaseHash else { return .readNotPermitted }
             let h = databaseHash()
             guard offset <= 16 else { return .invalidOffset }
             for i in offset..<16 { sink.append(h[i]) }

@@ -133,6 +133,8 @@ public protocol GATTServerDelegate {
     mutating func clientConfigurationChanged(valueHandle: UInt16, connection: Int, configuration: GATTClientConfiguration)
     /// A client wrote a stored (database-held) value.
     mutating func storedValueWritten(handle: UInt16, connection: Int)
+    /// The optional procedures this server offers; `.all` unless the application says otherwise.
+    static var serverFeatures: GATTServerFeatures { get }
 }
 
 extension GATTServerDelegate {
@@ -144,6 +146,39 @@ extension GATTServerDelegate {
     }
     public mutating func clientConfigurationChanged(valueHandle: UInt16, connection: Int, configuration: GATTClientConfiguration) {}
     public mutating func storedValueWritten(handle: UInt16, connection: Int) {}
+    public static var serverFeatures: GATTServerFeatures { .all }
+}
+
+/// Optional server procedures an application can leave out (Core 5.4 Vol 3 Part G 4.2, Table 4.2
+/// lists each as optional for a server). Why a choice at all: firmware that never needs them should
+/// not carry their code, and because the server reads these from the delegate's *type*, a `false`
+/// is a constant after specialisation and the procedure's code is not linked (the choice NimBLE's
+/// per-procedure `BLE_ATT_SVR_*` settings give C firmware). A client asking for a procedure left out
+/// gets Request Not Supported (Part F 3.4.1.1), which clients handle: nothing breaks.
+public struct GATTServerFeatures: Sendable, Equatable {
+    /// Read Multiple and Read Multiple Variable (Part F 3.4.4.7, 3.4.4.11; Part G 4.8.4, 4.8.5).
+    public var readMultiple: Bool
+    /// Prepare Write and Execute Write (Part F 3.4.6): Write Long Characteristic Values and Reliable
+    /// Writes (Part G 4.9.4, 4.9.5). Without them a client can write at most ATT_MTU - 3 octets.
+    public var queuedWrites: Bool
+    /// The Database Hash characteristic (Part G 7.3), computed with AES-CMAC, which lets a caching
+    /// client check its copy of the database without discovering it again (Part G 2.5.2.1). Must
+    /// match the `GATTDatabase`'s `features` (`LEStack` checks at start-up).
+    public var databaseHash: Bool
+
+    public init(readMultiple: Bool = true, queuedWrites: Bool = true, databaseHash: Bool = true) {
+        self.readMultiple = readMultiple
+        self.queuedWrites = queuedWrites
+        self.databaseHash = databaseHash
+    }
+
+    /// Every procedure this server implements: the default.
+    public static var all: GATTServerFeatures { GATTServerFeatures() }
+    /// Only the procedures a server must have: discovery, reads, short writes, notifications and
+    /// indications.
+    public static var mandatory: GATTServerFeatures {
+        GATTServerFeatures(readMultiple: false, queuedWrites: false, databaseHash: false)
+    }
 }
 
 /// A delegate for databases that only hold stored values.

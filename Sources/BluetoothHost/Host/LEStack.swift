@@ -16,6 +16,10 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
     var now: UInt64 = 0
 
     public init(app: App, database: GATTDatabase<attributes, values, links>, maximumMTU: UInt16 = ATTMTU.defaultMaximum) {
+        // A Database Hash the server is built not to compute would be unreadable: a programming
+        // error in how the database was made (see GATTServerFeatures.databaseHash).
+        precondition(database.databaseHashHandle == 0 || App.serverFeatures.databaseHash,
+                     "GATTDatabase has a Database Hash but the application's serverFeatures leave it out")
         self.app = app
         self.database = database
         self.server = ATTServer(maximumMTU: maximumMTU)

@@ -226,6 +226,8 @@ public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate:
         self.delegate = delegate
     }
 
+    public static var serverFeatures: GATTServerFeatures { Delegate.serverFeatures }
+
     public mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
         peripheral.read(id: id, connection: connection, offset: offset, into: &sink, delegate: &delegate)
     }

@@ -43,6 +43,10 @@ public protocol HeraldPeripheralDelegate {
     mutating func heraldPeripheral(didChangeAddress address: BDAddress, unixMillis: Int64)
     /// A command of the peripheral's failed (e.g. LE Encrypt unsupported, advertising refused).
     mutating func heraldPeripheral(commandFailed opcode: HCIOpcode, status: HCIStatus)
+    /// The optional GATT server procedures `HeraldPeripheralApplication` offers (`.all` unless said
+    /// otherwise). A venue beacon's firmware can leave them all out: Herald centrals only discover,
+    /// read the payload and write short signal messages.
+    static var serverFeatures: GATTServerFeatures { get }
 }
 
 extension HeraldPeripheralDelegate {
@@ -57,6 +61,7 @@ extension HeraldPeripheralDelegate {
     public mutating func heraldPeripheral(didRejectSignalWrite fragment: Span<UInt8>, from link: HeraldLink) {}
     public mutating func heraldPeripheral(didChangeAddress address: BDAddress, unixMillis: Int64) {}
     public mutating func heraldPeripheral(commandFailed opcode: HCIOpcode, status: HCIStatus) {}
+    public static var serverFeatures: GATTServerFeatures { .all }
 }
 
 /// A delegate that ignores everything.

@@ -8,6 +8,8 @@ import Herald
 struct BeaconEvents: HeraldPeripheralDelegate {
     var messages = 0
     mutating func heraldPeripheral(didReceivePayload payload: Span<UInt8>, from link: HeraldLink) { messages += 1 }
+    /// A venue beacon serves discovery, its payload and short signal writes: nothing optional.
+    static var serverFeatures: GATTServerFeatures { .mandatory }
 }
 
 typealias BeaconApp = HeraldPeripheralApplication<FixedPayloadSource<32>, BeaconEvents, 1, 32, 64>
@@ -23,7 +25,7 @@ public func beaconMain() -> Int32 {
           var peripheral = try? HeraldPeripheral<FixedPayloadSource<32>, 1, 32, 64>(
               source: source, advertising: HeraldAdvertisingConfiguration(irk: irk),
               clock: HeraldClock(unixMillisAtZero: Int64(bitPattern: boardMillis()))),
-          var db = try? GATTDatabase<24, 128, 1>(deviceName: name.span),
+          var db = try? GATTDatabase<24, 128, 1>(deviceName: name.span, features: BeaconEvents.serverFeatures),
           (try? peripheral.install(into: &db)) != nil
     else { return 1 }
     var seed = InlineArray<6, UInt8>(repeating: 0)
