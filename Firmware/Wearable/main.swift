@@ -19,6 +19,9 @@ enum Wearable {
 
 /// SensorDelegate events as log lines.
 struct SensorLog: SensorDelegate {
+    /// Herald centrals never use Read Multiple: its code stays out of the image.
+    static var serverFeatures: GATTServerFeatures { GATTServerFeatures(readMultiple: false) }
+
     mutating func sensor(_ sensor: SensorType, didDetect target: TargetIdentifier) {
         Log.put("sensor didDetect target="); Log.put(target.value); Log.end()
     }

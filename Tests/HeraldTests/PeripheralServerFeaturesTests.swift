@@ -47,3 +47,18 @@ struct MandatoryBeaconEvents: HeraldPeripheralDelegate {
         #expect(send([0x0E, low, high, low, high]) == [0x01, 0x0E, 0x00, 0x00, 0x06])
     }
 }
+
+/// A wearable's sensor events: everything but Read Multiple.
+struct NoReadMultipleSensorEvents: SensorDelegate {
+    static var serverFeatures: GATTServerFeatures { GATTServerFeatures(readMultiple: false) }
+}
+
+@Suite struct SensorServerFeaturesTests {
+    @Test func theSensorOffersWhatItsDelegateChose() {
+        typealias Sensor<D: SensorDelegate> = HeraldSensor<SimplePayloadDataSupplier<InlineSecretKey>, D, 4, 2, NoSensorPeripheral>
+        #expect(Sensor<NoReadMultipleSensorEvents>.serverFeatures == GATTServerFeatures(readMultiple: false))
+        #expect(Sensor<NoReadMultipleSensorEvents>.serverFeatures.queuedWrites)
+        #expect(Sensor<NoReadMultipleSensorEvents>.serverFeatures.databaseHash)
+        #expect(Sensor<RecordingDelegate>.serverFeatures == .all)
+    }
+}

@@ -130,7 +130,9 @@ public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, l
     /// Adds a characteristic declaration, its value and, when it notifies or indicates, its CCCD
     /// (Part G 3.3). `permissions` apply to the value; the CCCD is readable and writable by anyone
     /// (Part G 3.3.3.3 leaves its write security to the profile; none of ours needs it).
+    // Not inlined: start-up code adds a handful of characteristics, one call each is enough.
     @discardableResult
+    @inline(never)
     public mutating func addCharacteristic(_ uuid: BluetoothUUID, properties: GATTCharacteristicProperties,
                                            permissions: GATTPermissions, value: borrowing GATTValueSource)
         throws(GATTDatabaseError) -> GATTCharacteristicHandles

@@ -62,6 +62,8 @@ public struct BluetoothStack<App: LEApplication, let links: Int, let attributes:
 
     /// Sends queued commands and as much ACL data as the controller has buffers for. The stack never
     /// leaves the wire idle while it holds both credits and data.
+    // Not inlined: `receive`, `tick`, `perform` and `start` all end here; one copy serves them all.
+    @inline(never)
     mutating func flush<O: H4Output>(now: UInt64, output: inout O) {
         guard hci.isReady else { return }
         hci.takeCommands(from: &le.control, now: now, output: &output)

@@ -184,6 +184,9 @@ public struct HCIHost {
 
     // MARK: - Packets
 
+    // Not inlined: `receive` reaches it from two places (a whole packet in the caller's bytes, and
+    // one the framer assembled), and inlining copied the whole event and ACL path into both.
+    @inline(never)
     private mutating func handlePacket<D: HostDelegate, O: H4Output>(
         type: H4PacketType, _ packet: Span<UInt8>, now: UInt64, delegate: inout D, output: inout O
     ) {

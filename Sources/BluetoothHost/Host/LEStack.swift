@@ -55,6 +55,10 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         app.stackControllerDidFail(failure, now: now, control: &control)
     }
 
+    // Not inlined (nor the advertising report below): the HCI host calls each from two places
+    // (Command Complete and Command Status; legacy and extended reports), and inlining copied the
+    // application's handling into both.
+    @inline(never)
     public mutating func hostCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus, returnParameters: Span<UInt8>) {
         // A refused LE Create Connection completes with Command Status; nothing else will follow.
         if opcode == HCILECreateConnection.opcode, status != .success, let c = control.connecting {
@@ -76,6 +80,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         app.stackCommandDidTimeOut(tag: tag, opcode: opcode, control: &control)
     }
 
+    @inline(never)
     public mutating func hostDidReceive(advertisingReport: borrowing AdvertisingReport) {
         app.stackDidReceive(advertisingReport: advertisingReport, now: now, control: &control)
     }

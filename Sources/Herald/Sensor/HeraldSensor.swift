@@ -28,6 +28,8 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
         clients = InlineArray(repeating: nil)
     }
 
+    public static var serverFeatures: GATTServerFeatures { Delegate.serverFeatures }
+
     public var supplier: Supplier {
         get { core.supplier }
         _modify { yield &core.supplier }

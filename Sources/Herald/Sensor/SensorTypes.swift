@@ -124,6 +124,10 @@ public protocol SensorDelegate {
     /// `available` true: a new target; false: the target was deleted (expired, evicted or merged into
     /// another one that is the same device).
     mutating func sensor(_ sensor: SensorType, available: Bool, didDeleteOrDetect target: TargetIdentifier)
+    /// The optional GATT server procedures the sensor's peripheral side offers (`.all` unless said
+    /// otherwise). Herald centrals read one characteristic at a time, so firmware can leave Read
+    /// Multiple out; iPhones write long signal messages with queued writes, so those stay.
+    static var serverFeatures: GATTServerFeatures { get }
 }
 
 extension SensorDelegate {
@@ -136,6 +140,7 @@ extension SensorDelegate {
                                 withPayload payload: Span<UInt8>) {}
     public mutating func sensor(_ sensor: SensorType, didUpdateState state: SensorState) {}
     public mutating func sensor(_ sensor: SensorType, available: Bool, didDeleteOrDetect target: TargetIdentifier) {}
+    public static var serverFeatures: GATTServerFeatures { .all }
 }
 
 /// A delegate that ignores everything.

@@ -19,6 +19,8 @@ struct WearableEvents: SensorDelegate {
     mutating func sensor(_ sensor: SensorType, didRead payload: Span<UInt8>, fromTarget target: TargetIdentifier) {
         payloads += 1
     }
+    /// Herald centrals never use Read Multiple; long writes (iPhones) and the Database Hash stay.
+    static var serverFeatures: GATTServerFeatures { GATTServerFeatures(readMultiple: false) }
 }
 
 // The secret key stays in flash (StaticSecretKey): both payload producers read it in place.
