@@ -1,18 +1,60 @@
-// The SHA-256 compression function (FIPS 180-4 6.2.2), shaped for speed in plain Swift:
-// - the block is read with big-endian 32-bit loads, checked once;
-// - the message schedule is a 16-word ring, W(t) computed in the round that consumes it;
-// - the eight working variables stay in locals, and instead of the shuffle at the end of each round
-//   (h = g, g = f, ...) the roles rotate through eight differently-argumented copies of the round;
-// - all 64 rounds are inlined with constant indices: no ring index is masked or checked at run time,
-//   and K(t) become immediates.
-// Why fully unrolled: the host's matching derives millions of identifiers per second through this
-// function, and x86-64 without SHA extensions is bound by integer ALU operations (~2,100 per block,
-// near the minimum for FIPS 180-4's formulas); a 16-round loop measured 7-10 % slower, an 8-round
-// loop about 20 % slower. The price is flash: about 6.5 KB of Thumb-2 at -Osize (the rolled loop
-// was 0.45 KB).
-// Portable by construction (no intrinsics, no per-architecture code), so host tests cover the MCU's code.
+// The SHA-256 compression function (FIPS 180-4 6.2.2) in two shapes, chosen at compile time:
+// - hosted builds use `UnrolledCompression` (this file), shaped for speed in plain Swift:
+//   - the block is read with big-endian 32-bit loads, checked once;
+//   - the message schedule is a 16-word ring, W(t) computed in the round that consumes it;
+//   - the eight working variables stay in locals, and instead of the shuffle at the end of each round
+//     (h = g, g = f, ...) the roles rotate through eight differently-argumented copies of the round;
+//   - all 64 rounds are inlined with constant indices: no ring index is masked or checked at run time,
+//     and K(t) become immediates.
+//   Why fully unrolled: the host's matching derives millions of identifiers per second through this
+//   function, and x86-64 without SHA extensions is bound by integer ALU operations (~2,100 per block,
+//   near the minimum for FIPS 180-4's formulas); a 16-round loop measured 7-10 % slower, an 8-round
+//   loop about 20 % slower.
+// - Embedded Swift builds (the firmware) use `CompactCompression` (SHA256+CompactCompression.swift):
+//   the same round and schedule as one rolled loop. The unrolled shape costs about 6.4 KB of Thumb-2
+//   at -Osize, a tenth of the wearable's 64 KB flash, while the MCU hashes in short bursts (a day's
+//   matching key walks up to 2,001 one-block hashes, a period's contact key up to 482; see
+//   SimpleKeySchedule): about a tenth of a second at 64 MHz even at several thousand cycles per
+//   block, so there size wins.
+// Both are compiled in every build and both are tested on the host against the FIPS 180-4 examples;
+// only `SHA256.compress` picks one. Portable by construction (no intrinsics, no per-architecture
+// code), so host tests cover the MCU's code.
 
 extension SHA256 {
+    /// One implementation of the compression function H(i) = f(H(i-1), M(i)) (FIPS 180-4 6.2.2):
+    /// compresses the 64 bytes of `data` at `offset` into `hv`. A protocol, not a flag, so the choice
+    /// is made when generics are specialised and the unused variant is not linked.
+    protocol Compression {
+        static func compress(_ hv: inout InlineArray<8, UInt32>, _ data: Span<UInt8>, at offset: Int)
+    }
+
+    // `Embedded` is the experimental feature every embedded build enables (Tools/embedded-check,
+    // Firmware); hosted builds (SwiftPM, tests, benchmarks) do not.
+    #if hasFeature(Embedded)
+    typealias BuildCompression = CompactCompression
+    #else
+    typealias BuildCompression = UnrolledCompression
+    #endif
+
+    /// The compression function of this build (see the top of this file).
+    @inline(__always)
+    static func compress(_ hv: inout InlineArray<8, UInt32>, _ data: Span<UInt8>, at offset: Int) {
+        BuildCompression.compress(&hv, data, at: offset)
+    }
+
+    /// W(0...15): the block as big-endian words (FIPS 180-4 3.1, 5.2.1), after one range check.
+    @inline(__always)
+    static func messageBlock(_ data: Span<UInt8>, at offset: Int) -> InlineArray<16, UInt32> {
+        precondition(offset >= 0 && data.count &- offset >= 64)
+        let bytes = data.bytes
+        var w = InlineArray<16, UInt32>(repeating: 0)
+        for t in 0..<16 {
+            let word = bytes.unsafeLoadUnaligned(fromUncheckedByteOffset: offset &+ 4 &* t, as: UInt32.self)
+            w[unchecked: t] = UInt32(bigEndian: word)
+        }
+        return w
+    }
+
     /// Working variables a...h (FIPS 180-4 6.2.2 step 2) and b ^ c, carried from round to round so
     /// Maj needs three operations (Maj(a, b, c) = b ^ ((a ^ b) & (b ^ c)); the next round's b ^ c is
     /// this round's a ^ b).
@@ -75,28 +117,28 @@ extension SHA256 {
         round(v.b, v.c, v.d, &v.e, v.f, v.g, v.h, &v.a, &v.bc, kw(7))
     }
 
-    /// Compresses the 64 bytes of `data` at `offset` into `hv` (FIPS 180-4 6.2.2).
-    static func compress(_ hv: inout InlineArray<8, UInt32>, _ data: Span<UInt8>, at offset: Int) {
-        precondition(offset >= 0 && data.count &- offset >= 64)
-        // W(0...15): the block as big-endian words (FIPS 180-4 3.1, 5.2.1).
-        let bytes = data.bytes
-        var w = InlineArray<16, UInt32>(repeating: 0)
-        for t in 0..<16 {
-            let word = bytes.unsafeLoadUnaligned(fromUncheckedByteOffset: offset &+ 4 &* t, as: UInt32.self)
-            w[unchecked: t] = UInt32(bigEndian: word)
-        }
-        var v = WorkingVariables(hv)
-        // All 64 rounds inline: K(t) become immediates, and nothing is kept for a loop.
-        eightRounds(&v, &w, t: 0, j: 0, expanding: false)
-        eightRounds(&v, &w, t: 8, j: 8, expanding: false)
-        eightRounds(&v, &w, t: 16, j: 0, expanding: true)
-        eightRounds(&v, &w, t: 24, j: 8, expanding: true)
-        eightRounds(&v, &w, t: 32, j: 0, expanding: true)
-        eightRounds(&v, &w, t: 40, j: 8, expanding: true)
-        eightRounds(&v, &w, t: 48, j: 0, expanding: true)
-        eightRounds(&v, &w, t: 56, j: 8, expanding: true)
-        // H(i) = H(i-1) + working variables (FIPS 180-4 6.2.2 step 4).
+    /// H(i) = H(i-1) + working variables (FIPS 180-4 6.2.2 step 4).
+    @inline(__always)
+    static func addWorkingVariables(_ v: WorkingVariables, into hv: inout InlineArray<8, UInt32>) {
         hv[unchecked: 0] &+= v.a; hv[unchecked: 1] &+= v.b; hv[unchecked: 2] &+= v.c; hv[unchecked: 3] &+= v.d
         hv[unchecked: 4] &+= v.e; hv[unchecked: 5] &+= v.f; hv[unchecked: 6] &+= v.g; hv[unchecked: 7] &+= v.h
+    }
+}
+
+/// The hosted builds' compression: all 64 rounds inline (see the top of this file for why).
+enum UnrolledCompression: SHA256.Compression {
+    static func compress(_ hv: inout InlineArray<8, UInt32>, _ data: Span<UInt8>, at offset: Int) {
+        var w = SHA256.messageBlock(data, at: offset)
+        var v = SHA256.WorkingVariables(hv)
+        // All 64 rounds inline: K(t) become immediates, and nothing is kept for a loop.
+        SHA256.eightRounds(&v, &w, t: 0, j: 0, expanding: false)
+        SHA256.eightRounds(&v, &w, t: 8, j: 8, expanding: false)
+        SHA256.eightRounds(&v, &w, t: 16, j: 0, expanding: true)
+        SHA256.eightRounds(&v, &w, t: 24, j: 8, expanding: true)
+        SHA256.eightRounds(&v, &w, t: 32, j: 0, expanding: true)
+        SHA256.eightRounds(&v, &w, t: 40, j: 8, expanding: true)
+        SHA256.eightRounds(&v, &w, t: 48, j: 0, expanding: true)
+        SHA256.eightRounds(&v, &w, t: 56, j: 8, expanding: true)
+        SHA256.addWorkingVariables(v, into: &hv)
     }
 }

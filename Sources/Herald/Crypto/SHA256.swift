@@ -37,7 +37,10 @@ public struct SHA256: Sendable {
         0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
     ]
 
-    public mutating func update(_ data: Span<UInt8>) {
+    public mutating func update(_ data: Span<UInt8>) { update(data, using: BuildCompression.self) }
+
+    /// `update` with a given compression variant (the public one uses the build's; tests run both).
+    mutating func update<C: Compression>(_ data: Span<UInt8>, using _: C.Type) {
         totalBytes &+= UInt64(widening: UInt(data.count))
         var i = 0
         // Top up a partial block first.
@@ -46,12 +49,12 @@ public struct SHA256: Sendable {
             Self.copy(data, from: 0, count: i, into: &block, at: blockCount)
             blockCount &+= i
             if blockCount < 64 { return }
-            Self.compress(&hashValue, block.span, at: 0)
+            C.compress(&hashValue, block.span, at: 0)
             blockCount = 0
         }
         // Whole blocks straight from the caller's buffer.
         while data.count &- i >= 64 {
-            Self.compress(&hashValue, data, at: i)
+            C.compress(&hashValue, data, at: i)
             i &+= 64
         }
         Self.copy(data, from: i, count: data.count &- i, into: &block, at: 0)
@@ -69,44 +72,57 @@ public struct SHA256: Sendable {
     }
 
     /// Pads and returns the digest.
-    public consuming func finalize() -> InlineArray<32, UInt8> {
+    public consuming func finalize() -> InlineArray<32, UInt8> { finalize(using: BuildCompression.self) }
+
+    consuming func finalize<C: Compression>(using _: C.Type) -> InlineArray<32, UInt8> {
         var hv = hashValue
-        Self.finish(&hv, tail: block.span, from: 0, count: blockCount, totalBytes: totalBytes)
+        Self.finish(&hv, tail: block.span, from: 0, count: blockCount, totalBytes: totalBytes, using: C.self)
         return Self.digest(hv)
     }
 
     /// One-shot digest of `data`: whole blocks are compressed where they lie, and only the tail is
     /// copied, once, into the padded final block.
-    public static func hash(_ data: Span<UInt8>) -> InlineArray<32, UInt8> {
+    public static func hash(_ data: Span<UInt8>) -> InlineArray<32, UInt8> { hash(data, using: BuildCompression.self) }
+
+    /// `hash` with each compression variant whatever the build, for the benchmarks' side-by-side figures.
+    /// Being public, both are also emitted, and so checked by -no-allocations, in every embedded build
+    /// (an image's --gc-sections link then drops the one it does not call).
+    @_spi(Benchmarks)
+    public static func hashUnrolled(_ data: Span<UInt8>) -> InlineArray<32, UInt8> { hash(data, using: UnrolledCompression.self) }
+    @_spi(Benchmarks)
+    public static func hashCompact(_ data: Span<UInt8>) -> InlineArray<32, UInt8> { hash(data, using: CompactCompression.self) }
+
+    static func hash<C: Compression>(_ data: Span<UInt8>, using _: C.Type) -> InlineArray<32, UInt8> {
         var hv = initialHashValue
         let whole = data.count & ~63
         var i = 0
         while i < whole {
-            compress(&hv, data, at: i)
+            C.compress(&hv, data, at: i)
             i &+= 64
         }
-        finish(&hv, tail: data, from: whole, count: data.count &- whole, totalBytes: UInt64(widening: UInt(data.count)))
+        finish(&hv, tail: data, from: whole, count: data.count &- whole, totalBytes: UInt64(widening: UInt(data.count)),
+               using: C.self)
         return digest(hv)
     }
 
     /// The last one or two blocks (FIPS 180-4 5.1.1): the `count` < 64 message bytes of `tail` at
     /// `from`, a 1 bit, zeros, and the message length in bits as a 64-bit big-endian integer.
-    static func finish(_ hv: inout InlineArray<8, UInt32>, tail: Span<UInt8>, from: Int, count: Int,
-                       totalBytes: UInt64) {
+    static func finish<C: Compression>(_ hv: inout InlineArray<8, UInt32>, tail: Span<UInt8>, from: Int, count: Int,
+                                       totalBytes: UInt64, using _: C.Type) {
         var last = InlineArray<64, UInt8>(repeating: 0)
         copy(tail, from: from, count: count, into: &last, at: 0)
         last[count] = 0x80
         // No room for the 8 length bytes after the 1 bit: this block ends with zeros, the next
         // holds only zeros and the length.
         if count >= 56 {
-            compress(&hv, last.span, at: 0)
+            C.compress(&hv, last.span, at: 0)
             last = InlineArray(repeating: 0)
         }
         let bitLength = totalBytes &<< 3
         for j in 0..<8 {
             last[56 &+ j] = UInt8(truncatingIfNeeded: bitLength &>> UInt64(widening: UInt(56 &- 8 &* j)))
         }
-        compress(&hv, last.span, at: 0)
+        C.compress(&hv, last.span, at: 0)
     }
 
     /// H(N) as the digest: the eight words big-endian (FIPS 180-4 6.2.2 step 4 and 6.2).
