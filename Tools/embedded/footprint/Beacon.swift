@@ -20,7 +20,8 @@ public func beaconMain() -> Int32 {
     let name: InlineArray<6, UInt8> = [0x68, 0x65, 0x72, 0x61, 0x6C, 0x64]  // "herald"
     let header = PayloadHeader(protocolAndVersion: 0x30, countryCode: 826, stateCode: 0)
     var irk = InlineArray<16, UInt8>(repeating: 0)
-    for i in 0..<16 { irk[i] = boardIRK()[i] }
+    let irkInFlash = boardIRK()
+    for i in 0..<16 { irk[i] = irkInFlash[i] }
     guard let source = try? FixedPayloadSource<32>.venueBeacon(header: header, locationCode: 0x0102_0304),
           var peripheral = try? HeraldPeripheral<FixedPayloadSource<32>, 1, 32, 64>(
               source: source, advertising: HeraldAdvertisingConfiguration(irk: irk),

@@ -34,7 +34,8 @@ public func wearableMain() -> Int32 {
     let header = PayloadHeader(protocolAndVersion: 0x10, countryCode: 826, stateCode: 0)
     let key = StaticSecretKey(unsafeStart: boardSecretKey())
     var irk = InlineArray<16, UInt8>(repeating: 0)
-    for i in 0..<16 { irk[i] = boardIRK()[i] }
+    let irkInFlash = boardIRK()
+    for i in 0..<16 { irk[i] = irkInFlash[i] }
     let supplier = SimplePayloadDataSupplier(key: key, header: header)
     let source = SimplePayloadSource(key: key, header: header)
     guard var peripheral = try? WearablePeripheral(
