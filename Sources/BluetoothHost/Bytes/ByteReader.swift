@@ -65,8 +65,10 @@ public struct ByteReader: ~Escapable {
     public mutating func u64() throws(DecodeError) -> UInt64 {
         try need(8)
         defer { offset += 8 }
+        // Most significant octet first with a constant shift: on a 32-bit core a shift of a 64-bit
+        // value by a variable amount is a runtime-library call.
         var v: UInt64 = 0
-        for i in 0..<8 { v |= UInt64(widening: span[offset + i]) &<< UInt64(widening: UInt(8 * i)) }
+        for i in (0..<8).reversed() { v = v &<< 8 | UInt64(widening: span[offset + i]) }
         return v
     }
 

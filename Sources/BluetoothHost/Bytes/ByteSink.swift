@@ -38,7 +38,13 @@ extension ByteSink {
     }
 
     public mutating func append(u64 v: UInt64) {
-        for i in 0..<8 { append(UInt8(truncatingIfNeeded: v &>> UInt64(widening: UInt(8 * i)))) }
+        // Shifted a constant 8 bits at a time: on a 32-bit core a 64-bit shift by a variable amount
+        // is a runtime-library call.
+        var rest = v
+        for _ in 0..<8 {
+            append(UInt8(truncatingIfNeeded: rest))
+            rest = rest &>> 8
+        }
     }
 
     public mutating func append(contentsOf bytes: Span<UInt8>) {

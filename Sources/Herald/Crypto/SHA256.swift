@@ -118,9 +118,12 @@ public struct SHA256: Sendable {
             C.compress(&hv, last.span, at: 0)
             last = InlineArray(repeating: 0)
         }
-        let bitLength = totalBytes &<< 3
-        for j in 0..<8 {
-            last[56 &+ j] = UInt8(truncatingIfNeeded: bitLength &>> UInt64(widening: UInt(56 &- 8 &* j)))
+        // Least significant octet last, shifting a constant 8 bits at a time (a 64-bit shift by a
+        // variable amount is a runtime-library call on a 32-bit core).
+        var bitLength = totalBytes &<< 3
+        for j in (56..<64).reversed() {
+            last[j] = UInt8(truncatingIfNeeded: bitLength)
+            bitLength = bitLength &>> 8
         }
         C.compress(&hv, last.span, at: 0)
     }
