@@ -19,8 +19,12 @@ enum Wearable {
 
 /// SensorDelegate events as log lines.
 struct SensorLog: SensorDelegate {
-    /// Herald centrals never use Read Multiple: its code stays out of the image.
-    static var serverFeatures: GATTServerFeatures { GATTServerFeatures(readMultiple: false) }
+    /// Herald centrals never use Read Multiple; iPhones write long signal messages, so queued writes
+    /// stay. No Database Hash: it lets an unbonded client trust its cached copy of our database on a
+    /// later connection (Core 5.4 Vol 3 Part G 2.5.2.1), but the wearable's resolvable private
+    /// address changes every payload period and no Herald peer bonds, so a phone cannot tell it is
+    /// us again for longer than a period anyway. Leaving it out saves the AES-CMAC (1.4 KB).
+    static var serverFeatures: GATTServerFeatures { GATTServerFeatures(readMultiple: false, databaseHash: false) }
 
     mutating func sensor(_ sensor: SensorType, didDetect target: TargetIdentifier) {
         Log.put("sensor didDetect target="); Log.put(target.value); Log.end()
@@ -81,7 +85,8 @@ func makeStack(into stack: UnsafeMutablePointer<WearableStack>) {
     else { halt("advertisement does not fit") }
     let deviceName: StaticString = "Herald Wearable"
     guard var database = try? GATTDatabase<20, 192, 2>(deviceName: Span(_unsafeStart: deviceName.utf8Start,
-                                                                         count: deviceName.utf8CodeUnitCount)),
+                                                                         count: deviceName.utf8CodeUnitCount),
+                                                       features: SensorLog.serverFeatures),
           (try? peripheral.install(into: &database)) != nil
     else { halt("GATT database does not fit") }
     // A fixed seed for the static random address; a product derives it from the chip's unique ID.

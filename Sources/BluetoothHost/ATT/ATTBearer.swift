@@ -30,7 +30,7 @@ public struct ATTBearer<let prepareQueueCapacity: Int, let prepareQueueBytes: In
     var queueBytesUsed = 0
 
     public init() {
-        queue = InlineArray { _ in PreparedWrite(handle: 0, offset: 0, start: 0, length: 0) }
+        queue = InlineArray(repeating: PreparedWrite(handle: 0, offset: 0, start: 0, length: 0))
         queueBytes = InlineArray(repeating: 0)
     }
 

@@ -66,7 +66,7 @@ public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, l
     /// has a Database Hash.
     public init(deviceName: Span<UInt8>, deviceNameMaxLength: Int = 32, appearance: UInt16 = 0,
                 features: GATTServerFeatures = .all) throws(GATTDatabaseError) {
-        attributes = InlineArray { _ in GATTAttribute(type: BluetoothUUID(uuid16: 0), permissions: GATTPermissions(rawValue: 0), storage: .dynamic(id: 0)) }
+        attributes = InlineArray(repeating: GATTAttribute(type: BluetoothUUID(uuid16: 0), permissions: GATTPermissions(rawValue: 0), storage: .dynamic(id: 0)))
         values = InlineArray(repeating: 0)
 
         try addPrimaryService(BluetoothUUID(uuid16: GATTAttributeType.genericAccessService))

@@ -42,7 +42,7 @@ public struct ACLCredits<let links: Int> {
     /// Credits returned implicitly by disconnections.
     public private(set) var releasedOnDisconnect = 0
 
-    public init() { entries = InlineArray { _ in Entry() } }
+    public init() { entries = InlineArray(repeating: Entry()) }
 
     /// Credits that may be used now.
     public var available: Int { max(0, total - inFlight) }

@@ -54,7 +54,7 @@ public struct HeraldPeripheral<Source: HeraldPayloadSource, let links: Int, let 
         advertiser = try HeraldAdvertiser(configuration: advertising, clock: clock)
         self.payloadID = payloadID
         self.signalID = signalID
-        linkStates = InlineArray { _ in HeraldLinkState() }
+        linkStates = InlineArray(repeating: HeraldLinkState())
     }
 
     /// Adds the Herald service to the database the stack will serve (before the stack is built).
@@ -162,12 +162,12 @@ public struct HeraldPeripheral<Source: HeraldPayloadSource, let links: Int, let 
     public mutating func stackDidBecomeReady<D: HeraldPeripheralDelegate>(
         _ info: ControllerInfo, now: UInt64, control: inout StackControl, delegate: inout D
     ) {
-        linkStates = InlineArray { _ in HeraldLinkState() }
+        linkStates = InlineArray(repeating: HeraldLinkState())
         advertiser.stackDidBecomeReady(info, now: now, control: &control, delegate: &delegate)
     }
 
     public mutating func stackControllerDidFail() {
-        linkStates = InlineArray { _ in HeraldLinkState() }
+        linkStates = InlineArray(repeating: HeraldLinkState())
         advertiser.stackControllerDidFail()
     }
 

@@ -19,8 +19,12 @@ struct WearableEvents: SensorDelegate {
     mutating func sensor(_ sensor: SensorType, didRead payload: Span<UInt8>, fromTarget target: TargetIdentifier) {
         payloads += 1
     }
-    /// Herald centrals never use Read Multiple; long writes (iPhones) and the Database Hash stay.
-    static var serverFeatures: GATTServerFeatures { GATTServerFeatures(readMultiple: false) }
+    /// Herald centrals never use Read Multiple; iPhones write long signal messages, so queued writes
+    /// stay. No Database Hash: it lets an unbonded client trust its cached copy of our database on a
+    /// later connection (Core 5.4 Vol 3 Part G 2.5.2.1), but the wearable's resolvable private
+    /// address changes every payload period and no Herald peer bonds, so a phone cannot tell it is
+    /// us again for longer than a period anyway. Leaving it out saves the AES-CMAC (1.4 KB).
+    static var serverFeatures: GATTServerFeatures { GATTServerFeatures(readMultiple: false, databaseHash: false) }
 }
 
 // The secret key stays in flash (StaticSecretKey): both payload producers read it in place.
@@ -41,7 +45,7 @@ public func wearableMain() -> Int32 {
     guard var peripheral = try? WearablePeripheral(
               source: source, advertising: HeraldAdvertisingConfiguration(irk: irk),
               clock: HeraldClock(unixMillisAtZero: Int64(bitPattern: boardMillis()))),
-          var db = try? GATTDatabase<24, 192, 4>(deviceName: name.span),
+          var db = try? GATTDatabase<24, 192, 4>(deviceName: name.span, features: WearableEvents.serverFeatures),
           (try? peripheral.install(into: &db)) != nil
     else { return 1 }
     var seed = InlineArray<6, UInt8>(repeating: 0)
