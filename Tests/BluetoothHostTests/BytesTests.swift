@@ -28,8 +28,14 @@ import Testing
         var out = FixedBytes<8>()
         out.append(u64: 0x0102_0304_0506_0708)
         #expect(!out.overflowed)
+        // Little-endian on the wire (Core 5.4 Vol 4 Part E 5.2), each side checked on its own so a
+        // byte-order slip in both cannot cancel out.
+        #expect((0..<8).map { out[$0] } == [0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01])
         var r = ByteReader(out.span)
         #expect(try r.u64() == 0x0102_0304_0506_0708)
+        let wire: [UInt8] = [0xEF, 0xCD, 0xAB, 0x89, 0x67, 0x45, 0x23, 0xF1]
+        var w = ByteReader(wire.span)
+        #expect(try w.u64() == 0xF123_4567_89AB_CDEF)
     }
 
     @Test func fixedBytesOverflowIsFlaggedNotFatal() {
