@@ -71,18 +71,22 @@ def test_sense_reads_the_wearables_payload_and_disconnects(herald_bin, controlle
         # The wearable saw one central connect, read its payload, and go again.
         wearable.wait_for(lambda e: e.get("event") == "payload-read")
         wearable.wait_for(lambda e: e.get("event") == "disconnected")
-        # The payload is fresh: adverts keep being measured, with no second connection.
+        # The payload is fresh: adverts keep being measured, and nothing connects to read it again.
+        # Counted from the read on: a first attempt that ended before reading (a connection the
+        # central cancelled at its timeout while the controller completed it, on a loaded machine)
+        # is retried, and that is the central working as intended.
         time.sleep(3)
         sense.wait_for(lambda e: e.get("event") == "measure")
-        connects = [e for e in wearable.seen if e.get("event") == "connected"]
         while True:
             try:
-                e = wearable.events.get_nowait()
+                wearable.seen.append(wearable.events.get_nowait())
             except queue.Empty:
                 break
-            if e.get("event") == "connected":
-                connects.append(e)
-        assert len(connects) == 1
+        events = [e.get("event") for e in wearable.seen]
+        first_read = events.index("payload-read")
+        assert events.count("payload-read") == 1, wearable.seen
+        assert "connected" not in events[first_read + 1:], wearable.seen
+        assert "connected" in events[:first_read], wearable.seen
     finally:
         if sense:
             sense.stop()
