@@ -13,62 +13,70 @@ public struct ByteReader: ~Escapable {
     public var remaining: Int { span.count - offset }
     public var isAtEnd: Bool { offset >= span.count }
 
+    // Every read checks its length here, so the reads below index without a second check; the
+    // error is built out of line because this check is inlined into every field of every parser.
     @inline(__always)
     private func need(_ n: Int) throws(DecodeError) {
-        guard n >= 0, remaining >= n else { throw .truncated(needed: offset + n, available: span.count) }
+        guard n >= 0, span.count &- offset >= n else { throw truncation(n) }
+    }
+
+    @inline(never)
+    private func truncation(_ n: Int) -> DecodeError {
+        .truncated(needed: offset &+ n, available: span.count)
     }
 
     public mutating func u8() throws(DecodeError) -> UInt8 {
         try need(1)
-        defer { offset += 1 }
-        return span[offset]
+        defer { offset &+= 1 }
+        return span[unchecked: offset]
     }
 
     public mutating func i8() throws(DecodeError) -> Int8 { Int8(bitPattern: try u8()) }
 
     public mutating func u16() throws(DecodeError) -> UInt16 {
         try need(2)
-        defer { offset += 2 }
-        return UInt16(span[offset]) | UInt16(span[offset + 1]) << 8
+        defer { offset &+= 2 }
+        return UInt16(span[unchecked: offset]) | UInt16(span[unchecked: offset &+ 1]) << 8
     }
 
     public mutating func i16() throws(DecodeError) -> Int16 { Int16(bitPattern: try u16()) }
 
     public mutating func u16BigEndian() throws(DecodeError) -> UInt16 {
         try need(2)
-        defer { offset += 2 }
-        return UInt16(span[offset]) << 8 | UInt16(span[offset + 1])
+        defer { offset &+= 2 }
+        return UInt16(span[unchecked: offset]) << 8 | UInt16(span[unchecked: offset &+ 1])
     }
 
     public mutating func u24() throws(DecodeError) -> UInt32 {
         try need(3)
-        defer { offset += 3 }
-        return UInt32(span[offset]) | UInt32(span[offset + 1]) << 8 | UInt32(span[offset + 2]) << 16
+        defer { offset &+= 3 }
+        return UInt32(span[unchecked: offset]) | UInt32(span[unchecked: offset &+ 1]) << 8
+            | UInt32(span[unchecked: offset &+ 2]) << 16
     }
 
     public mutating func u32() throws(DecodeError) -> UInt32 {
         try need(4)
-        defer { offset += 4 }
+        defer { offset &+= 4 }
         var v: UInt32 = 0
-        for i in 0..<4 { v |= UInt32(span[offset + i]) &<< UInt32(8 * i) }
+        for i in 0..<4 { v |= UInt32(span[unchecked: offset &+ i]) &<< UInt32(8 * i) }
         return v
     }
 
     public mutating func u32BigEndian() throws(DecodeError) -> UInt32 {
         try need(4)
-        defer { offset += 4 }
+        defer { offset &+= 4 }
         var v: UInt32 = 0
-        for i in 0..<4 { v = v &<< 8 | UInt32(span[offset + i]) }
+        for i in 0..<4 { v = v &<< 8 | UInt32(span[unchecked: offset &+ i]) }
         return v
     }
 
     public mutating func u64() throws(DecodeError) -> UInt64 {
         try need(8)
-        defer { offset += 8 }
+        defer { offset &+= 8 }
         // Most significant octet first with a constant shift: on a 32-bit core a shift of a 64-bit
         // value by a variable amount is a runtime-library call.
         var v: UInt64 = 0
-        for i in (0..<8).reversed() { v = v &<< 8 | UInt64(widening: span[offset + i]) }
+        for i in (0..<8).reversed() { v = v &<< 8 | UInt64(widening: span[unchecked: offset &+ i]) }
         return v
     }
 
@@ -76,20 +84,20 @@ public struct ByteReader: ~Escapable {
     @_lifetime(copy self)
     public mutating func bytes(_ count: Int) throws(DecodeError) -> Span<UInt8> {
         try need(count)
-        defer { offset += count }
-        return span.extracting(offset..<(offset + count))
+        defer { offset &+= count }
+        return span.extracting(unchecked: offset..<(offset &+ count))
     }
 
     /// Everything not read yet.
     @_lifetime(copy self)
     public mutating func rest() -> Span<UInt8> {
         defer { offset = span.count }
-        return span.extracting(offset..<span.count)
+        return span.extracting(unchecked: offset..<span.count)
     }
 
     public mutating func skip(_ count: Int) throws(DecodeError) {
         try need(count)
-        offset += count
+        offset &+= count
     }
 
     /// Fixed-size PDUs must not carry extra bytes (a peer that sends them gets Invalid PDU).

@@ -20,11 +20,11 @@ public struct FixedBytes<let N: Int>: ByteSink {
     public var isEmpty: Bool { count == 0 }
     public var freeCapacity: Int { N - count }
 
-    @inline(__always)
+    @inline(never)
     public mutating func append(_ byte: UInt8) {
         guard count < N else { overflowed = true; return }
-        storage[count] = byte
-        count += 1
+        storage[unchecked: count] = byte
+        count &+= 1  // below N, so it cannot overflow
     }
 
     /// Appends as much of `bytes` as fits, in one pass the optimiser turns into a block copy (checked
