@@ -16,6 +16,9 @@ enum Venue {
 struct BeaconLog: HeraldPeripheralDelegate {
     var reads = 0
 
+    /// The identity address, never a rotating one: the address machinery stays out of the image.
+    static var rotatesAddress: Bool { false }
+
     mutating func heraldPeripheral(didConnect link: HeraldLink) {
         Log.put("connected handle="); Log.put(link.handle); Log.put(" peer="); Log.put(address: link.peer.address); Log.end()
     }

@@ -140,6 +140,8 @@ public struct HeraldAdvertiser {
         advertisement = try HeraldAdvertisement(identifiers: configuration.identifiers, txPower: configuration.txPower)
     }
 
+    /// Rotating needs an IRK; the generic paths also ask the delegate (`rotatesAddress`), whose
+    /// constant answer lets a build that never rotates drop the address machinery.
     var rotates: Bool { configuration.irk != nil }
 
     /// The period index of stack time `now`.
@@ -177,7 +179,7 @@ public struct HeraldAdvertiser {
         lastNow = now
         period = period(at: now)
         fallbackAddressType = info.addressType == .publicDevice ? .publicAddress : .randomAddress
-        if rotates {
+        if D.rotatesAddress, rotates {
             requestAddress(for: period, control: &control)
         } else {
             configureAndEnable(ownAddressType: fallbackAddressType, control: &control)
@@ -239,7 +241,7 @@ public struct HeraldAdvertiser {
         let p = period(at: now)
         if p > period {
             period = p
-            guard rotates else { return }
+            guard D.rotatesAddress, rotates else { return }
             if let address = prepared, preparedPeriod == p {
                 prepared = nil
                 apply(address, for: p, control: &control, delegate: &delegate)
@@ -251,7 +253,7 @@ public struct HeraldAdvertiser {
             }
             if preparedPeriod < p { prepared = nil }
         }
-        guard rotates else { return }
+        guard D.rotatesAddress, rotates else { return }
         if job != .none, now >= jobStartedAt &+ Self.watchdog {
             // Never answered: reported as an unsupported command.
             switch job {
@@ -283,6 +285,8 @@ public struct HeraldAdvertiser {
             delegate.heraldPeripheral(commandFailed: opcode, status: status)
             if tag == HeraldCommandTag.advertising {
                 if opcode == HCILESetAdvertisingEnable.opcode { isAdvertising = false }
+            } else if !D.rotatesAddress {
+                // Only the address round trips use the other tags.
             } else if tag == HeraldCommandTag.encrypt, case .encrypt(let target, let prand) = job {
                 job = .none
                 encryptsInSoftware = true
@@ -292,6 +296,7 @@ public struct HeraldAdvertiser {
             }
             return true
         }
+        guard D.rotatesAddress else { return true }
         switch job {
         case .random(let p) where tag == HeraldCommandTag.random:
             guard let irk = configuration.irk, let random = try? UInt64(parsing: returnParameters) else {

@@ -222,6 +222,8 @@ public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate:
     public var delegate: Delegate
 
     public init(peripheral: HeraldPeripheral<Source, links, payloadCapacity, signalCapacity>, delegate: Delegate) {
+        precondition(Delegate.rotatesAddress || peripheral.advertiser.configuration.irk == nil,
+                     "HeraldPeripheralApplication: an IRK was configured but the delegate's rotatesAddress is false")
         self.peripheral = peripheral
         self.delegate = delegate
     }

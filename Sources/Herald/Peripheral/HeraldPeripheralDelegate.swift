@@ -47,6 +47,12 @@ public protocol HeraldPeripheralDelegate {
     /// otherwise). A venue beacon's firmware can leave them all out: Herald centrals only discover,
     /// read the payload and write short signal messages.
     static var serverFeatures: GATTServerFeatures { get }
+    /// Whether this build can advertise a resolvable private address rotated every payload period
+    /// (true unless said otherwise). A venue beacon, which has nothing to hide, says false and
+    /// advertises the controller's identity address: being a constant after specialisation, the
+    /// LE Rand / LE Encrypt round trips and the software AES are then left out of its image. A
+    /// configuration with an IRK is refused at start-up by `HeraldPeripheralApplication`.
+    static var rotatesAddress: Bool { get }
 }
 
 extension HeraldPeripheralDelegate {
@@ -62,6 +68,7 @@ extension HeraldPeripheralDelegate {
     public mutating func heraldPeripheral(didChangeAddress address: BDAddress, unixMillis: Int64) {}
     public mutating func heraldPeripheral(commandFailed opcode: HCIOpcode, status: HCIStatus) {}
     public static var serverFeatures: GATTServerFeatures { .all }
+    public static var rotatesAddress: Bool { true }
 }
 
 /// A delegate that ignores everything.

@@ -1,6 +1,7 @@
 // Footprint image "beacon": a Herald venue beacon — the core's HeraldPeripheralApplication with a
 // fixed beacon payload (Herald beacon payload, protocol 0x30), advertising and serving it over GATT
-// on one link. Linked with --gc-sections by `Tools/embedded-check --report`; never run.
+// on one link under the controller's identity address (a venue has nothing to hide; as
+// Firmware/Beacon). Linked with --gc-sections by `Tools/embedded-check --report`; never run.
 import BluetoothHost
 import Herald
 
@@ -10,6 +11,8 @@ struct BeaconEvents: HeraldPeripheralDelegate {
     mutating func heraldPeripheral(didReceivePayload payload: Span<UInt8>, from link: HeraldLink) { messages += 1 }
     /// A venue beacon serves discovery, its payload and short signal writes: nothing optional.
     static var serverFeatures: GATTServerFeatures { .mandatory }
+    /// A venue has nothing to hide: the identity address, no rotation (as Firmware/Beacon).
+    static var rotatesAddress: Bool { false }
 }
 
 typealias BeaconApp = HeraldPeripheralApplication<FixedPayloadSource<32>, BeaconEvents, 1, 32, 64>
@@ -19,18 +22,17 @@ nonisolated(unsafe) var beacon: BluetoothStack<BeaconApp, 1, 24, 128>? = nil
 public func beaconMain() -> Int32 {
     let name: InlineArray<6, UInt8> = [0x68, 0x65, 0x72, 0x61, 0x6C, 0x64]  // "herald"
     let header = PayloadHeader(protocolAndVersion: 0x30, countryCode: 826, stateCode: 0)
-    var irk = InlineArray<16, UInt8>(repeating: 0)
-    let irkInFlash = boardIRK()
-    for i in 0..<16 { irk[i] = irkInFlash[i] }
     guard let source = try? FixedPayloadSource<32>.venueBeacon(header: header, locationCode: 0x0102_0304),
           var peripheral = try? HeraldPeripheral<FixedPayloadSource<32>, 1, 32, 64>(
-              source: source, advertising: HeraldAdvertisingConfiguration(irk: irk),
+              source: source, advertising: HeraldAdvertisingConfiguration(),
               clock: HeraldClock(unixMillisAtZero: Int64(bitPattern: boardMillis()))),
           var db = try? GATTDatabase<24, 128, 1>(deviceName: name.span, features: BeaconEvents.serverFeatures),
           (try? peripheral.install(into: &db)) != nil
     else { return 1 }
+    // The static random address's seed, from the chip (nRF52: FICR DEVICEADDR).
     var seed = InlineArray<6, UInt8>(repeating: 0)
-    for i in 0..<6 { seed[i] = irk[i] }
+    let idInFlash = boardDeviceID()
+    for i in 0..<6 { seed[i] = idInFlash[i] }
     beacon = BluetoothStack(configuration: HostConfiguration(randomAddressSeed: seed), database: db,
                             app: BeaconApp(peripheral: peripheral, delegate: BeaconEvents()))
     runForever(&beacon!)

@@ -11,6 +11,8 @@ import BluetoothHost
 /// The 2,048-octet Herald secret key and the 16-octet identity resolving key, kept in flash.
 @_extern(c, "board_secret_key") func boardSecretKey() -> UnsafePointer<UInt8>
 @_extern(c, "board_irk") func boardIRK() -> UnsafePointer<UInt8>
+/// Six octets unique to the chip (nRF52: FICR DEVICEADDR), the seed of a static random address.
+@_extern(c, "board_device_id") func boardDeviceID() -> UnsafePointer<UInt8>
 
 /// The UART: one write per whole H4 packet.
 struct BoardOutput: H4Output {

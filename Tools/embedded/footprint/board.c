@@ -94,6 +94,8 @@ static const uint8_t secret_key[2048] = {1};
 static const uint8_t irk[16] = {2};
 const uint8_t *board_secret_key(void) { return secret_key; }
 const uint8_t *board_irk(void) { return irk; }
+static const uint8_t device_id[6] = {3};
+const uint8_t *board_device_id(void) { return device_id; }
 
 void __assert_fail(void) { for (;;) {} }
 void abort(void) { for (;;) {} }
