@@ -261,17 +261,17 @@ public struct GATTClient<let longWriteCapacity: Int> {
     ) -> GATTClientAction {
         if tick(now: now, delegate: &delegate) == .disconnect { return .disconnect }
         guard !isTimedOut else { return .none }
-        guard pdu.count > 0 else { ignoredPDUs += 1; return .none }
+        guard pdu.count > 0 else { ignoredPDUs &+= 1; return .none }
         let opcode = ATTOpcode(rawValue: pdu[0])
         switch opcode.kind {
         case .response:
-            guard phase != .idle else { unsolicitedResponses += 1; return .none }
+            guard phase != .idle else { unsolicitedResponses &+= 1; return .none }
             return handleResponse(opcode, pdu: pdu, now: now, delegate: &delegate, reply: &reply)
         case .notification:
             deliverNotification(opcode, pdu: pdu, delegate: &delegate)
             return .none
         case .indication:
-            guard let indication = try? ATTHandleValueIndication(pdu) else { ignoredPDUs += 1; return .none }
+            guard let indication = try? ATTHandleValueIndication(pdu) else { ignoredPDUs &+= 1; return .none }
             delegate.gattClientDidReceiveIndication(handle: indication.handle, value: indication.value)
             // Part G 4.11.1: every indication is confirmed; confirmations are outside the request
             // transaction, so one may go out while our own request is outstanding (Part F 3.3.2).
@@ -279,19 +279,19 @@ public struct GATTClient<let longWriteCapacity: Int> {
             return .send
         default:
             // Requests, commands and confirmations belong to the server role.
-            ignoredPDUs += 1
+            ignoredPDUs &+= 1
             return .none
         }
     }
 
     mutating func deliverNotification<D: GATTClientDelegate>(_ opcode: ATTOpcode, pdu: Span<UInt8>, delegate: inout D) {
         if opcode == .handleValueNotification {
-            guard let n = try? ATTHandleValueNotification(pdu) else { ignoredPDUs += 1; return }
+            guard let n = try? ATTHandleValueNotification(pdu) else { ignoredPDUs &+= 1; return }
             delegate.gattClientDidReceiveNotification(handle: n.handle, value: n.value)
         } else {
             // Multiple Handle Value Notification (Part F 3.4.7.4): the decoder walks every length
             // first, so a bad list is dropped whole rather than half delivered.
-            guard let m = try? ATTMultipleHandleValueNotification(pdu) else { ignoredPDUs += 1; return }
+            guard let m = try? ATTMultipleHandleValueNotification(pdu) else { ignoredPDUs &+= 1; return }
             var entries = m.makeIterator()
             while let e = entries.next() {
                 delegate.gattClientDidReceiveNotification(handle: e.handle, value: e.value)

@@ -4,7 +4,8 @@ public protocol H4PacketHandler {
     mutating func h4Packet(type: H4PacketType, packet: Span<UInt8>)
 }
 
-/// What the framer has had to throw away, for logs and robustness tests.
+/// What the framer has had to throw away, for logs and robustness tests. They wrap rather than
+/// trap (see `LEStackCounters`).
 public struct H4FramerCounters: Equatable, Sendable {
     /// Bytes that could not start a packet (e.g. the 0x00 a board sends after reset, line noise).
     public var skippedBytes = 0
@@ -103,7 +104,7 @@ public struct H4Framer<let capacity: Int> {
               case .length(let total) = Self.header(of: type, in: bytes, maximumACLLength: maximumACLLength),
               total <= capacity, total <= bytes.count
         else { return 0 }
-        counters.packets += 1
+        counters.packets &+= 1
         return total
     }
 
@@ -141,7 +142,7 @@ public struct H4Framer<let capacity: Int> {
         expectedLength = 0
         while buffer.count > 0, completedLength == 0 {
             guard let type = H4PacketType(rawValue: buffer[0]), type != .command else {
-                counters.skippedBytes += 1
+                counters.skippedBytes &+= 1
                 buffer.removeFirst(1)
                 continue
             }
@@ -150,13 +151,13 @@ public struct H4Framer<let capacity: Int> {
                 return
             case .implausible:
                 // Treat the indicator as noise and rescan what followed it.
-                counters.rejectedHeaders += 1
-                counters.skippedBytes += 1
+                counters.rejectedHeaders &+= 1
+                counters.skippedBytes &+= 1
                 buffer.removeFirst(1)
                 continue
             case .length(let total):
                 if total > capacity {
-                    counters.oversizePackets += 1
+                    counters.oversizePackets &+= 1
                     discarding = total - buffer.count
                     buffer.removeAll()
                     return
@@ -165,7 +166,7 @@ public struct H4Framer<let capacity: Int> {
                     expectedLength = total
                     return
                 }
-                counters.packets += 1
+                counters.packets &+= 1
                 completedLength = total
             }
         }

@@ -102,14 +102,14 @@ public struct ACLReassembler<let capacity: Int> {
         completedLength = 0
         var index = 0
         if boundary.isStart {
-            if isInProgress { discardedIncomplete += 1 }
+            if isInProgress { discardedIncomplete &+= 1 }
             state = .header
             headerCount = 0
             received = 0
         } else {
             switch state {
             case .idle:
-                orphanContinuations += 1
+                orphanContinuations &+= 1
                 throw .continuationWithoutStart
             case .skipping(let remaining):
                 // Tail of a PDU already refused as too large: swallow it without another error.
@@ -131,7 +131,7 @@ public struct ACLReassembler<let capacity: Int> {
             expected = Int(UInt16(headerBytes[0]) | UInt16(headerBytes[1]) &<< 8)
             currentChannel = L2CAPChannelID(rawValue: UInt16(headerBytes[2]) | UInt16(headerBytes[3]) &<< 8)
             guard expected <= capacity else {
-                oversizedPDUs += 1
+                oversizedPDUs &+= 1
                 let left = expected - (data.count - index)
                 state = left > 0 ? .skipping(remaining: left) : .idle
                 throw .pduTooLarge(declared: expected, capacity: capacity)
@@ -153,7 +153,7 @@ public struct ACLReassembler<let capacity: Int> {
         guard received == expected else { return .incomplete }
         state = .idle
         completedLength = received
-        completedPDUs += 1
+        completedPDUs &+= 1
         return .complete(channel: currentChannel, length: received)
     }
 }

@@ -160,7 +160,7 @@ public struct ConnectionTable<let capacity: Int, let pduCapacity: Int, Extra: Co
     ) -> ConnectionReceiveOutcome {
         let handle = packet.handle
         guard let i = index(of: handle) else {
-            unknownHandlePackets += 1
+            unknownHandlePackets &+= 1
             return .unknownHandle(handle)
         }
         return Self.feed(&entries[i]!, slot: i, packet, deliver)

@@ -109,7 +109,7 @@ public struct HCICommandFlow<let octets: Int> {
         credits = Int(numPackets)
         if opcode == .nop { return .nop }
         guard let p = pending, p.opcode == opcode else {
-            lateCompletions += 1
+            lateCompletions &+= 1
             return .late
         }
         pending = nil

@@ -58,6 +58,9 @@ public struct LinkState: ConnectionExtra {
 }
 
 /// Counters for robustness checks: nothing here should grow on a healthy link.
+///
+/// Every statistics counter in the core wraps (`&+= 1`): `Int` is 32 bits on the Cortex-M, and a
+/// checked increment would stop a device after 2^31 events (25 days of 1,000 packets a second).
 public struct LEStackCounters: Equatable, Sendable {
     public var malformedACL = 0
     public var malformedEvents = 0

@@ -118,7 +118,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
 
     public mutating func hostDidReceive(acl: Span<UInt8>) {
         guard let packet = try? HCIACLDataPacket(parsing: acl) else {
-            counters.malformedACL += 1
+            counters.malformedACL &+= 1
             return
         }
         // The reassembled PDU borrows the link's buffer; copy it (at most 247 bytes) so the layers
@@ -157,7 +157,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         } catch {
             // No room to account for this link's traffic: refuse it (0x14 remote terminated: low
             // resources is the reason a host gives for that, Core 5.4 Vol 1 Part F 2.20).
-            counters.rejectedConnections += 1
+            counters.rejectedConnections &+= 1
             control.disconnect(handle: c.handle, reason: HCIStatus(rawValue: 0x14))
             return
         }
@@ -218,11 +218,11 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
                                        now: now, database: &database, delegate: &app, response: &response)
             switch action {
             case .respond:
-                counters.attResponses += 1
+                counters.attResponses &+= 1
                 // A response lost to a full queue would leave the client waiting 30 s and then drop
                 // the link (Part F 3.3.3): keep it and send it when room appears.
                 if !control.sendATT(handle: link.handle, pdu: response.span) {
-                    counters.heldResponses += 1
+                    counters.heldResponses &+= 1
                     connections.entries[i]!.extra.heldResponse = FixedBytes<247>(response.span)
                 }
             case .indicationConfirmed(let attribute):
@@ -326,5 +326,5 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         if let d = app.applicationDeadline, now >= d { app.stackTimerFired(now: now, control: &control) }
     }
 
-    mutating func malformedEvent() { counters.malformedEvents += 1 }
+    mutating func malformedEvent() { counters.malformedEvents &+= 1 }
 }

@@ -39,7 +39,7 @@ public struct StackControl {
 
     /// Queues any HCI command; its completion reaches the application with `tag`.
     public mutating func send<C: HCICommand>(_ command: C, tag: CommandTag = .application) {
-        if !commands.append(command, tag: tag) { droppedCommands += 1 }
+        if !commands.append(command, tag: tag) { droppedCommands &+= 1 }
     }
 
     /// Queues an L2CAP PDU on `handle`, fragmented to the controller's ACL length. False when the
@@ -50,7 +50,7 @@ public struct StackControl {
             try acl.enqueue(handle: handle, channel: channel, payload: payload)
             return true
         } catch {
-            aclQueueFullEvents += 1
+            aclQueueFullEvents &+= 1
             return false
         }
     }

@@ -35,16 +35,16 @@ public struct L2CAPFixedChannelRouter: Sendable {
                                             reply: inout S) -> L2CAPInbound {
         switch channel {
         case .att:
-            attPDUs += 1
+            attPDUs &+= 1
             return .att
         case .leSignaling:
-            signalingPDUs += 1
+            signalingPDUs &+= 1
             return .signaling(L2CAPSignalingHandler.handle(payload, role: role, reply: &reply))
         case .smp:
-            smpPDUs += 1
+            smpPDUs &+= 1
             return .smp(SMPPairingRefusal.handle(payload, reply: &reply))
         default:
-            unknownChannelPDUs += 1
+            unknownChannelPDUs &+= 1
             return .unknownChannel(channel)
         }
     }

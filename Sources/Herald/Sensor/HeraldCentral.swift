@@ -141,7 +141,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     ) {
         guard isOn else { return }
         var c = HeraldAdvertClassification()
-        do throws(DecodeError) { try c.add(report.data) } catch { malformedAdverts += 1; return }
+        do throws(DecodeError) { try c.add(report.data) } catch { malformedAdverts &+= 1; return }
         let kind: HeraldDeviceKind
         switch c.kind {
         case .herald: kind = .herald
