@@ -59,6 +59,22 @@ struct HCICommandQueueTests {
         #expect(queue.count == 2 && queue.usedOctets == 18)
     }
 
+    /// A parameterless command queued by opcode is the same record as the typed command's.
+    @Test func aParameterlessCommandByOpcodeEqualsTheTypedOne() {
+        var byType = HCICommandQueue<20>()
+        var byOpcode = HCICommandQueue<20>()
+        let typed = byType.append(ZephyrReadStaticAddresses(), tag: .bringUp, timeout: 300)
+        let raw = byOpcode.append(parameterless: ZephyrReadStaticAddresses.opcode, tag: .bringUp, timeout: 300)
+        #expect(typed && raw)
+        #expect(Self.bytes(byOpcode.packet(at: 0)) == Self.bytes(byType.packet(at: 0)))
+        #expect(Self.bytes(byOpcode.packet(at: 0)) == [0x01, 0x09, 0xFC, 0x00])
+        #expect(byOpcode.first?.opcode == byType.first?.opcode && byOpcode.first?.timeout == 300)
+        let second = byOpcode.append(parameterless: HCIReadBDADDR.opcode, tag: .bringUp)  // 18 octets
+        let third = byOpcode.append(parameterless: HCIReadBDADDR.opcode, tag: .bringUp)   // 27 > 20
+        #expect(second && !third)
+        #expect(byOpcode.count == 2)
+    }
+
     @Test func movingGivesTheDefaultTimeoutOnlyToCommandsWithoutOne() {
         var deferred = HCICommandQueue<64>()
         var flow = HCICommandQueue<16>()

@@ -76,6 +76,11 @@ public struct HCICommandFlow<let octets: Int> {
         guard queue.append(command, tag: tag, timeout: timeout ?? self.timeout) else { throw .queueFull }
     }
 
+    /// Queues a command without parameters by its opcode (see `HCICommandQueue.append(parameterless:)`).
+    public mutating func enqueue(parameterless opcode: HCIOpcode, tag: CommandTag, timeout: UInt64? = nil) throws(CommandQueueError) {
+        guard queue.append(parameterless: opcode, tag: tag, timeout: timeout ?? self.timeout) else { throw .queueFull }
+    }
+
     /// Takes the first of the application's deferred commands (`StackControl`), if it fits; a
     /// command queued without a timeout of its own gets `timeout` (or the flow's default).
     mutating func take<let n: Int>(from commands: inout HCICommandQueue<n>, timeout: UInt64? = nil) -> Bool {

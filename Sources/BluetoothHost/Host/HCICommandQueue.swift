@@ -40,6 +40,18 @@ public struct HCICommandQueue<let capacity: Int> {
         return true
     }
 
+    /// Queues a command that has no parameters, by its opcode alone. Bring-up sends a dozen such
+    /// reads that differ only in opcode: through here they share one path instead of each being an
+    /// encoder of its own in a firmware image.
+    @discardableResult
+    public mutating func append(parameterless opcode: HCIOpcode, tag: CommandTag, timeout: UInt64 = 0) -> Bool {
+        guard Self.recordHeader + 4 <= freeOctets else { return false }
+        let packet: InlineArray<4, UInt8> = [H4PacketType.command.rawValue, UInt8(truncatingIfNeeded: opcode.rawValue),
+                                             UInt8(truncatingIfNeeded: opcode.rawValue &>> 8), 0]
+        writeRecord(tag: tag, timeout: timeout, packet: packet.span)
+        return true
+    }
+
     /// Moves the first command to the end of `other` with the timeout `timeout` when it had none
     /// of its own. False (nothing moved) when this queue is empty or `other` has no room for it.
     @discardableResult

@@ -100,17 +100,13 @@ extension HCIHost {
     private mutating func issue<O: H4Output>(_ step: BringUpStep, now: UInt64, output: inout O) throws(CommandQueueError) {
         switch step {
         case .reset: sendReset(now: now, output: &output)
-        case .readLocalVersion: try send(HCIReadLocalVersionInformation(), tag: .bringUp, now: now, output: &output)
-        case .readLocalSupportedCommands: try send(HCIReadLocalSupportedCommands(), tag: .bringUp, now: now, output: &output)
-        case .readLocalSupportedFeatures: try send(HCIReadLocalSupportedFeatures(), tag: .bringUp, now: now, output: &output)
+        // The reads carry no parameters: queued by opcode (`opcode(of:)`), one path for all of them.
+        case .readLocalVersion, .readLocalSupportedCommands, .readLocalSupportedFeatures, .leReadBufferSizeV2,
+             .leReadBufferSize, .readBufferSize, .leReadLocalSupportedFeatures, .readBDADDR, .leReadMaximumDataLength,
+             .zephyrReadVersionInformation, .zephyrReadSupportedCommands, .zephyrReadStaticAddresses:
+            try send(parameterless: opcode(of: step), tag: .bringUp, now: now, output: &output)
         case .setEventMask: try send(HCISetEventMask(mask: HostEventMasks.events), tag: .bringUp, now: now, output: &output)
         case .leSetEventMask: try send(HCILESetEventMask(mask: HostEventMasks.leEvents), tag: .bringUp, now: now, output: &output)
-        case .leReadBufferSizeV2: try send(HCILEReadBufferSizeV2(), tag: .bringUp, now: now, output: &output)
-        case .leReadBufferSize: try send(HCILEReadBufferSize(), tag: .bringUp, now: now, output: &output)
-        case .readBufferSize: try send(HCIReadBufferSize(), tag: .bringUp, now: now, output: &output)
-        case .leReadLocalSupportedFeatures: try send(HCILEReadLocalSupportedFeatures(), tag: .bringUp, now: now, output: &output)
-        case .readBDADDR: try send(HCIReadBDADDR(), tag: .bringUp, now: now, output: &output)
-        case .leReadMaximumDataLength: try send(HCILEReadMaximumDataLength(), tag: .bringUp, now: now, output: &output)
         case .leWriteSuggestedDefaultDataLength:
             var (octets, time) = configuration.suggestedDataLength ?? (27, 328)
             if let max = info.maximumDataLength {
@@ -118,9 +114,6 @@ extension HCIHost {
                 time = min(time, max.supportedMaxTxTime)
             }
             try send(HCILEWriteSuggestedDefaultDataLength(txOctets: octets, txTime: time), tag: .bringUp, now: now, output: &output)
-        case .zephyrReadVersionInformation: try send(ZephyrReadVersionInformation(), tag: .bringUp, now: now, output: &output)
-        case .zephyrReadSupportedCommands: try send(ZephyrReadSupportedCommands(), tag: .bringUp, now: now, output: &output)
-        case .zephyrReadStaticAddresses: try send(ZephyrReadStaticAddresses(), tag: .bringUp, now: now, output: &output)
         case .leSetRandomAddress: try send(HCILESetRandomAddress(address: info.address), tag: .bringUp, now: now, output: &output)
         }
     }
