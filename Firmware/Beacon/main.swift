@@ -18,6 +18,8 @@ struct BeaconLog: HeraldPeripheralDelegate {
 
     /// The identity address, never a rotating one: the address machinery stays out of the image.
     static var rotatesAddress: Bool { false }
+    /// Phones' signal writes are accepted and dropped unread: a venue keeps no visitor list.
+    static var receivesSignals: Bool { false }
 
     mutating func heraldPeripheral(didConnect link: HeraldLink) {
         Log.put("connected handle="); Log.put(link.handle); Log.put(" peer="); Log.put(address: link.peer.address); Log.end()

@@ -96,3 +96,46 @@ struct IdentityBeaconEvents: HeraldPeripheralDelegate {
         }
     }
 }
+
+/// A venue beacon that keeps no visitor list: every callback recorded, so none may fire for a write.
+struct UnlistenedBeaconEvents: HeraldPeripheralDelegate {
+    var events: [String] = []
+    mutating func heraldPeripheral(didReceivePayload payload: Span<UInt8>, from link: HeraldLink) { events.append("payload") }
+    mutating func heraldPeripheral(didMeasureRSSI rssi: Int16, from link: HeraldLink) { events.append("rssi") }
+    mutating func heraldPeripheral(didKeepAwake link: HeraldLink) { events.append("awake") }
+    mutating func heraldPeripheral(didRejectSignalWrite fragment: Span<UInt8>, from link: HeraldLink) { events.append("rejected") }
+    mutating func heraldPeripheral(didReceiveImmediateSend data: Span<UInt8>, from link: HeraldLink) { events.append("immediate") }
+    static var receivesSignals: Bool { false }
+}
+
+@Suite struct PeripheralUnreadSignalTests {
+    typealias Beacon = HeraldPeripheralApplication<FixedPayloadSource<32>, UnlistenedBeaconEvents, 1, 32, 64>
+
+    /// Well-formed, malformed and empty writes alike get a Write Response, and nothing is kept.
+    @Test func signalWritesAreAcceptedAndDroppedUnread() throws {
+        var peripheral = try PeripheralIdentityAddressTests.peripheral()
+        var db = try GATTDatabase<24, 128, 1>(deviceName: Array("beacon".utf8).span)
+        try peripheral.install(into: &db)
+        let signal = try #require(peripheral.handles).signal.value
+        var app = Beacon(peripheral: peripheral, delegate: UnlistenedBeaconEvents())
+        var control = StackControl()
+        app.stackDidBecomeReady(ControllerInfo(), now: 0, control: &control)
+        app.stackDidConnect(ConnectionSummary(handle: 0x40, role: .peripheral,
+                                              peer: DeviceAddress(type: .randomDevice, address: BDAddress(bytes: [1, 2, 3, 4, 5, 6])),
+                                              timing: ConnectionTiming(interval: 24, latency: 0, supervisionTimeout: 72)),
+                            now: 0, control: &control)
+        var bearer = ATTStandardBearer()
+        func write(_ value: [UInt8]) -> [UInt8] {
+            var out = ArraySink()
+            _ = ATTServer().handle(pdu: ([0x12, UInt8(signal & 0xFF), UInt8(signal >> 8)] + value).span, bearer: &bearer,
+                                   connection: 0, now: 0, database: &db, delegate: &app, response: &out)
+            return out.bytes
+        }
+        let rssiMessage = SignalMessageTests.capturedRSSIWrite
+        #expect(write(rssiMessage) == [0x13])
+        #expect(write([0x01, 0xFF, 0xFF]) == [0x13], "a message that could never be valid is not refused either")
+        #expect(write([]) == [0x13])
+        #expect(app.delegate.events.isEmpty)
+        #expect(app.peripheral.pendingSignalBytes(slot: 0) == 0)
+    }
+}

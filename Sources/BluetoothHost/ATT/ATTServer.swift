@@ -203,6 +203,8 @@ public struct ATTServer: Sendable {
         }
     }
 
+    /// Out of line: some twenty refusals share it, and inlined each wrote the five octets itself.
+    @inline(never)
     func error<Out: ByteSink>(_ opcode: ATTOpcode, _ handle: UInt16, _ code: ATTErrorCode, _ out: inout Out) -> ATTServerAction {
         ATTErrorResponse(requestOpcode: opcode, handle: handle, error: code).write(to: &out)
         return .respond

@@ -117,6 +117,9 @@ public struct HeraldPeripheral<Source: HeraldPayloadSource, let links: Int, let 
     ) -> ATTErrorCode? {
         guard id == signalID else { return .writeNotPermitted }
         guard connection >= 0, connection < links else { return .unlikelyError }
+        // Accepted and dropped unread: the writer sees success, so a phone's Herald exchange
+        // carries on as with any peripheral.
+        if !D.receivesSignals { return nil }
         let link = reportedLink(connection)
         switch linkStates[connection].signal.receive(value) {
         case .keepAwake:

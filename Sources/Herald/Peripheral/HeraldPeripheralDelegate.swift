@@ -53,6 +53,11 @@ public protocol HeraldPeripheralDelegate {
     /// LE Rand / LE Encrypt round trips and the software AES are then left out of its image. A
     /// configuration with an IRK is refused at start-up by `HeraldPeripheralApplication`.
     static var rotatesAddress: Bool { get }
+    /// Whether signal messages centrals write are reassembled and reported (true unless said
+    /// otherwise). A venue beacon says false: the visit diary is the phone's to keep (Herald beacon
+    /// payload specification), so the beacon accepts each write and discards it unread, and the
+    /// reassembly and message parsing are left out of its image.
+    static var receivesSignals: Bool { get }
 }
 
 extension HeraldPeripheralDelegate {
@@ -69,6 +74,7 @@ extension HeraldPeripheralDelegate {
     public mutating func heraldPeripheral(commandFailed opcode: HCIOpcode, status: HCIStatus) {}
     public static var serverFeatures: GATTServerFeatures { .all }
     public static var rotatesAddress: Bool { true }
+    public static var receivesSignals: Bool { true }
 }
 
 /// A delegate that ignores everything.

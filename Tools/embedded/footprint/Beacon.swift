@@ -7,12 +7,14 @@ import Herald
 
 /// Firmware's view of the peripheral's events: counters only.
 struct BeaconEvents: HeraldPeripheralDelegate {
-    var messages = 0
-    mutating func heraldPeripheral(didReceivePayload payload: Span<UInt8>, from link: HeraldLink) { messages += 1 }
+    var reads = 0
+    mutating func heraldPeripheral(didServePayload payload: Span<UInt8>, to link: HeraldLink) { reads &+= 1 }
     /// A venue beacon serves discovery, its payload and short signal writes: nothing optional.
     static var serverFeatures: GATTServerFeatures { .mandatory }
     /// A venue has nothing to hide: the identity address, no rotation (as Firmware/Beacon).
     static var rotatesAddress: Bool { false }
+    /// Nor does it collect its visitors' payloads: signal writes are accepted and dropped unread.
+    static var receivesSignals: Bool { false }
 }
 
 typealias BeaconApp = HeraldPeripheralApplication<FixedPayloadSource<32>, BeaconEvents, 1, 32, 64>
