@@ -67,6 +67,18 @@ struct IdentityBeaconEvents: HeraldPeripheralDelegate {
         #expect(Set(advertised).count == 1)
         #expect(advertised.first?.randomSubtype == .staticAddress)
         #expect(stack.app.delegate.changes == 0 && stack.app.delegate.failures.isEmpty)
+        // A fixed payload under a fixed address: no period grid, so no timer ever woke the beacon.
+        #expect(stack.app.applicationDeadline == nil)
+        #expect(!stack.app.peripheral.advertiser.tracksPeriods && stack.app.peripheral.advertiser.period == 0)
+    }
+
+    @Test func onlyAChangingPayloadOrARotatingAddressFollowsThePeriodGrid() {
+        typealias Fixed = HeraldPeripheral<FixedPayloadSource<32>, 1, 32, 64>
+        typealias Counting = HeraldPeripheral<CountingSource, 1, 32, 64>
+        #expect(!FixedPayloadSource<32>.changesWithTime && CountingSource.changesWithTime)
+        #expect(!Fixed.tracksPeriods(IdentityBeaconEvents.self))
+        #expect(Fixed.tracksPeriods(PeripheralEventLog.self), "a rotating address changes at each boundary")
+        #expect(Counting.tracksPeriods(IdentityBeaconEvents.self), "so does a time-dependent payload")
     }
 
     /// A completion carrying the advertiser's address tags (which this build never sends) is

@@ -105,6 +105,9 @@ public struct HeraldAdvertiser {
     public private(set) var lastNow: UInt64 = 0
 
     var ready = false
+    /// False when neither the payload nor the address changes with the period (see
+    /// `HeraldPeripheral.tracksPeriods`): no boundary timer then, and `period` stays 0.
+    public private(set) var tracksPeriods = true
     var configured = false
     var configuredAddressType: HCIOwnAddressType = .randomAddress
     var fallbackAddressType: HCIOwnAddressType = .randomAddress
@@ -163,8 +166,10 @@ public struct HeraldAdvertiser {
     // MARK: Stack events
 
     public mutating func stackDidBecomeReady<D: HeraldPeripheralDelegate>(
-        _ info: ControllerInfo, now: UInt64, control: inout StackControl, delegate: inout D
+        _ info: ControllerInfo, now: UInt64, tracksPeriods: Bool = true, control: inout StackControl, delegate: inout D
     ) {
+        precondition(tracksPeriods || !(D.rotatesAddress && rotates), "HeraldAdvertiser: a rotating address needs the period grid")
+        self.tracksPeriods = tracksPeriods
         // The controller was reset: nothing we configured survives.
         ready = true
         configured = false
@@ -177,7 +182,7 @@ public struct HeraldAdvertiser {
         retryAfter = 0
         failures = 0
         lastNow = now
-        period = period(at: now)
+        period = tracksPeriods ? period(at: now) : 0
         fallbackAddressType = info.addressType == .publicDevice ? .publicAddress : .randomAddress
         if D.rotatesAddress, rotates {
             requestAddress(for: period, control: &control)
@@ -223,7 +228,7 @@ public struct HeraldAdvertiser {
     /// The next instant the advertiser must act: the next period boundary, before it the moment to
     /// prepare the next address, and a retry after a failure.
     public var deadline: UInt64? {
-        guard ready else { return nil }
+        guard ready, tracksPeriods else { return nil }
         let boundary = start(ofPeriod: period &+ 1)
         guard rotates else { return boundary }
         guard job == .none else { return min(boundary, jobStartedAt &+ Self.watchdog) }
@@ -237,7 +242,7 @@ public struct HeraldAdvertiser {
 
     public mutating func stackTimerFired<D: HeraldPeripheralDelegate>(now: UInt64, control: inout StackControl, delegate: inout D) {
         lastNow = now
-        guard ready else { return }
+        guard ready, tracksPeriods else { return }
         let p = period(at: now)
         if p > period {
             period = p

@@ -6,6 +6,14 @@ public protocol HeraldPayloadSource {
     /// Writes the payload for `time` (seconds since 1970, UTC). Returns false, having written nothing,
     /// when there is no payload for that time (e.g. outside the key schedule).
     mutating func writePayload<S: ByteSink>(at time: Int64, to sink: inout S) -> Bool
+    /// Whether the payload depends on `time` (true unless said otherwise). A source that does not
+    /// change spares a peripheral that also keeps its address the period grid altogether: no timer
+    /// at each period boundary, and no period arithmetic in its image.
+    static var changesWithTime: Bool { get }
+}
+
+extension HeraldPayloadSource {
+    public static var changesWithTime: Bool { true }
 }
 
 /// The Simple payload for the current period, from the device's 2048-byte secret key.
@@ -52,6 +60,8 @@ extension SimplePayloadSource where Key == InlineSecretKey {
 /// bytes (a Simple or beacon payload is at most 510).
 public struct FixedPayloadSource<let N: Int>: HeraldPayloadSource {
     public private(set) var payload: FixedBytes<N>
+
+    public static var changesWithTime: Bool { false }
 
     /// Any bytes; `badLength` if they do not fit in `N`.
     public init(bytes: Span<UInt8>) throws(DecodeError) {

@@ -166,7 +166,15 @@ public struct HeraldPeripheral<Source: HeraldPayloadSource, let links: Int, let 
         _ info: ControllerInfo, now: UInt64, control: inout StackControl, delegate: inout D
     ) {
         linkStates = InlineArray(repeating: HeraldLinkState())
-        advertiser.stackDidBecomeReady(info, now: now, control: &control, delegate: &delegate)
+        advertiser.stackDidBecomeReady(info, now: now, tracksPeriods: Self.tracksPeriods(D.self), control: &control,
+                                       delegate: &delegate)
+    }
+
+    /// Whether the peripheral follows the payload period grid: for a payload that changes with the
+    /// period, or for an address that rotates with it. A fixed payload under a fixed address needs
+    /// neither (a venue beacon).
+    public static func tracksPeriods<D: HeraldPeripheralDelegate>(_ delegate: D.Type) -> Bool {
+        Source.changesWithTime || D.rotatesAddress
     }
 
     public mutating func stackControllerDidFail() {
@@ -263,9 +271,14 @@ public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate:
                                                control: &control, delegate: &delegate)
     }
 
-    public var applicationDeadline: UInt64? { peripheral.deadline }
+    /// Asked of the type first, so that an application that never follows the period grid has no
+    /// timer code at all, not only no timer.
+    public var applicationDeadline: UInt64? {
+        HeraldPeripheral<Source, links, payloadCapacity, signalCapacity>.tracksPeriods(Delegate.self) ? peripheral.deadline : nil
+    }
 
     public mutating func stackTimerFired(now: UInt64, control: inout StackControl) {
+        guard HeraldPeripheral<Source, links, payloadCapacity, signalCapacity>.tracksPeriods(Delegate.self) else { return }
         peripheral.stackTimerFired(now: now, control: &control, delegate: &delegate)
     }
 }
