@@ -49,6 +49,8 @@ struct VenueBeacon: LEApplication {
     /// the optional server procedures (Read Multiple, long writes, Database Hash) is needed, so
     /// their code stays out of the image.
     static var serverFeatures: GATTServerFeatures { .mandatory }
+    /// A beacon only advertises.
+    static var scans: Bool { false }
 
     mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
         herald.read(id: id, connection: connection, offset: offset, into: &sink)

@@ -298,4 +298,35 @@ struct BringUpHarness {
         #expect(h.delegate.reports.last?.rssi == -60)
         #expect(h.delegate.reports.last?.data == [0x02, 0x01, 0x06])
     }
+
+    /// An application that never scans: reports (should a controller send any) are dropped unread,
+    /// not passed on as other events either.
+    @Test func aDelegateThatTakesNoReportsGetsNone() {
+        var h = BringUpHarness(FakeController())
+        h.run()
+        var silent = ReportlessDelegate()
+        let legacy: [UInt8] = [0x04, 0x3E, 0x0F, 0x02, 0x01, 0x00, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x03, 0x02, 0x01, 0x06, 0xC4]
+        h.host.receive(legacy.span, now: h.now, delegate: &silent, output: &h.wire)
+        #expect(silent.reports == 0 && silent.events == 0)
+        // Another LE Meta subevent still arrives: Connection Update Complete for handle 0x0040.
+        let update: [UInt8] = [0x04, 0x3E, 0x0A, 0x03, 0x00, 0x40, 0x00, 0x18, 0x00, 0x00, 0x00, 0x48, 0x00]
+        h.host.receive(update.span, now: h.now, delegate: &silent, output: &h.wire)
+        #expect(silent.events == 1)
+        #expect(LEStack<NonScanningApp, 1, 8, 32>.receivesAdvertisingReports == false)
+        #expect(LEStack<MandatoryServerApp, 1, 24, 128>.receivesAdvertisingReports)
+    }
+}
+
+/// Counts what reaches it; says it takes no advertising reports.
+struct ReportlessDelegate: HostDelegate {
+    var reports = 0
+    var events = 0
+    mutating func hostDidReceive(advertisingReport r: borrowing AdvertisingReport) { reports += 1 }
+    mutating func hostDidReceive(event: borrowing HCIEventPacket) { events += 1 }
+    static var receivesAdvertisingReports: Bool { false }
+}
+
+/// A peripheral-only application.
+struct NonScanningApp: LEApplication {
+    static var scans: Bool { false }
 }

@@ -23,6 +23,7 @@ struct IdentityBeaconEvents: HeraldPeripheralDelegate {
     @Test func theDefaultIsToRotate() {
         #expect(PeripheralEventLog.rotatesAddress)
         #expect(!IdentityBeaconEvents.rotatesAddress)
+        #expect(!Beacon.scans, "a peripheral application only advertises")
     }
 
     /// Across two period boundaries, against the simulated controller: one address (the static one

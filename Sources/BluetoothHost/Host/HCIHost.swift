@@ -16,6 +16,9 @@ public protocol HostDelegate {
     mutating func hostDidReceive(event: borrowing HCIEventPacket)
     /// An ACL data packet, without its H4 indicator.
     mutating func hostDidReceive(acl: Span<UInt8>)
+    /// False when advertising reports are of no interest (see `LEApplication.scans`): the host then
+    /// drops them without parsing.
+    static var receivesAdvertisingReports: Bool { get }
 }
 
 extension HostDelegate {
@@ -26,6 +29,7 @@ extension HostDelegate {
     public mutating func hostDidReceive(advertisingReport: borrowing AdvertisingReport) {}
     public mutating func hostDidReceive(event: borrowing HCIEventPacket) {}
     public mutating func hostDidReceive(acl: Span<UInt8>) {}
+    public static var receivesAdvertisingReports: Bool { true }
 }
 
 public struct HostConfiguration: Sendable {
@@ -258,10 +262,10 @@ public struct HCIHost {
         guard let meta = try? HCILEMetaEvent(parsing: event.parameters) else { return }
         switch meta.subevent {
         case HCILEAdvertisingReportEvent.subevent:
-            guard var reports = try? HCILEAdvertisingReportEvent(meta) else { return }
+            guard D.receivesAdvertisingReports, var reports = try? HCILEAdvertisingReportEvent(meta) else { return }
             while let report = try? reports.next() { delegate.hostDidReceive(advertisingReport: report) }
         case HCILEExtendedAdvertisingReportEvent.subevent:
-            guard var reports = try? HCILEExtendedAdvertisingReportEvent(meta) else { return }
+            guard D.receivesAdvertisingReports, var reports = try? HCILEExtendedAdvertisingReportEvent(meta) else { return }
             while let report = try? reports.next() { delegate.hostDidReceive(advertisingReport: report) }
         default:
             delegate.hostDidReceive(event: event)

@@ -28,6 +28,10 @@ public protocol LEApplication: GATTServerDelegate {
     /// The application's own next timer, if any; `stackTimerFired` runs when it passes.
     var applicationDeadline: UInt64? { get }
     mutating func stackTimerFired(now: UInt64, control: inout StackControl)
+    /// Whether the application ever scans (observer or central, Core 5.4 Vol 6 Part B 4.4.3; true
+    /// unless said otherwise). One that only advertises says false: advertising reports are then
+    /// dropped unread, and parsing them is left out of its image.
+    static var scans: Bool { get }
 }
 
 extension LEApplication {
@@ -45,6 +49,7 @@ extension LEApplication {
     public mutating func stackDidReceive(event: borrowing HCIEventPacket, control: inout StackControl) {}
     public var applicationDeadline: UInt64? { nil }
     public mutating func stackTimerFired(now: UInt64, control: inout StackControl) {}
+    public static var scans: Bool { true }
 }
 
 /// Per-link state above L2CAP: the ATT bearer (MTU, prepare queue, indication in flight).

@@ -80,6 +80,8 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         app.stackCommandDidTimeOut(tag: tag, opcode: opcode, control: &control)
     }
 
+    public static var receivesAdvertisingReports: Bool { App.scans }
+
     @inline(never)
     public mutating func hostDidReceive(advertisingReport: borrowing AdvertisingReport) {
         app.stackDidReceive(advertisingReport: advertisingReport, now: now, control: &control)
