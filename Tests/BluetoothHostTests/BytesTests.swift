@@ -13,6 +13,18 @@ import Testing
         #expect(throws: DecodeError.truncated(needed: 8, available: 7)) { try r.u8() }
     }
 
+    /// A fixed-size format checks its length once, up front, naming the whole length.
+    @Test func readerOverAFixedSizeFormat() throws {
+        let bytes: [UInt8] = [0x01, 0x34, 0x12]
+        var r = try ByteReader(bytes.span, exactly: 3)
+        #expect(try r.u8() == 0x01 && r.u16() == 0x1234)
+        try r.expectEnd()
+        #expect(throws: DecodeError.truncated(needed: 4, available: 3)) { _ = try ByteReader(bytes.span, exactly: 4) }
+        #expect(throws: DecodeError.trailingBytes(count: 1)) { _ = try ByteReader(bytes.span, exactly: 2) }
+        // A short ATT Error Response is refused before any field is read.
+        #expect(throws: DecodeError.truncated(needed: 5, available: 4)) { _ = try ATTErrorResponse([0x01, 0x0A, 0x03, 0x00].span) }
+    }
+
     @Test func readerBigEndianAndSubspans() throws {
         let bytes: [UInt8] = [0x12, 0x34, 0xAA, 0xBB, 0xCC]
         var r = ByteReader(bytes.span)

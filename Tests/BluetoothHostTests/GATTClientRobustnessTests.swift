@@ -77,7 +77,7 @@ import Testing
             (.discoverAllCharacteristics, "09 07 0e 00 02", .malformed(.badLength(field: "Attribute Data List", declared: 3, limit: 7))),
             (.discoverAllDescriptors, "05 01 03 00", .malformed(.badLength(field: "Find Information data", declared: 2, limit: 4))),
             (.discoverAllDescriptors, "05 03 03 00 02 29", .malformed(.invalidValue(field: "Find Information format", value: 3))),
-            (.read, "01 0a 03", .malformed(.truncated(needed: 4, available: 3))),
+            (.read, "01 0a 03", .malformed(.truncated(needed: 5, available: 3))),  // the whole PDU's length
             (.write, "13 00", .malformed(.trailingBytes(count: 1))),
         ]
         for (kind, hex, expected) in cases {

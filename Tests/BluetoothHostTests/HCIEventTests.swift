@@ -209,7 +209,7 @@ private func parseMeta<T>(_ bytes: [UInt8], _ body: (HCILEMetaEvent) throws(Deco
         #expect(v2.basic == v1.basic)
         #expect(v2.basic.peer == DeviceAddress(type: .publicIdentity, address: BDAddress(displayOrder: 0x11, 0x22, 0x33, 0x44, 0x55, 0x66)))
         // v1 layout under the v2 code is short; v2 layout under the v1 code is long.
-        #expect(throws: DecodeError.truncated(needed: 31, available: 30)) {
+        #expect(throws: DecodeError.truncated(needed: 33, available: 30)) {  // fixed layouts name their whole length
             _ = try parseMeta(meta(0x29, body)) { m throws(DecodeError) in try HCILEEnhancedConnectionCompleteEvent(m) }
         }
         #expect(throws: DecodeError.trailingBytes(count: 3)) {

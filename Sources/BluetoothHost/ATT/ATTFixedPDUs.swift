@@ -15,7 +15,7 @@ public struct ATTErrorResponse: ATTPDU, Equatable, Sendable {
     }
 
     public init(_ pdu: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(pdu)
+        var r = try ByteReader(pdu, exactly: 5)
         try r.expectATTOpcode(Self.opcode)
         requestOpcode = ATTOpcode(rawValue: try r.u8())
         handle = try r.u16()
@@ -37,7 +37,7 @@ public struct ATTExchangeMTURequest: ATTPDU, Equatable, Sendable {
     public var clientRxMTU: UInt16
     public init(clientRxMTU: UInt16) { self.clientRxMTU = clientRxMTU }
     public init(_ pdu: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(pdu)
+        var r = try ByteReader(pdu, exactly: 3)
         try r.expectATTOpcode(Self.opcode)
         clientRxMTU = try r.u16()
         try r.expectEnd()
@@ -54,7 +54,7 @@ public struct ATTExchangeMTUResponse: ATTPDU, Equatable, Sendable {
     public var serverRxMTU: UInt16
     public init(serverRxMTU: UInt16) { self.serverRxMTU = serverRxMTU }
     public init(_ pdu: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(pdu)
+        var r = try ByteReader(pdu, exactly: 3)
         try r.expectATTOpcode(Self.opcode)
         serverRxMTU = try r.u16()
         try r.expectEnd()
@@ -75,7 +75,7 @@ public struct ATTFindInformationRequest: ATTPDU, Equatable, Sendable {
         self.endingHandle = endingHandle
     }
     public init(_ pdu: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(pdu)
+        var r = try ByteReader(pdu, exactly: 5)
         try r.expectATTOpcode(Self.opcode)
         startingHandle = try r.u16()
         endingHandle = try r.u16()
@@ -147,7 +147,7 @@ public struct ATTReadRequest: ATTPDU, Equatable, Sendable {
     public var handle: UInt16
     public init(handle: UInt16) { self.handle = handle }
     public init(_ pdu: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(pdu)
+        var r = try ByteReader(pdu, exactly: 3)
         try r.expectATTOpcode(Self.opcode)
         handle = try r.u16()
         try r.expectEnd()
@@ -168,7 +168,7 @@ public struct ATTReadBlobRequest: ATTPDU, Equatable, Sendable {
         self.offset = offset
     }
     public init(_ pdu: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(pdu)
+        var r = try ByteReader(pdu, exactly: 5)
         try r.expectATTOpcode(Self.opcode)
         handle = try r.u16()
         offset = try r.u16()
@@ -186,7 +186,7 @@ public struct ATTWriteResponse: ATTPDU, Equatable, Sendable {
     public static let opcode = ATTOpcode.writeResponse
     public init() {}
     public init(_ pdu: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(pdu)
+        var r = try ByteReader(pdu, exactly: 1)
         try r.expectATTOpcode(Self.opcode)
         try r.expectEnd()
     }
@@ -201,7 +201,7 @@ public struct ATTExecuteWriteRequest: ATTPDU, Equatable, Sendable {
     public var flags: Flags
     public init(flags: Flags) { self.flags = flags }
     public init(_ pdu: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(pdu)
+        var r = try ByteReader(pdu, exactly: 2)
         try r.expectATTOpcode(Self.opcode)
         let raw = try r.u8()
         guard let f = Flags(rawValue: raw) else { throw .invalidValue(field: "Execute Write flags", value: Int(raw)) }
@@ -219,7 +219,7 @@ public struct ATTExecuteWriteResponse: ATTPDU, Equatable, Sendable {
     public static let opcode = ATTOpcode.executeWriteResponse
     public init() {}
     public init(_ pdu: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(pdu)
+        var r = try ByteReader(pdu, exactly: 1)
         try r.expectATTOpcode(Self.opcode)
         try r.expectEnd()
     }
@@ -231,7 +231,7 @@ public struct ATTHandleValueConfirmation: ATTPDU, Equatable, Sendable {
     public static let opcode = ATTOpcode.handleValueConfirmation
     public init() {}
     public init(_ pdu: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(pdu)
+        var r = try ByteReader(pdu, exactly: 1)
         try r.expectATTOpcode(Self.opcode)
         try r.expectEnd()
     }

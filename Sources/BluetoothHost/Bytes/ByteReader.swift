@@ -10,6 +10,19 @@ public struct ByteReader: ~Escapable {
     @_lifetime(copy span)
     public init(_ span: Span<UInt8>) { self.span = span }
 
+    /// A reader over a fixed-size format of exactly `count` octets, checked once here: the optimiser
+    /// then sees every later read in bounds and drops their own checks (a fixed PDU's parser is
+    /// one comparison instead of one per field). Too few octets are `truncated`, too many
+    /// `trailingBytes`, as `expectEnd` would say.
+    @_lifetime(copy span)
+    public init(_ span: Span<UInt8>, exactly count: Int) throws(DecodeError) {
+        guard span.count == count else {
+            if span.count < count { throw .truncated(needed: count, available: span.count) }
+            throw .trailingBytes(count: span.count &- count)
+        }
+        self.span = span
+    }
+
     public var remaining: Int { span.count - offset }
     public var isAtEnd: Bool { offset >= span.count }
 

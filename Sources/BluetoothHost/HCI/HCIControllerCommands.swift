@@ -88,7 +88,7 @@ public struct HCILocalVersionInformation: HCIReturnParameters, Equatable, Sendab
     }
 
     public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(parameters)
+        var r = try ByteReader(parameters, exactly: 8)
         hciVersion = try r.u8()
         hciRevision = try r.u16()
         lmpVersion = try r.u8()
@@ -153,7 +153,7 @@ public struct HCILMPFeatures: HCIReturnParameters, Equatable, Sendable {
     public init(rawValue: UInt64) { self.rawValue = rawValue }
 
     public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(parameters)
+        var r = try ByteReader(parameters, exactly: 8)
         rawValue = try r.u64()
         try r.expectEnd()
     }
@@ -183,7 +183,7 @@ public struct HCIReadBufferSize: HCICommand, Equatable, Sendable {
         public var totalNumSyncDataPackets: UInt16
 
         public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
-            var r = ByteReader(parameters)
+            var r = try ByteReader(parameters, exactly: 7)
             aclDataPacketLength = try r.u16()
             syncDataPacketLength = try r.u8()
             totalNumACLDataPackets = try r.u16()
@@ -205,7 +205,7 @@ public struct HCIReadBDADDR: HCICommand, Equatable, Sendable {
 extension BDAddress: HCIReturnParameters {
     /// Exactly six octets, wire order.
     public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(parameters)
+        var r = try ByteReader(parameters, exactly: 6)
         self = try BDAddress.read(&r)
         try r.expectEnd()
     }
@@ -225,7 +225,7 @@ public struct HCIReadRSSI: HCICommand, Equatable, Sendable {
         public var rssi: Int8
 
         public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
-            var r = ByteReader(parameters)
+            var r = try ByteReader(parameters, exactly: 3)
             handle = try r.u16()
             rssi = try r.i8()
             try r.expectEnd()

@@ -131,7 +131,7 @@ public struct HCICommandStatusEvent: Equatable, Sendable {
     }
 
     public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(parameters)
+        var r = try ByteReader(parameters, exactly: 4)
         status = HCIStatus(rawValue: try r.u8())
         numHCICommandPackets = try r.u8()
         opcode = HCIOpcode(rawValue: try r.u16())
@@ -158,7 +158,7 @@ public struct HCIDisconnectionCompleteEvent: Equatable, Sendable {
     }
 
     public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(parameters)
+        var r = try ByteReader(parameters, exactly: 4)
         status = HCIStatus(rawValue: try r.u8())
         handle = try r.u16() & 0x0FFF
         reason = HCIStatus(rawValue: try r.u8())
@@ -219,7 +219,7 @@ public struct HCIHardwareErrorEvent: Equatable, Sendable {
     public var hardwareCode: UInt8
 
     public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(parameters)
+        var r = try ByteReader(parameters, exactly: 1)
         hardwareCode = try r.u8()
         try r.expectEnd()
     }
@@ -239,7 +239,7 @@ public struct HCIDataBufferOverflowEvent: Equatable, Sendable {
     public var isACL: Bool { linkType == 0x01 }
 
     public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(parameters)
+        var r = try ByteReader(parameters, exactly: 1)
         linkType = try r.u8()
         try r.expectEnd()
     }

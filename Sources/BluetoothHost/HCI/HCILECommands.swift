@@ -40,7 +40,7 @@ public struct HCILEReadBufferSize: HCICommand, Equatable, Sendable {
         public var totalNumLEACLDataPackets: UInt8
 
         public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
-            var r = ByteReader(parameters)
+            var r = try ByteReader(parameters, exactly: 3)
             leACLDataPacketLength = try r.u16()
             totalNumLEACLDataPackets = try r.u8()
             try r.expectEnd()
@@ -61,7 +61,7 @@ public struct HCILEReadBufferSizeV2: HCICommand, Equatable, Sendable {
         public var totalNumISODataPackets: UInt8
 
         public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
-            var r = ByteReader(parameters)
+            var r = try ByteReader(parameters, exactly: 6)
             leACLDataPacketLength = try r.u16()
             totalNumLEACLDataPackets = try r.u8()
             isoDataPacketLength = try r.u16()
@@ -142,7 +142,7 @@ public struct HCILERand: HCICommand, Equatable, Sendable {
 extension UInt64: HCIReturnParameters {
     /// Exactly eight octets, little-endian (LE Rand's Random_Number).
     public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(parameters)
+        var r = try ByteReader(parameters, exactly: 8)
         self = try r.u64()
         try r.expectEnd()
     }
@@ -207,7 +207,7 @@ public struct HCILESetDataLength: HCICommand, Equatable, Sendable {
     public struct ReturnParameters: HCIReturnParameters, Equatable, Sendable {
         public var handle: UInt16
         public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
-            var r = ByteReader(parameters)
+            var r = try ByteReader(parameters, exactly: 2)
             handle = try r.u16()
             try r.expectEnd()
         }
@@ -224,7 +224,7 @@ public struct HCILEReadSuggestedDefaultDataLength: HCICommand, Equatable, Sendab
         public var suggestedMaxTxOctets: UInt16
         public var suggestedMaxTxTime: UInt16
         public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
-            var r = ByteReader(parameters)
+            var r = try ByteReader(parameters, exactly: 4)
             suggestedMaxTxOctets = try r.u16()
             suggestedMaxTxTime = try r.u16()
             try r.expectEnd()
@@ -262,7 +262,7 @@ public struct HCILEReadMaximumDataLength: HCICommand, Equatable, Sendable {
         public var supportedMaxRxTime: UInt16
 
         public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
-            var r = ByteReader(parameters)
+            var r = try ByteReader(parameters, exactly: 8)
             supportedMaxTxOctets = try r.u16()
             supportedMaxTxTime = try r.u16()
             supportedMaxRxOctets = try r.u16()

@@ -9,6 +9,7 @@ public enum HCIRole: UInt8, Sendable, Equatable {
 
 /// Reads a peer address type. A failed connection's fields are not meaningful (Core 5.4 Vol 4
 /// Part E 7.7.65.1), so an unknown type is only an error when the status is success.
+@inline(__always)
 private func readPeer(_ r: inout ByteReader, status: HCIStatus) throws(DecodeError) -> DeviceAddress {
     let rawType = try r.u8()
     let address = try BDAddress.read(&r)
@@ -19,6 +20,7 @@ private func readPeer(_ r: inout ByteReader, status: HCIStatus) throws(DecodeErr
     return DeviceAddress(type: type, address: address)
 }
 
+@inline(__always)
 private func readRole(_ r: inout ByteReader, status: HCIStatus) throws(DecodeError) -> HCIRole {
     let raw = try r.u8()
     guard let role = HCIRole(rawValue: raw) else {
@@ -56,7 +58,7 @@ public struct HCILEConnectionCompleteEvent: Equatable, Sendable {
     }
 
     public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(parameters)
+        var r = try ByteReader(parameters, exactly: 18)
         status = HCIStatus(rawValue: try r.u8())
         handle = try r.u16() & 0x0FFF
         role = try readRole(&r, status: status)
@@ -102,7 +104,7 @@ public struct HCILEEnhancedConnectionCompleteEvent: Equatable, Sendable {
         case HCILESubeventCode.enhancedConnectionCompleteV2: v2 = true
         default: throw .unexpectedCode(field: "LE subevent code", value: Int(subevent))
         }
-        var r = ByteReader(parameters)
+        var r = try ByteReader(parameters, exactly: v2 ? 33 : 30)
         status = HCIStatus(rawValue: try r.u8())
         handle = try r.u16() & 0x0FFF
         role = try readRole(&r, status: status)
@@ -146,7 +148,7 @@ public struct HCILEConnectionUpdateCompleteEvent: Equatable, Sendable {
     public var supervisionTimeout: UInt16
 
     public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(parameters)
+        var r = try ByteReader(parameters, exactly: 9)
         status = HCIStatus(rawValue: try r.u8())
         handle = try r.u16() & 0x0FFF
         connectionInterval = try r.u16()
@@ -171,7 +173,7 @@ public struct HCILEDataLengthChangeEvent: Equatable, Sendable {
     public var maxRxTime: UInt16
 
     public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(parameters)
+        var r = try ByteReader(parameters, exactly: 10)
         handle = try r.u16() & 0x0FFF
         maxTxOctets = try r.u16()
         maxTxTime = try r.u16()
@@ -197,7 +199,7 @@ public struct HCILEAdvertisingSetTerminatedEvent: Equatable, Sendable {
     public var numCompletedExtendedAdvertisingEvents: UInt8
 
     public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(parameters)
+        var r = try ByteReader(parameters, exactly: 5)
         status = HCIStatus(rawValue: try r.u8())
         advertisingHandle = try r.u8()
         connectionHandle = try r.u16() & 0x0FFF

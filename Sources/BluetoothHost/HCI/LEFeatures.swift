@@ -8,7 +8,7 @@ public struct LEFeatures: HCIReturnParameters, Equatable, Hashable, Sendable {
     public init(rawValue: UInt64) { self.rawValue = rawValue }
 
     public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(parameters)
+        var r = try ByteReader(parameters, exactly: 8)
         rawValue = try r.u64()
         try r.expectEnd()
     }

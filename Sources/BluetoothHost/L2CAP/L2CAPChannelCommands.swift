@@ -24,7 +24,7 @@ public struct L2CAPLECreditBasedConnectionRequest: Sendable, Equatable {
         guard command.code == .leCreditBasedConnectionRequest else {
             throw .unexpectedCode(field: "signalling code", value: Int(command.code.rawValue))
         }
-        var r = ByteReader(command.data)
+        var r = try ByteReader(command.data, exactly: 10)
         identifier = command.identifier
         spsm = try r.u16()
         sourceCID = try r.u16()
@@ -81,7 +81,7 @@ public struct L2CAPLECreditBasedConnectionResponse: Sendable, Equatable {
         guard command.code == .leCreditBasedConnectionResponse else {
             throw .unexpectedCode(field: "signalling code", value: Int(command.code.rawValue))
         }
-        var r = ByteReader(command.data)
+        var r = try ByteReader(command.data, exactly: 10)
         identifier = command.identifier
         destinationCID = try r.u16()
         mtu = try r.u16()
@@ -183,7 +183,7 @@ public struct L2CAPDisconnectionRequest: Sendable, Equatable {
         guard command.code == .disconnectionRequest else {
             throw .unexpectedCode(field: "signalling code", value: Int(command.code.rawValue))
         }
-        var r = ByteReader(command.data)
+        var r = try ByteReader(command.data, exactly: 4)
         identifier = command.identifier
         destinationCID = try r.u16()
         sourceCID = try r.u16()

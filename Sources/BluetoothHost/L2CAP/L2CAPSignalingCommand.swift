@@ -153,7 +153,7 @@ public struct L2CAPConnectionParameterUpdateRequest: Sendable, Equatable {
         guard command.code == .connectionParameterUpdateRequest else {
             throw .unexpectedCode(field: "signalling code", value: Int(command.code.rawValue))
         }
-        var r = ByteReader(command.data)
+        var r = try ByteReader(command.data, exactly: 8)
         identifier = command.identifier
         intervalMin = try r.u16()
         intervalMax = try r.u16()
@@ -210,7 +210,7 @@ public struct L2CAPConnectionParameterUpdateResponse: Sendable, Equatable {
         guard command.code == .connectionParameterUpdateResponse else {
             throw .unexpectedCode(field: "signalling code", value: Int(command.code.rawValue))
         }
-        var r = ByteReader(command.data)
+        var r = try ByteReader(command.data, exactly: 2)
         let result = try r.u16()
         try r.expectEnd()
         guard result <= 0x0001 else { throw .invalidValue(field: "update result", value: Int(result)) }

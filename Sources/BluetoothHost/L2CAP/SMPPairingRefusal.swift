@@ -30,7 +30,7 @@ public struct SMPPairingRequest: Sendable, Equatable {
     public var responderKeyDistribution: UInt8
 
     public init(parsing pdu: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(pdu)
+        var r = try ByteReader(pdu, exactly: 7)
         let code = try r.u8()
         guard code == SMPCode.pairingRequest.rawValue else {
             throw .unexpectedCode(field: "SMP code", value: Int(code))
@@ -52,7 +52,7 @@ public struct SMPPairingFailed: Sendable, Equatable {
     public init(reason: SMPPairingFailedReason) { self.reason = reason }
 
     public init(parsing pdu: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(pdu)
+        var r = try ByteReader(pdu, exactly: 2)
         let code = try r.u8()
         guard code == SMPCode.pairingFailed.rawValue else { throw .unexpectedCode(field: "SMP code", value: Int(code)) }
         reason = SMPPairingFailedReason(rawValue: try r.u8())
