@@ -21,6 +21,9 @@ import Testing
         try r.expectEnd()
         #expect(throws: DecodeError.truncated(needed: 4, available: 3)) { _ = try ByteReader(bytes.span, exactly: 4) }
         #expect(throws: DecodeError.trailingBytes(count: 1)) { _ = try ByteReader(bytes.span, exactly: 2) }
+        var v = try ByteReader(bytes.span, atLeast: 1)
+        #expect(try v.u8() == 0x01 && v.remaining == 2)
+        #expect(throws: DecodeError.truncated(needed: 4, available: 3)) { _ = try ByteReader(bytes.span, atLeast: 4) }
         // A short ATT Error Response is refused before any field is read.
         #expect(throws: DecodeError.truncated(needed: 5, available: 4)) { _ = try ATTErrorResponse([0x01, 0x0A, 0x03, 0x00].span) }
     }

@@ -101,7 +101,7 @@ public struct ATTReadByTypeRequest: ATTPDU, Equatable, Sendable {
         self.attributeType = attributeType
     }
     public init(_ pdu: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(pdu)
+        var r = try ByteReader(pdu, atLeast: 5)
         try r.expectATTOpcode(Self.opcode)
         startingHandle = try r.u16()
         endingHandle = try r.u16()
@@ -127,7 +127,7 @@ public struct ATTReadByGroupTypeRequest: ATTPDU, Equatable, Sendable {
         self.attributeGroupType = attributeGroupType
     }
     public init(_ pdu: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(pdu)
+        var r = try ByteReader(pdu, atLeast: 5)
         try r.expectATTOpcode(Self.opcode)
         startingHandle = try r.u16()
         endingHandle = try r.u16()

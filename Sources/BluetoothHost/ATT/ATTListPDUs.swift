@@ -22,7 +22,7 @@ public struct ATTFindInformationResponse: ATTPDU, ~Escapable {
 
     @_lifetime(copy pdu)
     public init(_ pdu: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(pdu)
+        var r = try ByteReader(pdu, atLeast: 2)
         try r.expectATTOpcode(Self.opcode)
         format = try r.u8()
         guard format == 1 || format == 2 else { throw .invalidValue(field: "Find Information format", value: Int(format)) }
@@ -127,7 +127,7 @@ public struct ATTReadByTypeResponse: ATTPDU, ~Escapable {
 
     @_lifetime(copy pdu)
     public init(_ pdu: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(pdu)
+        var r = try ByteReader(pdu, atLeast: 2)
         try r.expectATTOpcode(Self.opcode)
         length = try r.u8()
         guard length >= 2 else { throw .invalidValue(field: "Read By Type length", value: Int(length)) }
@@ -189,7 +189,7 @@ public struct ATTReadByGroupTypeResponse: ATTPDU, ~Escapable {
 
     @_lifetime(copy pdu)
     public init(_ pdu: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(pdu)
+        var r = try ByteReader(pdu, atLeast: 2)
         try r.expectATTOpcode(Self.opcode)
         length = try r.u8()
         guard length >= 4 else { throw .invalidValue(field: "Read By Group Type length", value: Int(length)) }

@@ -19,7 +19,7 @@ public struct ATTFindByTypeValueRequest: ATTPDU, ~Escapable {
 
     @_lifetime(copy pdu)
     public init(_ pdu: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(pdu)
+        var r = try ByteReader(pdu, atLeast: 7)
         try r.expectATTOpcode(Self.opcode)
         startingHandle = try r.u16()
         endingHandle = try r.u16()
@@ -55,7 +55,7 @@ public struct ATTReadResponse: ATTValueOnlyPDU, ~Escapable {
     @_lifetime(copy value) public init(value: Span<UInt8>) { self.value = value }
     @_lifetime(copy pdu)
     public init(_ pdu: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(pdu)
+        var r = try ByteReader(pdu, atLeast: 1)
         try r.expectATTOpcode(Self.opcode)
         value = r.rest()
     }
@@ -68,7 +68,7 @@ public struct ATTReadBlobResponse: ATTValueOnlyPDU, ~Escapable {
     @_lifetime(copy value) public init(value: Span<UInt8>) { self.value = value }
     @_lifetime(copy pdu)
     public init(_ pdu: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(pdu)
+        var r = try ByteReader(pdu, atLeast: 1)
         try r.expectATTOpcode(Self.opcode)
         value = r.rest()
     }
@@ -82,7 +82,7 @@ public struct ATTReadMultipleResponse: ATTValueOnlyPDU, ~Escapable {
     @_lifetime(copy value) public init(value: Span<UInt8>) { self.value = value }
     @_lifetime(copy pdu)
     public init(_ pdu: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(pdu)
+        var r = try ByteReader(pdu, atLeast: 1)
         try r.expectATTOpcode(Self.opcode)
         value = r.rest()
     }
@@ -100,7 +100,7 @@ extension ATTHandleValuePDU where Self: ~Escapable {
     /// Parses `opcode, handle, value`: the value is whatever follows the handle.
     @_lifetime(copy pdu)
     public init(_ pdu: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(pdu)
+        var r = try ByteReader(pdu, atLeast: 3)
         try r.expectATTOpcode(Self.opcode)
         let handle = try r.u16()
         self.init(handle: handle, value: r.rest())
@@ -167,7 +167,7 @@ public struct ATTSignedWriteCommand: ATTPDU, ~Escapable {
 
     @_lifetime(copy pdu)
     public init(_ pdu: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(pdu)
+        var r = try ByteReader(pdu, atLeast: 3)
         try r.expectATTOpcode(Self.opcode)
         handle = try r.u16()
         let valueLength = r.remaining - Self.signatureLength
@@ -213,7 +213,7 @@ public struct ATTPrepareWriteRequest: ATTPrepareWritePDU, ~Escapable {
     }
     @_lifetime(copy pdu)
     public init(_ pdu: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(pdu)
+        var r = try ByteReader(pdu, atLeast: 5)
         try r.expectATTOpcode(Self.opcode)
         handle = try r.u16()
         offset = try r.u16()
@@ -233,7 +233,7 @@ public struct ATTPrepareWriteResponse: ATTPrepareWritePDU, ~Escapable {
     }
     @_lifetime(copy pdu)
     public init(_ pdu: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(pdu)
+        var r = try ByteReader(pdu, atLeast: 5)
         try r.expectATTOpcode(Self.opcode)
         handle = try r.u16()
         offset = try r.u16()

@@ -23,6 +23,14 @@ public struct ByteReader: ~Escapable {
         self.span = span
     }
 
+    /// A reader over a format whose fixed part is `count` octets, checked once here like
+    /// `init(_:exactly:)`, so reading that part needs no checks of its own.
+    @_lifetime(copy span)
+    public init(_ span: Span<UInt8>, atLeast count: Int) throws(DecodeError) {
+        guard span.count >= count else { throw .truncated(needed: count, available: span.count) }
+        self.span = span
+    }
+
     public var remaining: Int { span.count - offset }
     public var isAtEnd: Bool { offset >= span.count }
 

@@ -81,7 +81,7 @@ public struct HCIACLDataPacket: ~Escapable {
     /// framer hands over one whole packet (a mismatch means the stream is out of sync).
     @_lifetime(copy bytes)
     public init(parsing bytes: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(bytes)
+        var r = try ByteReader(bytes, atLeast: 4)
         let header = try HCIACLDataHeader.read(&r)
         let declared = Int(header.dataLength)
         guard declared == r.remaining else {

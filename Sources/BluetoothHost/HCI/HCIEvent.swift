@@ -46,7 +46,7 @@ public struct HCIEventPacket: ~Escapable {
     /// a long one `trailingBytes` (the framer hands over exactly one packet).
     @_lifetime(copy bytes)
     public init(parsing bytes: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(bytes)
+        var r = try ByteReader(bytes, atLeast: 2)
         code = try r.u8()
         let length = Int(try r.u8())
         guard r.remaining >= length else { throw .truncated(needed: 2 + length, available: bytes.count) }
@@ -84,7 +84,7 @@ public struct HCICommandCompleteEvent: ~Escapable {
 
     @_lifetime(copy parameters)
     public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(parameters)
+        var r = try ByteReader(parameters, atLeast: 3)
         numHCICommandPackets = try r.u8()
         opcode = HCIOpcode(rawValue: try r.u16())
         if r.isAtEnd {
@@ -181,7 +181,7 @@ public struct HCINumberOfCompletedPacketsEvent: ~Escapable {
 
     @_lifetime(copy parameters)
     public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(parameters)
+        var r = try ByteReader(parameters, atLeast: 1)
         count = Int(try r.u8())
         guard r.remaining == 4 * count else {
             throw .badLength(field: "Num_Handles", declared: count, limit: r.remaining / 4)
@@ -323,7 +323,7 @@ public struct HCILEMetaEvent: ~Escapable {
 
     @_lifetime(copy parameters)
     public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(parameters)
+        var r = try ByteReader(parameters, atLeast: 1)
         subevent = try r.u8()
         self.parameters = r.rest()
     }

@@ -120,7 +120,7 @@ public struct ACLCredits<let links: Int> {
     /// restored.
     @discardableResult
     public mutating func applyNumberOfCompletedPackets(_ parameters: Span<UInt8>) throws(DecodeError) -> Int {
-        var r = ByteReader(parameters)
+        var r = try ByteReader(parameters, atLeast: 1)
         let pairs = Int(try r.u8())
         guard r.remaining == 4 * pairs else {
             throw .badLength(field: "Num_Handles", declared: pairs, limit: r.remaining / 4)

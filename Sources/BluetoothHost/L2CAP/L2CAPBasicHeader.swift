@@ -50,7 +50,7 @@ public struct L2CAPBasicFrame: ~Escapable {
     /// (Core 5.4 Vol 3 Part A 3.1: a frame whose length disagrees is discarded).
     @_lifetime(copy bytes)
     public init(parsing bytes: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(bytes)
+        var r = try ByteReader(bytes, atLeast: 4)
         let header = try L2CAPBasicHeader.read(&r)
         guard Int(header.length) == r.remaining else {
             throw .badLength(field: "L2CAP length", declared: Int(header.length), limit: r.remaining)

@@ -118,7 +118,7 @@ public struct L2CAPCreditBasedConnectionRequest: Sendable, Equatable {
         guard command.code == .creditBasedConnectionRequest else {
             throw .unexpectedCode(field: "signalling code", value: Int(command.code.rawValue))
         }
-        var r = ByteReader(command.data)
+        var r = try ByteReader(command.data, atLeast: 8)
         identifier = command.identifier
         spsm = try r.u16()
         mtu = try r.u16()

@@ -39,7 +39,7 @@ public struct L2CAPSignalingCommand: ~Escapable {
 
     @_lifetime(copy bytes)
     public init(parsing bytes: Span<UInt8>) throws(DecodeError) {
-        var r = ByteReader(bytes)
+        var r = try ByteReader(bytes, atLeast: 4)
         code = L2CAPSignalingCode(rawValue: try r.u8())
         identifier = try r.u8()
         let length = Int(try r.u16())
