@@ -7,6 +7,9 @@ public protocol ByteSink {
     /// Appends every byte of `bytes`. A requirement (with a byte-by-byte default) so that sinks with
     /// contiguous storage copy a whole value or packet body at once, even from generic code.
     mutating func append(contentsOf bytes: Span<UInt8>)
+    /// Appends `v` least significant octet first. A requirement (with a byte-by-byte default) so
+    /// that a fixed buffer checks its room once per field, not once per octet.
+    mutating func append(u16 v: UInt16)
 }
 
 extension ByteSink {

@@ -20,11 +20,29 @@ public struct FixedBytes<let N: Int>: ByteSink {
     public var isEmpty: Bool { count == 0 }
     public var freeCapacity: Int { N - count }
 
+    /// Out of line, like `append(u16:)`: a call per octet measured smaller in firmware images than
+    /// the check, store and increment written out at every encoder's every field.
     @inline(never)
     public mutating func append(_ byte: UInt8) {
         guard count < N else { overflowed = true; return }
         storage[unchecked: count] = byte
         count &+= 1  // below N, so it cannot overflow
+    }
+
+    /// Both octets with one check when they fit (the common case); octet by octet otherwise, so an
+    /// overflow keeps what fitted, as `append(_:)` does.
+    @inline(never)
+    public mutating func append(u16 v: UInt16) {
+        guard count < N &- 1 else { return appendOctets(u16: v) }
+        storage[unchecked: count] = UInt8(truncatingIfNeeded: v)
+        storage[unchecked: count &+ 1] = UInt8(truncatingIfNeeded: v &>> 8)
+        count &+= 2
+    }
+
+    @inline(never)
+    mutating func appendOctets(u16 v: UInt16) {
+        append(UInt8(truncatingIfNeeded: v))
+        append(UInt8(truncatingIfNeeded: v &>> 8))
     }
 
     /// Appends as much of `bytes` as fits, in one pass the optimiser turns into a block copy (checked
