@@ -68,8 +68,9 @@ public struct FixedBytes<let N: Int>: ByteSink {
     public mutating func removeFirst(_ n: Int) {
         let n = min(max(n, 0), count)
         guard n > 0 else { return }
-        for i in 0..<(count - n) { storage[i] = storage[i + n] }
-        count -= n
+        // i + n < count <= N throughout: the indices need no checks of their own.
+        for i in 0..<(count &- n) { storage[unchecked: i] = storage[unchecked: i &+ n] }
+        count &-= n
     }
 
     /// Shortens the buffer to `length` bytes (no-op if already shorter).
@@ -81,7 +82,8 @@ public struct FixedBytes<let N: Int>: ByteSink {
         // Swift 6.3 -Osize for armv7em: H4 packets went out as zeros).
         @_addressableSelf
         @_lifetime(borrow self)
-        borrowing get { storage.span.extracting(0..<count) }
+        // 0 <= count <= N always holds, so the range needs no check.
+        borrowing get { storage.span.extracting(unchecked: 0..<count) }
     }
 
     public func elementsEqual(_ other: Span<UInt8>) -> Bool {
