@@ -215,18 +215,19 @@ public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, l
     public func attribute(_ handle: UInt16) -> GATTAttribute? {
         // Inlined, like `storedSpan`: the ATT server holds the database `inout`, and a call to a
         // read-only method made the compiler copy the whole database to pass `self`.
-        let i = Int(handle) - 1
+        // 0 <= i < count <= A: the index needs no second check.
+        let i = Int(handle) &- 1
         guard i >= 0, i < count else { return nil }
-        return attributes[i]
+        return attributes[unchecked: i]
     }
 
     /// Last handle of the group that starts at the service declaration `handle` (Part G 3.1).
     public func groupEnd(ofService handle: UInt16) -> UInt16 {
-        var h = Int(handle) + 1
+        var h = Int(handle) &+ 1
         while h <= count {
-            let t = attributes[h - 1]
+            let t = attributes[unchecked: h &- 1]  // 1 <= h <= count <= A
             if t.isType(GATTAttributeType.primaryService) || t.isType(GATTAttributeType.secondaryService) { break }
-            h += 1
+            h &+= 1
         }
         return UInt16(truncatingIfNeeded: h - 1)
     }
