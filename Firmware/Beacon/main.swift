@@ -49,8 +49,9 @@ struct VenueBeacon: LEApplication {
     /// the optional server procedures (Read Multiple, long writes, Database Hash) is needed, so
     /// their code stays out of the image.
     static var serverFeatures: GATTServerFeatures { .mandatory }
-    /// A beacon only advertises.
+    /// A beacon only advertises and is connected to.
     static var scans: Bool { false }
+    static var connectsAsCentral: Bool { false }
 
     mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
         herald.read(id: id, connection: connection, offset: offset, into: &sink)

@@ -312,7 +312,7 @@ struct BringUpHarness {
         let update: [UInt8] = [0x04, 0x3E, 0x0A, 0x03, 0x00, 0x40, 0x00, 0x18, 0x00, 0x00, 0x00, 0x48, 0x00]
         h.host.receive(update.span, now: h.now, delegate: &silent, output: &h.wire)
         #expect(silent.events == 1)
-        #expect(LEStack<NonScanningApp, 1, 8, 32>.receivesAdvertisingReports == false)
+        #expect(LEStack<NonScanningApp, 1, 24, 128>.receivesAdvertisingReports == false)
         #expect(LEStack<MandatoryServerApp, 1, 24, 128>.receivesAdvertisingReports)
     }
 }
@@ -329,4 +329,27 @@ struct ReportlessDelegate: HostDelegate {
 /// A peripheral-only application.
 struct NonScanningApp: LEApplication {
     static var scans: Bool { false }
+    static var connectsAsCentral: Bool { false }
+}
+
+@Suite struct PeripheralOnlyApplicationTests {
+    @Test func theRolesDefaultToEverything() {
+        #expect(MandatoryServerApp.scans && MandatoryServerApp.connectsAsCentral)
+        #expect(!NonScanningApp.scans && !NonScanningApp.connectsAsCentral)
+    }
+
+    /// Nothing would time out or report a connection attempt the application said it never makes:
+    /// the stack stops at once rather than leave it open forever.
+    @Test func aConnectFromAnApplicationThatNeverConnectsStopsTheStack() async throws {
+        await #expect(processExitsWith: .failure) {
+            var stack = LEStack<NonScanningApp, 1, 24, 128>(
+                app: NonScanningApp(), database: try! GATTDatabase<24, 128, 1>(deviceName: Array("x".utf8).span, features: .mandatory))
+            _ = stack.control.connect(to: DeviceAddress(type: .randomDevice, address: BDAddress(bytes: [1, 2, 3, 4, 5, 0xC6])), now: 0)
+            _ = stack.nextDeadline
+        }
+        // Without a connect, the same stack has no timer at all.
+        let stack = LEStack<NonScanningApp, 1, 24, 128>(
+            app: NonScanningApp(), database: try GATTDatabase<24, 128, 1>(deviceName: Array("x".utf8).span, features: .mandatory))
+        #expect(stack.nextDeadline == nil)
+    }
 }

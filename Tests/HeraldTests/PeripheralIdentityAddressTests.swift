@@ -23,7 +23,7 @@ struct IdentityBeaconEvents: HeraldPeripheralDelegate {
     @Test func theDefaultIsToRotate() {
         #expect(PeripheralEventLog.rotatesAddress)
         #expect(!IdentityBeaconEvents.rotatesAddress)
-        #expect(!Beacon.scans, "a peripheral application only advertises")
+        #expect(!Beacon.scans && !Beacon.connectsAsCentral, "a peripheral application only advertises and is connected to")
     }
 
     /// Across two period boundaries, against the simulated controller: one address (the static one

@@ -32,6 +32,11 @@ public protocol LEApplication: GATTServerDelegate {
     /// unless said otherwise). One that only advertises says false: advertising reports are then
     /// dropped unread, and parsing them is left out of its image.
     static var scans: Bool { get }
+    /// Whether the application ever connects as central (`StackControl.connect`; true unless said
+    /// otherwise). A peripheral only says false: the stack's bookkeeping of connection attempts and
+    /// its central side of the connection parameter update procedure (Core 5.4 Vol 3 Part A 4.20)
+    /// are left out of its image, and a `connect` from it stops the stack with a message.
+    static var connectsAsCentral: Bool { get }
 }
 
 extension LEApplication {
@@ -50,6 +55,7 @@ extension LEApplication {
     public var applicationDeadline: UInt64? { nil }
     public mutating func stackTimerFired(now: UInt64, control: inout StackControl) {}
     public static var scans: Bool { true }
+    public static var connectsAsCentral: Bool { true }
 }
 
 /// Per-link state above L2CAP: the ATT bearer (MTU, prepare queue, indication in flight).

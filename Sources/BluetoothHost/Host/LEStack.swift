@@ -61,7 +61,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
     @inline(never)
     public mutating func hostCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus, returnParameters: Span<UInt8>) {
         // A refused LE Create Connection completes with Command Status; nothing else will follow.
-        if opcode == HCILECreateConnection.opcode, status != .success, let c = control.connecting {
+        if App.connectsAsCentral, opcode == HCILECreateConnection.opcode, status != .success, let c = control.connecting {
             control.connecting = nil
             app.stackDidFailToConnect(to: c.peer, status: status, now: now, control: &control)
             return
@@ -72,7 +72,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
 
     public mutating func hostCommandDidTimeOut(tag: CommandTag, opcode: HCIOpcode) {
         // A Create Connection the controller never acknowledged: the attempt is over.
-        if opcode == HCILECreateConnection.opcode, let c = control.connecting {
+        if App.connectsAsCentral, opcode == HCILECreateConnection.opcode, let c = control.connecting {
             control.connecting = nil
             app.stackDidFailToConnect(to: c.peer, status: .connectionTimeout, now: now, control: &control)
             return
@@ -141,7 +141,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
 
     mutating func linkUp(_ c: HCILEConnectionCompleteEvent) {
         let peer = c.peer
-        if c.role == .central, let pending = control.connecting {
+        if App.connectsAsCentral, c.role == .central, let pending = control.connecting {
             control.connecting = nil
             if c.status != .success {
                 // After our own timeout we cancelled: the controller reports Unknown Connection
@@ -197,7 +197,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         switch inbound {
         case .att:
             handleATT(link: link, pdu: payload)
-        case .signaling(.updateConnectionParameters(let request)):
+        case .signaling(.updateConnectionParameters(let request)) where App.connectsAsCentral:
             // We are central: accept what passed validation and apply it (Core 5.4 Vol 3 Part A 4.21).
             var response = FixedBytes<23>()
             L2CAPConnectionParameterUpdateResponse(identifier: request.identifier, accepted: true).write(to: &response)
@@ -295,7 +295,10 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
     public var nextDeadline: UInt64? {
         var d: UInt64? = nil
         func take(_ t: UInt64?) { if let t { d = min(d ?? .max, t) } }
-        if let c = control.connecting { take(c.deadline) }
+        if let c = control.connecting {
+            if !App.connectsAsCentral { Self.connectWithoutCentralRole() }
+            take(c.deadline)
+        }
         for position in 0..<links {
             if let link = connections.entries[position] { take(link.extra.bearer.nextDeadline) }
         }
@@ -303,9 +306,15 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         return d
     }
 
+    /// The application said it never connects as central (`LEApplication.connectsAsCentral`), so
+    /// nothing here would time its attempt out or report it: a programming error, stopped early.
+    static func connectWithoutCentralRole() -> Never {
+        preconditionFailure("StackControl.connect from an application whose connectsAsCentral is false")
+    }
+
     mutating func tick(now: UInt64) {
         self.now = now
-        if let c = control.connecting, now >= c.deadline {
+        if App.connectsAsCentral, let c = control.connecting, now >= c.deadline {
             if !control.cancelSent {
                 control.cancelSent = true
                 control.send(HCILECreateConnectionCancel(), tag: .connection)

@@ -240,8 +240,10 @@ public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate:
     }
 
     public static var serverFeatures: GATTServerFeatures { Delegate.serverFeatures }
-    /// It only advertises (the sensor, which also scans, embeds `HeraldPeripheral` itself).
+    /// It only advertises and is connected to (the sensor, which also scans and connects, embeds
+    /// `HeraldPeripheral` itself).
     public static var scans: Bool { false }
+    public static var connectsAsCentral: Bool { false }
 
     public mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
         peripheral.read(id: id, connection: connection, offset: offset, into: &sink, delegate: &delegate)
