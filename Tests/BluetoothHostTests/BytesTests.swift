@@ -60,6 +60,17 @@ import Testing
         #expect(b.overflowed)
         b.removeFirst(1)
         #expect(b.count == 2 && b[0] == 1 && b[1] == 2)
+        // A 16-bit field keeps what fits, like single octets: both, then the low one, then none.
+        var w = FixedBytes<5>()
+        w.append(u16: 0x1234)
+        w.append(u16: 0x5678)
+        #expect(w.count == 4 && !w.overflowed && w[0] == 0x34 && w[3] == 0x56)
+        w.append(u16: 0x9ABC)
+        #expect(w.count == 5 && w.overflowed && w[4] == 0xBC)
+        w.append(u16: 0xDEF0)
+        #expect(w.count == 5 && w.freeCapacity == 0)
+        w.append(contentsOf: [1, 2].span)
+        #expect(w.count == 5)
     }
 
     @Test func widening() {

@@ -16,9 +16,10 @@ public struct ATTListBudget: Sendable {
 
     init(mtu: UInt16) { self.mtu = Int(max(mtu, ATTMTU.minimum)) }
 
-    func fits(_ n: Int) -> Bool { length + n <= mtu }
-    mutating func add(_ n: Int) { length += n; count += 1 }
-    mutating func addHeader(_ n: Int) { length += n }
+    // Lengths stay within one ATT_MTU (at most 517) plus one entry: no overflow is possible.
+    func fits(_ n: Int) -> Bool { length &+ n <= mtu }
+    mutating func add(_ n: Int) { length &+= n; count &+= 1 }
+    mutating func addHeader(_ n: Int) { length &+= n }
 }
 
 extension ATTFindInformationResponse {

@@ -18,7 +18,7 @@ public struct FixedBytes<let N: Int>: ByteSink {
     public static var capacity: Int { N }
     public var capacity: Int { N }
     public var isEmpty: Bool { count == 0 }
-    public var freeCapacity: Int { N - count }
+    public var freeCapacity: Int { N &- count }
 
     /// Out of line, like `append(u16:)`: a call per octet measured smaller in firmware images than
     /// the check, store and increment written out at every encoder's every field.
@@ -33,28 +33,27 @@ public struct FixedBytes<let N: Int>: ByteSink {
     /// overflow keeps what fitted, as `append(_:)` does.
     @inline(never)
     public mutating func append(u16 v: UInt16) {
-        guard count < N &- 1 else { return appendOctets(u16: v) }
+        guard count < N &- 1 else {
+            // Room for the low octet at most.
+            if count < N { storage[unchecked: count] = UInt8(truncatingIfNeeded: v); count &+= 1 }
+            overflowed = true
+            return
+        }
         storage[unchecked: count] = UInt8(truncatingIfNeeded: v)
         storage[unchecked: count &+ 1] = UInt8(truncatingIfNeeded: v &>> 8)
         count &+= 2
     }
 
-    @inline(never)
-    mutating func appendOctets(u16 v: UInt16) {
-        append(UInt8(truncatingIfNeeded: v))
-        append(UInt8(truncatingIfNeeded: v &>> 8))
-    }
-
     /// Appends as much of `bytes` as fits, in one pass the optimiser turns into a block copy (checked
     /// once, not per byte); sets `overflowed` if some did not fit, like `append(_:)`.
     public mutating func append(contentsOf bytes: Span<UInt8>) {
-        let n = min(bytes.count, N - count)
+        let n = min(bytes.count, N &- count)
         if n < bytes.count { overflowed = true }
         guard n > 0 else { return }
         let start = count
         var target = storage.mutableSpan
         for i in 0..<n { target[start + i] = bytes[i] }
-        count += n
+        count &+= n  // at most N
     }
 
     public subscript(i: Int) -> UInt8 {

@@ -39,7 +39,7 @@ extension GATTDatabase {
         case .constant, .stored, .perLink:
             guard let r = storedSpan(handle, connection: connection) else { return .unlikelyError }
             guard offset <= r.length else { return .invalidOffset }
-            sink.append(contentsOf: values.span.extracting((r.offset + offset)..<(r.offset + r.length)))
+            sink.append(contentsOf: values.span.extracting((r.offset &+ offset)..<(r.offset &+ r.length)))  // all below V
             return nil
         }
     }

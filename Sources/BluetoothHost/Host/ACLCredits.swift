@@ -92,8 +92,9 @@ public struct ACLCredits<let links: Int> {
     public mutating func consume(handle: UInt16) -> ACLCreditGrant {
         guard let i = index(of: handle) else { return .unknownHandle }
         guard available > 0 else { return .noCredits }
-        entries[i].inFlight += 1
-        inFlight += 1
+        // Below the controller's buffer count (at most 65,535), so neither can overflow.
+        entries[i].inFlight &+= 1
+        inFlight &+= 1
         return .granted
     }
 

@@ -219,7 +219,8 @@ public struct ACLOutboundQueue<let octets: Int> {
     // Record fields are read through a span of `storage` taken by the caller, never through a
     // read-only method on `self`: from the mutating paths (enqueue, drain) such a call made the
     // compiler copy the whole queue into a temporary, once per record visited.
-    static func next(_ bytes: Span<UInt8>, after offset: Int) -> Int { offset + recordHeader + Int(u16(bytes, offset + 4)) }
+    // Offsets stay below capacity + 65,535: the sums cannot overflow (the reads stay checked).
+    static func next(_ bytes: Span<UInt8>, after offset: Int) -> Int { offset &+ recordHeader &+ Int(u16(bytes, offset &+ 4)) }
 
     static func u16(_ bytes: Span<UInt8>, _ offset: Int) -> UInt16 { UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) &<< 8 }
 

@@ -124,17 +124,20 @@ public struct HCICommandQueue<let capacity: Int> {
         return (HCIOpcode(rawValue: opcode), CommandTag(rawValue: tag), UInt64(widening: timeout))
     }
 
+    /// Every caller has checked `freeOctets` for the header and `packet` first, so each index here
+    /// is below `capacity` without a check of its own.
     mutating func writeRecord(tag: CommandTag, timeout: UInt64, packet: Span<UInt8>) {
+        assert(Self.recordHeader + packet.count <= freeOctets, "HCICommandQueue.writeRecord without room")
         let t = UInt16(truncatingIfNeeded: min(timeout, 0xFFFF))
         var o = usedOctets
-        storage[o] = UInt8(truncatingIfNeeded: packet.count)
-        storage[o + 1] = UInt8(truncatingIfNeeded: tag.rawValue)
-        storage[o + 2] = UInt8(truncatingIfNeeded: tag.rawValue &>> 8)
-        storage[o + 3] = UInt8(truncatingIfNeeded: t)
-        storage[o + 4] = UInt8(truncatingIfNeeded: t &>> 8)
-        o += Self.recordHeader
-        for i in 0..<packet.count { storage[o + i] = packet[i] }
-        usedOctets = o + packet.count
-        count += 1
+        storage[unchecked: o] = UInt8(truncatingIfNeeded: packet.count)
+        storage[unchecked: o &+ 1] = UInt8(truncatingIfNeeded: tag.rawValue)
+        storage[unchecked: o &+ 2] = UInt8(truncatingIfNeeded: tag.rawValue &>> 8)
+        storage[unchecked: o &+ 3] = UInt8(truncatingIfNeeded: t)
+        storage[unchecked: o &+ 4] = UInt8(truncatingIfNeeded: t &>> 8)
+        o &+= Self.recordHeader
+        for i in 0..<packet.count { storage[unchecked: o &+ i] = packet[unchecked: i] }
+        usedOctets = o &+ packet.count
+        count &+= 1
     }
 }
