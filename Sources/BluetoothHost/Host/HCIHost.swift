@@ -246,7 +246,7 @@ public struct HCIHost {
             let code = event.parameters.count > 0 ? event.parameters[0] : 0
             fail(.hardwareError(code: code), delegate: &delegate)
         case 0xFF:  // Vendor specific
-            if let v = try? HCIVendorEvent(parsing: event.parameters), v.isZephyrFatal {
+            if HCIVendorEvent(parsing: event.parameters).isZephyrFatal {
                 fail(.controllerAssert, delegate: &delegate)
             } else {
                 delegate.hostDidReceive(event: event)
