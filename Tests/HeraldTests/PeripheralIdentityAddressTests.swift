@@ -41,14 +41,8 @@ struct IdentityBeaconEvents: HeraldPeripheralDelegate {
         var nextSample: UInt64 = 50
         stack.start(now: now, output: &wire)
         while now <= 2 * 360_000 + 20_000 {
-            for packet in wire.packets { controller.receive(packet, now: now) }
-            wire.packets.removeAll()
-            controller.outbox.sort { $0.0 < $1.0 }
-            while let first = controller.outbox.first, first.0 <= now {
-                controller.outbox.removeFirst()
-                stack.receive(first.1.span, now: now, output: &wire)
-            }
-            if let d = stack.nextDeadline, d <= now { stack.tick(now: now, output: &wire) }
+            controller.take(&wire, now: now)
+            controller.answer(&stack, wire: &wire, now: now)
             if !wire.packets.isEmpty { continue }
             if now >= nextSample {
                 samples.append((now, controller.advertising ? controller.randomAddress : nil))
@@ -122,33 +116,17 @@ struct UnlistenedBeaconEvents: HeraldPeripheralDelegate {
 }
 
 @Suite struct PeripheralUnreadSignalTests {
-    typealias Beacon = HeraldPeripheralApplication<FixedPayloadSource<32>, UnlistenedBeaconEvents, 1, 32, 64>
-
     /// Well-formed, malformed and empty writes alike get a Write Response, and nothing is kept.
     @Test func signalWritesAreAcceptedAndDroppedUnread() throws {
-        var peripheral = try PeripheralIdentityAddressTests.peripheral()
-        var db = try GATTDatabase<24, 128, 1>(deviceName: Array("beacon".utf8).span)
-        try peripheral.install(into: &db)
-        let signal = try #require(peripheral.handles).signal.value
-        var app = Beacon(peripheral: peripheral, delegate: UnlistenedBeaconEvents())
-        var control = StackControl()
-        app.stackDidBecomeReady(ControllerInfo(), now: 0, control: &control)
-        app.stackDidConnect(ConnectionSummary(handle: 0x40, role: .peripheral,
-                                              peer: DeviceAddress(type: .randomDevice, address: BDAddress(bytes: [1, 2, 3, 4, 5, 6])),
-                                              timing: ConnectionTiming(interval: 24, latency: 0, supervisionTimeout: 72)),
-                            now: 0, control: &control)
-        var bearer = ATTStandardBearer()
-        func write(_ value: [UInt8]) -> [UInt8] {
-            var out = ArraySink()
-            _ = ATTServer().handle(pdu: ([0x12, UInt8(signal & 0xFF), UInt8(signal >> 8)] + value).span, bearer: &bearer,
-                                   connection: 0, now: 0, database: &db, delegate: &app, response: &out)
-            return out.bytes
-        }
+        var server = try OneLinkHeraldServer(peripheral: try PeripheralIdentityAddressTests.peripheral(),
+                                             delegate: UnlistenedBeaconEvents())
+        let signal = server.handles.signal.value
+        func write(_ value: [UInt8]) -> [UInt8] { server.send([0x12, UInt8(signal & 0xFF), UInt8(signal >> 8)] + value) }
         let rssiMessage = SignalMessageTests.capturedRSSIWrite
         #expect(write(rssiMessage) == [0x13])
         #expect(write([0x01, 0xFF, 0xFF]) == [0x13], "a message that could never be valid is not refused either")
         #expect(write([]) == [0x13])
-        #expect(app.delegate.events.isEmpty)
-        #expect(app.peripheral.pendingSignalBytes(slot: 0) == 0)
+        #expect(server.app.delegate.events.isEmpty)
+        #expect(server.app.peripheral.pendingSignalBytes(slot: 0) == 0)
     }
 }

@@ -94,6 +94,24 @@ struct SimulatedAdvertisingController {
         outbox.append((due, Self.complete(opcode, reply)))
     }
 
+    /// Receives what the host wrote.
+    mutating func take(_ wire: inout PeripheralWire, now: UInt64) {
+        for packet in wire.packets { receive(packet, now: now) }
+        wire.packets.removeAll()
+    }
+
+    /// Delivers the replies due by `now` to `stack`, then runs its timers if one is due.
+    mutating func answer<App: LEApplication, let L: Int, let A: Int, let V: Int>(
+        _ stack: inout BluetoothStack<App, L, A, V>, wire: inout PeripheralWire, now: UInt64
+    ) {
+        outbox.sort { $0.0 < $1.0 }
+        while let first = outbox.first, first.0 <= now {
+            outbox.removeFirst()
+            stack.receive(first.1.span, now: now, output: &wire)
+        }
+        if let d = stack.nextDeadline, d <= now { stack.tick(now: now, output: &wire) }
+    }
+
     /// A central connects to our advertisement: the controller stops advertising (Core 5.4 Vol 6
     /// Part B 4.4.2.3) and reports LE Connection Complete, role peripheral.
     mutating func acceptConnection(handle: UInt16, now: UInt64) {
@@ -147,16 +165,10 @@ struct SimulatedAdvertisingController {
         var connectAt = connectAt
         stack.start(now: now, output: &wire)
         while now <= duration {
-            for packet in wire.packets { controller.receive(packet, now: now) }
-            wire.packets.removeAll()
+            controller.take(&wire, now: now)
             if let c = connectAt, now >= c { controller.acceptConnection(handle: 0x0040, now: now); connectAt = nil }
             if let d = disconnectAt, now >= d { controller.dropConnection(handle: 0x0040, now: now); disconnectAt = nil }
-            controller.outbox.sort { $0.0 < $1.0 }
-            while let first = controller.outbox.first, first.0 <= now {
-                controller.outbox.removeFirst()
-                stack.receive(first.1.span, now: now, output: &wire)
-            }
-            if let d = stack.nextDeadline, d <= now { stack.tick(now: now, output: &wire) }
+            controller.answer(&stack, wire: &wire, now: now)
             // Commands just sent reach the controller before time moves on.
             if !wire.packets.isEmpty { continue }
             if now >= nextSample {

@@ -8,6 +8,39 @@ struct ArraySink: ByteSink {
     mutating func append(_ byte: UInt8) { bytes.append(byte) }
 }
 
+/// A Herald peripheral application behind the real ATT server with one peripheral link up (handle
+/// 0x40), its database built with the application's server features: for tests that speak ATT to it.
+struct OneLinkHeraldServer<Source: HeraldPayloadSource, Delegate: HeraldPeripheralDelegate,
+                           let payloadCapacity: Int, let signalCapacity: Int> {
+    typealias App = HeraldPeripheralApplication<Source, Delegate, 1, payloadCapacity, signalCapacity>
+    var app: App
+    var db: GATTDatabase<24, 128, 1>
+    var bearer = ATTStandardBearer()
+    let handles: HeraldGATTHandles
+
+    init(peripheral: HeraldPeripheral<Source, 1, payloadCapacity, signalCapacity>, delegate: Delegate) throws {
+        var peripheral = peripheral
+        db = try GATTDatabase<24, 128, 1>(deviceName: Array("beacon".utf8).span, features: App.serverFeatures)
+        try peripheral.install(into: &db)
+        handles = peripheral.handles!  // set by a successful install
+        app = App(peripheral: peripheral, delegate: delegate)
+        var control = StackControl()
+        app.stackDidBecomeReady(ControllerInfo(), now: 0, control: &control)
+        app.stackDidConnect(ConnectionSummary(handle: 0x40, role: .peripheral,
+                                              peer: DeviceAddress(type: .randomDevice, address: BDAddress(bytes: [1, 2, 3, 4, 5, 6])),
+                                              timing: ConnectionTiming(interval: 24, latency: 0, supervisionTimeout: 72)),
+                            now: 0, control: &control)
+    }
+
+    /// One ATT PDU in; the response's bytes (empty when there is none).
+    mutating func send(_ pdu: [UInt8]) -> [UInt8] {
+        var out = ArraySink()
+        _ = ATTServer().handle(pdu: pdu.span, bearer: &bearer, connection: 0, now: 0, database: &db,
+                               delegate: &app, response: &out)
+        return out.bytes
+    }
+}
+
 func hex(_ s: String) -> [UInt8] {
     let clean = s.filter { !$0.isWhitespace }
     precondition(clean.count % 2 == 0, "odd hex")
