@@ -285,12 +285,16 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
         return nil
     }
 
-    /// Our connection attempt failed or timed out.
-    public mutating func didFailToConnect<C: HeraldCentralControl>(to peer: DeviceAddress, now: UInt64, control: inout C) {
+    /// Our connection attempt failed or timed out. An attempt the stack cancelled itself (the peer
+    /// connected to us first: 0x0B; our own address change: 0x44) is no failure of the peer's. The
+    /// next attempt waits for the next advert: the stack has resumed scanning, and starting one at
+    /// once would keep the scanner paused through attempt after attempt.
+    public mutating func didFailToConnect<C: HeraldCentralControl>(to peer: DeviceAddress, status: HCIStatus = .connectionTimeout,
+                                                                   now: UInt64, control: inout C) {
         guard let p = pending, p.address == peer else { return }
         pending = nil
+        guard status != .connectionAlreadyExists, status != .operationCancelledByHost else { return }
         if let i = database.index(of: p.target) { recordFailure(at: i, now: now) }
-        schedule(now: now, control: &control)
     }
 
     mutating func recordFailure(at index: Int, now: UInt64) {
