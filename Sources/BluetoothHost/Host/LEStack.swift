@@ -182,8 +182,8 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             return
         }
         control.credits.open(handle: c.handle)
-        if let length = linkDataLength {
-            control.send(HCILESetDataLength(handle: c.handle, txOctets: length.octets, txTime: length.time), tag: .gap)
+        if linkDataLength != nil {
+            _ = connections.update(handle: c.handle) { $0.extra.dataLengthDue = now &+ Self.dataLengthDelay }
         }
         if c.role == .peripheral, control.advertiserEnabled {
             // Legacy connectable advertising stops when a central connects (Core 5.4 Vol 6 Part B
@@ -226,6 +226,34 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         }
     }
 
+    /// How long after a link comes up the stack asks for the Data Length Update (ms).
+    ///
+    /// Not at once: two devices that connect to each other at the same moment get two links
+    /// between them, one in each role, within a few milliseconds; Zephyr's link layer (v2.5.0, on
+    /// the simulated nRF52) dies of a division by zero (SIGFPE) when the Data Length Update runs on
+    /// both at once (captures: two `herald wearable`s on Zephyr controllers, every run). Waiting
+    /// lets such a twin appear first; a link with a twin waits until the twin is gone.
+    public static var dataLengthDelay: UInt64 { 250 }
+
+    /// Asks for the Data Length Update on every link whose time has come and that has no twin (a
+    /// second link to the same peer).
+    mutating func requestDataLengths(now: UInt64) {
+        guard let length = linkDataLength else { return }
+        for position in 0..<links {
+            guard let due = connections.entries[position]?.extra.dataLengthDue, now >= due else { continue }
+            let handle = connections.entries[position]!.handle
+            let peer = connections.entries[position]!.peer.address
+            var twins = 0
+            for other in 0..<links where connections.entries[other]?.peer.address == peer { twins += 1 }
+            if twins > 1 {
+                connections.entries[position]!.extra.dataLengthDue = .max
+                continue
+            }
+            connections.entries[position]!.extra.dataLengthDue = nil
+            control.send(HCILESetDataLength(handle: handle, txOctets: length.octets, txTime: length.time), tag: .gap)
+        }
+    }
+
     /// The LL PDU sizes in use on `handle` (27 octets until a Data Length Update).
     public func dataLength(handle: UInt16) -> LinkDataLength? {
         connections[handle: handle]?.dataLength
@@ -233,7 +261,13 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
 
     mutating func linkDown(handle: UInt16, reason: HCIStatus) {
         if let i = connections.index(of: handle) { database.resetLink(i) }
-        guard connections.remove(handle: handle) != nil else { return }
+        guard let gone = connections.remove(handle: handle) else { return }
+        // A link that waited for its twin to go (see `requestDataLengths`) may ask now.
+        if linkDataLength != nil {
+            for position in 0..<links where connections.entries[position]?.peer.address == gone.peer.address {
+                if connections.entries[position]!.extra.dataLengthDue != nil { connections.entries[position]!.extra.dataLengthDue = now }
+            }
+        }
         control.credits.close(handle: handle)
         control.acl.removeAll(handle: handle)
         app.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control)
@@ -359,7 +393,10 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             take(c.deadline)
         }
         for position in 0..<links {
-            if let link = connections.entries[position] { take(link.extra.bearer.nextDeadline) }
+            if let link = connections.entries[position] {
+                take(link.extra.bearer.nextDeadline)
+                take(link.extra.dataLengthDue)
+            }
         }
         take(app.applicationDeadline)
         return d
@@ -373,6 +410,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
 
     mutating func tick(now: UInt64) {
         self.now = now
+        requestDataLengths(now: now)
         if App.connectsAsCentral, let c = control.connecting, now >= c.deadline {
             switch c.phase {
             case .initiating:
