@@ -378,7 +378,8 @@ public struct HeraldAdvertiser {
         // central hears 0x44 and tries again later), then the scan the application wants resumes.
         control.pauseScanner()
         control.cancelConnecting(now: lastNow)
-        control.send(HCILESetAdvertisingEnable(false), tag: HeraldCommandTag.advertising)
+        // Only when on: disabling advertising that is off is refused by Zephyr 2.5 (0x0C).
+        if isAdvertising { control.send(HCILESetAdvertisingEnable(false), tag: HeraldCommandTag.advertising) }
         isAdvertising = false
         control.send(HCILESetRandomAddress(address: address), tag: HeraldCommandTag.advertising)
         currentAddress = address
