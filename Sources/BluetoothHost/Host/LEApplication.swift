@@ -85,7 +85,9 @@ public struct LEStackCounters: Equatable, Sendable {
     public var attResponses = 0
     /// ATT responses that waited for room in the outbound queue.
     public var heldResponses = 0
-    /// LE Data Length Change events applied to a link.
+    /// LE Data Length Change events applied to a link, and the sizes the latest one reported.
     public var dataLengthChanges = 0
+    public var lastTxOctets: UInt16 = 0
+    public var lastRxOctets: UInt16 = 0
     public init() {}
 }

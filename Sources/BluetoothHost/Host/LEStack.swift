@@ -119,6 +119,8 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
                                             maxRxOctets: d.maxRxOctets, maxRxTime: d.maxRxTime)
                 guard connections.update(handle: d.handle, { $0.dataLength = length }) != nil else { return }
                 counters.dataLengthChanges &+= 1
+                counters.lastTxOctets = d.maxTxOctets
+                counters.lastRxOctets = d.maxRxOctets
                 app.stackDidChangeDataLength(handle: d.handle, length, now: now, control: &control)
             case HCILESubeventCode.remoteConnectionParameterRequest:
                 guard let r = try? HCILERemoteConnectionParameterRequestEvent(meta) else { return malformedEvent() }

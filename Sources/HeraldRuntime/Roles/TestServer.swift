@@ -42,6 +42,9 @@ public struct TestServerEvent: Encodable, Equatable {
     public var peerType: String?
     public var reason: String?
     public var mtu: Int?
+    /// LL PDU sizes after a Data Length Update (octets each way).
+    public var txOctets: Int?
+    public var rxOctets: Int?
     public var attribute: UInt16?
     public var notify: Bool?
     public var indicate: Bool?
@@ -63,6 +66,7 @@ public struct TestServerEvent: Encodable, Equatable {
         if let peer { s += " peer=\(peer)" }
         if let reason { s += " reason=\(reason)" }
         if let mtu { s += " mtu=\(mtu)" }
+        if let txOctets, let rxOctets { s += " tx=\(txOctets) rx=\(rxOctets)" }
         if let attribute { s += " attribute=0x\(hex(attribute).lowercased())" }
         if let notify { s += " notify=\(notify)" }
         if let indicate { s += " indicate=\(indicate)" }
@@ -223,6 +227,15 @@ public struct TestServer: LEApplication {
             slots[link.slot] = Slot(handle: link.handle)
             e.connection = link.slot
         }
+        record(e)
+    }
+
+    public mutating func stackDidChangeDataLength(handle: UInt16, _ length: LinkDataLength, now: UInt64, control: inout StackControl) {
+        self.now = now
+        var e = event("data-length")
+        e.handle = handle
+        e.txOctets = Int(length.maxTxOctets)
+        e.rxOctets = Int(length.maxRxOctets)
         record(e)
     }
 
