@@ -51,7 +51,15 @@ class BumbleRadio:
         # At least two (one alone has nobody to talk to); extra ones just sit on the simulated radio.
         # Our own script: bumble.apps.controllers accepts exactly two transports.
         self.paths = [os.path.join(self.dir, f"hci{i}") for i in range(max(count, 2))]
-        self.log = open(os.path.join(self.dir, "controllers.log"), "w")
+        self.proc = None
+        self.start()
+
+    def start(self):
+        # A killed Bumble leaves its pty symlinks behind; a new one refuses to replace them.
+        for p in self.paths:
+            if os.path.lexists(p):
+                os.unlink(p)
+        self.log = open(os.path.join(self.dir, "controllers.log"), "a")
         self.proc = subprocess.Popen([sys.executable, str(HERE / "peers" / "controllers.py")] +
                                      [f"pty:{p}" for p in self.paths], stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 20
@@ -60,15 +68,28 @@ class BumbleRadio:
                 raise RuntimeError(f"bumble controllers did not start: {open(self.log.name).read()}")
             time.sleep(0.05)
 
+    def stop(self):
+        """Kills the controllers at once, as a board that loses power."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+    def restart(self, down_for: float = 1.0):
+        self.stop()
+        time.sleep(down_for)
+        self.start()
+
     def close(self):
-        if self.proc.poll() is None:
+        if self.proc and self.proc.poll() is None:
             self.proc.terminate()
             try:
                 self.proc.wait(5)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        self.log.close()
+        if not self.log.closed:
+            self.log.close()
 
 
 class ZephyrRadio:
@@ -107,6 +128,7 @@ class ZephyrRadio:
             time.sleep(0.05)
 
     def stop(self):
+        """Kills every controller of the simulation, as boards that lose power."""
         if self.proc and self.proc.poll() is None:
             # The script stops its simulation processes on SIGTERM; the group catches any straggler.
             self.proc.terminate()
@@ -132,7 +154,8 @@ class ZephyrRadio:
         self.start()
 
     def close(self):
-        self.stop()
+        if not self.log.closed:
+            self.stop()
 
 
 def open_radio(kind: str, count: int):

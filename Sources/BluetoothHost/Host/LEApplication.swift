@@ -87,6 +87,8 @@ public struct LEStackCounters: Equatable, Sendable {
     public var heldResponses = 0
     /// LE Data Length Change events applied to a link, and the sizes the latest one reported.
     public var dataLengthChanges = 0
+    /// Our Connection Parameter Update Requests the central refused.
+    public var refusedParameterRequests = 0
     public var lastTxOctets: UInt16 = 0
     public var lastRxOctets: UInt16 = 0
     public init() {}

@@ -256,6 +256,32 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         }
     }
 
+    /// Asks the central of a link where we are peripheral for other connection parameters, with the
+    /// L2CAP Connection Parameter Update Request (Core 5.4 Vol 3 Part A 4.20), which every central
+    /// understands; the link layer's own request (Vol 6 Part B 5.1.7) needs both controllers to
+    /// support it. False when this is no peripheral link, or a request is still unanswered.
+    ///
+    /// A server calls this when a client starts working it hard (streaming reads or notifications):
+    /// each ATT round trip costs a connection event, and centrals connect at 30–50 ms by default.
+    @discardableResult
+    public mutating func requestConnectionParameters(handle: UInt16, intervalMin: UInt16, intervalMax: UInt16,
+                                                     latency: UInt16 = 0, supervisionTimeout: UInt16) -> Bool {
+        let n = now
+        guard let request = connections.update(handle: handle, { link -> L2CAPConnectionParameterUpdateRequest? in
+            guard link.role == .peripheral else { return nil }
+            return link.signaling.makeParameterUpdateRequest(intervalMin: intervalMin, intervalMax: intervalMax,
+                                                             latency: latency, timeout: supervisionTimeout, now: n)
+        }) ?? nil else { return false }
+        var pdu = FixedBytes<23>()
+        request.write(to: &pdu)
+        return control.sendL2CAP(handle: handle, channel: .leSignaling, payload: pdu.span)
+    }
+
+    /// The connection timing in use on `handle`.
+    public func timing(handle: UInt16) -> ConnectionTiming? {
+        connections[handle: handle]?.timing
+    }
+
     /// The LL PDU sizes in use on `handle` (27 octets until a Data Length Update).
     public func dataLength(handle: UInt16) -> LinkDataLength? {
         connections[handle: handle]?.dataLength
@@ -292,6 +318,11 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         switch inbound {
         case .att:
             handleATT(link: link, pdu: payload)
+        case .signaling(.connectionParameterUpdateResponse(let identifier, let accepted)):
+            // Our own request (`requestConnectionParameters`) answered: the central applies what it
+            // accepted with the link layer's update, reported as LE Connection Update Complete.
+            let matched = connections.update(handle: link.handle) { $0.signaling.resolve(identifier: identifier) } ?? false
+            if matched, !accepted { counters.refusedParameterRequests &+= 1 }
         case .signaling(.updateConnectionParameters(let request)) where App.connectsAsCentral:
             // We are central: accept what passed validation and apply it (Core 5.4 Vol 3 Part A 4.21).
             var response = FixedBytes<23>()

@@ -96,6 +96,8 @@ public struct TestServer: LEApplication {
     struct Slot {
         var handle: UInt16?
         var mtu = 23
+        /// Whether this link's central was asked for a short interval (see `pump`).
+        var askedForInterval = false
         var notifying = false
         var indicating = false
         var notified = 0
@@ -329,6 +331,19 @@ public struct TestServer: LEApplication {
                 e.connection = i
                 e.mtu = mtu
                 le.app.record(e)
+            }
+            // A client that exchanged a larger MTU or subscribed is about to stream: ask for 7.5–15 ms
+            // (a 200-octet read takes one round trip of connection events; Bumble's central connects at
+            // 30–60 ms). Supervision timeout 720 ms. Once per link; the central may refuse.
+            if !le.app.slots[i].askedForInterval, le.app.slots[i].mtu > 23 || le.app.slots[i].notifying || le.app.slots[i].indicating,
+               let timing = le.timing(handle: handle), timing.interval > 0x000C {
+                le.app.slots[i].askedForInterval = true
+                if le.requestConnectionParameters(handle: handle, intervalMin: 0x0006, intervalMax: 0x000C, supervisionTimeout: 0x0048) {
+                    var e = le.app.event("interval-requested")
+                    e.handle = handle
+                    e.connection = i
+                    le.app.record(e)
+                }
             }
             let count = le.app.count
             while le.app.slots[i].notifying, le.app.slots[i].notified < count,
