@@ -72,7 +72,7 @@ struct FakeController {
             return Self.commandComplete(opcode, [ok, 0x0D, 0x00, 0x00, 0x0D, UInt8(manufacturer & 0xFF), UInt8(manufacturer >> 8), 0x00, 0x00])
         case 0x1002:  // Read Local Supported Commands
             var bitmap = [UInt8](repeating: 0, count: 64)
-            bitmap[15] |= 0x02; bitmap[34] |= 0x01; bitmap[35] |= 0x08
+            bitmap[15] |= 0x02; bitmap[33] |= 0x40; bitmap[34] |= 0x01; bitmap[35] |= 0x08  // 33.6: LE Set Data Length
             if supportsBufferSizeV2 { bitmap[41] |= 0x20 }
             return Self.commandComplete(opcode, [ok] + bitmap)
         case 0x1003: return Self.commandComplete(opcode, [ok] + [UInt8](repeating: 0, count: 8))

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+import snoop
 from radio import open_radio
 
 PEERS = Path(__file__).parent / "peers"
@@ -140,13 +141,13 @@ def scenario(request, herald_bin, tmp_path_factory):
     radio = open_radio(kind, 5)
     procs = []
     try:
-        a = wearable(herald_bin, radio.paths[0], logs / "a", stdin=subprocess.PIPE)
+        a = wearable(herald_bin, radio.paths[0], logs / "a", "--btsnoop", str(logs / "a.btsnoop"), stdin=subprocess.PIPE)
         procs.append(a)
         android, t_android = phone(radio.paths[1], "C1:00:00:00:00:01", "android", ANDROID_PAYLOAD)
         iphone, t_iphone = phone(radio.paths[2], "C2:00:00:00:00:02", "iphone", IPHONE_PAYLOAD)
         plain, t_plain = phone(radio.paths[3], "C3:00:00:00:00:03", "plain", PLAIN_PAYLOAD)
         procs += [android, iphone, plain]
-        b = wearable(herald_bin, radio.paths[4], logs / "b", "--payload", "test")
+        b = wearable(herald_bin, radio.paths[4], logs / "b", "--payload", "test", "--btsnoop", str(logs / "b.btsnoop"))
         procs.append(b)
         start = time.monotonic()
         time.sleep(30)
@@ -217,6 +218,20 @@ def test_two_wearables_read_each_other(scenario):
         counts = windows_with_readings(w, target, t_read, scenario["end"])
         print(f"\n{scenario['kind']}: {name}: readings per 30 s window {counts}")
         assert counts and all(c >= 1 for c in counts), (name, counts)
+
+
+def test_no_command_refused_and_links_reach_251_octets(scenario):
+    """Every command both wearables sent was accepted (the capture holds no non-zero status), and on
+    Zephyr's controller, which never starts it itself, every link's Data Length Update reached
+    251-octet LL packets both ways."""
+    for name in ("a", "b"):
+        capture = scenario["logs"] / f"{name}.btsnoop"
+        refused = [str(r) for r in snoop.refusals(capture)]
+        assert refused == [], f"{scenario['kind']}: wearable {name}: {refused}"
+        if scenario["kind"] == "zephyr":
+            changes = snoop.data_length_changes(capture)
+            print(f"\nwearable {name}: LE Data Length Change (handle, tx, rx) {changes}")
+            assert changes and all(tx == 251 and rx == 251 for _, tx, rx in changes), changes
 
 
 def test_immediate_send_from_standard_input(scenario):

@@ -42,7 +42,9 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         // The largest LE 1M PDU, 251 octets in 2120 µs (Core 5.4 Vol 6 Part B 4.5.10), within what
         // the controller supports. Controllers do not start the Data Length Update on their own
         // (Zephyr's does not), so without asking, links stay at 27 octets whatever the buffers.
-        if info.leFeatures?.dataPacketLengthExtension == true, let max = info.maximumDataLength {
+        // LE Set Data Length is octet 33 bit 6 of the supported commands (Core 5.4 Vol 4 Part E 6.27).
+        if info.leFeatures?.dataPacketLengthExtension == true, info.supports(octet: 33, bit: 6),
+           let max = info.maximumDataLength {
             linkDataLength = (min(251, max.supportedMaxTxOctets), min(2120, max.supportedMaxTxTime))
         } else {
             linkDataLength = nil
