@@ -16,7 +16,7 @@ struct GATTCommand: ParsableCommand {
 
     @OptionGroup var controller: ControllerOptions
     @Option(name: .long, help: "The peripheral's address: AA:BB:CC:DD:EE:FF[/random|/public].") var connect: String
-    @Option(name: .long, help: "Seconds to wait for the connection.") var timeout: Double = 10
+    @Option(name: .long, parsing: .unconditional, help: "Seconds to wait for the connection.") var timeout: Double = 10
     @Flag(name: .long, help: "Print the dump as one JSON object.") var json = false
 
     func validate() throws {

@@ -15,7 +15,7 @@ struct ScanCommand: ParsableCommand {
     )
 
     @OptionGroup var controller: ControllerOptions
-    @Option(name: .long, help: "Seconds to scan (default: until interrupted).") var duration: Double?
+    @Option(name: .long, parsing: .unconditional, help: "Seconds to scan (default: until interrupted).") var duration: Double?
     @Flag(name: .long, help: "Active scanning: ask for scan responses.") var active = false
     @Flag(name: .long, help: "One JSON object per report (JSON Lines); the summary as JSON too.") var json = false
     @Flag(name: .long, help: "Print only the summary, on stdout.") var summaryOnly = false

@@ -251,7 +251,10 @@ def test_clean_stop_summary_and_logs(scenario):
     assert any(row.endswith("," + ANDROID_PAYLOAD) for row in payloads[1:]), payloads
     contacts = (logs / "contacts.csv").read_text().splitlines()
     assert any(row.split(",")[5] == "3" for row in contacts[1:])  # RSSI measurements
-    assert (logs / "wearable-secret.key").stat().st_mode & 0o077 == 0
+    # The secret key is kept out of the log directory (people hand that over), in HERALD_KEYS_DIR.
+    assert not list(logs.glob("*.key*")), list(logs.iterdir())
+    keys = list(Path(os.environ["HERALD_KEYS_DIR"]).glob("a-*.key"))
+    assert len(keys) == 1 and keys[0].stat().st_mode & 0o077 == 0, keys
     assert "stopped" in (logs / "log.txt").read_text()
 
 

@@ -49,10 +49,9 @@ public enum DeviceLogReader {
             bad.append(.init(file: detectionPath, line: 0, reason: "missing or unreadable: the device's own short name is unknown, so no other device can be matched to it"))
         }
         let contactsPath = (directory as NSString).appendingPathComponent(ContactLog.fileName)
-        guard let data = FileManager.default.contents(atPath: contactsPath) else {
-            throw AnalysisError("cannot read \(contactsPath)")
-        }
-        parseContacts(String(decoding: data, as: UTF8.self), path: contactsPath, into: &log, malformed: &bad)
+        let text: String
+        do { text = try CommandMessage.readText(contactsPath) } catch { throw AnalysisError(error.description) }
+        parseContacts(text, path: contactsPath, into: &log, malformed: &bad)
         return (log, bad)
     }
 
