@@ -200,15 +200,11 @@ struct WearableCommand: ParsableCommand {
     func updateKinds<let n: Int>(_ hub: WearableEventHub, _ db: HeraldDeviceDatabase<n>) {
         for i in 0..<n {
             guard let d = db[i] else { continue }
-            let kind: String
-            switch (d.kind, d.os) {
-            case (_, .ios): kind = "ios"
-            case (_, .android): kind = "android"
-            case (.appleToCheck, _): kind = d.hasHeraldService == false ? "apple" : "apple?"
-            case (.receiveOnly, _): kind = "recv-only"
-            case (.herald, _): kind = "herald"
-            }
-            hub.setKind(kind, for: d.target.value)
+            var payload: [UInt8] = []
+            if d.hasPayload { payload = WearableEventHub.bytes(d.payload.span) }
+            hub.setDevice(kind: DeviceKind.of(sensor: d.kind, os: d.os, hasHeraldService: d.hasHeraldService,
+                                              pseudoAddress: d.pseudoAddress != nil, payload: payload),
+                          address: d.address.address.description, for: d.target.value)
         }
     }
 

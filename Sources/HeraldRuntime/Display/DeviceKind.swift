@@ -49,6 +49,22 @@ public enum DeviceKind: String, Codable, CaseIterable, Sendable, CustomStringCon
     }
 }
 
+extension DeviceKind {
+    /// From the sensor's database entry. The payload decides before the operating system guess: the
+    /// core marks every device serving the compliant signal characteristic `.android`, and our own nRF
+    /// wearables and beacons serve that too, so "Android" there would mislabel them.
+    public static func of(sensor kind: HeraldDeviceKind, os: HeraldDeviceOS, hasHeraldService: Bool?,
+                          pseudoAddress: Bool, payload: [UInt8]) -> DeviceKind {
+        if pseudoAddress { return .android }
+        if os == .ios { return .ios }
+        if let fromPayload = DeviceKind(payload: payload) { return fromPayload }
+        switch kind {
+        case .appleToCheck: return hasHeraldService == true ? .ios : .appleOther
+        case .herald, .receiveOnly: return .herald
+        }
+    }
+}
+
 /// A payload decoded for people: `Simple 826/0 AbCdEf` (country/state, the contact identifier's short
 /// name), `venue 826/0 location 12345 "Café Nord"` (premises name from the extended data).
 public enum PayloadDescription {
