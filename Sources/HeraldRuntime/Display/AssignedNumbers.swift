@@ -36,14 +36,7 @@ public enum AssignedNumbers {
     /// The value as text when it is UTF-8 with nothing unprintable (a trailing NUL allowed, as many
     /// devices send): `"nRF52840"`. Nil for binary values.
     public static func text(hex: String) -> String? {
-        var bytes: [UInt8] = []
-        var i = hex.startIndex
-        while i < hex.endIndex {
-            let j = hex.index(i, offsetBy: 2, limitedBy: hex.endIndex) ?? hex.endIndex
-            guard let b = UInt8(hex[i..<j], radix: 16) else { return nil }
-            bytes.append(b)
-            i = j
-        }
+        guard var bytes = ContactMatcher.hexBytes(hex) else { return nil }
         while bytes.last == 0 { bytes.removeLast() }
         guard !bytes.isEmpty, let s = String(bytes: bytes, encoding: .utf8) else { return nil }
         guard s.unicodeScalars.allSatisfy({ !CharacterSet.controlCharacters.contains($0) || $0 == "\n" || $0 == "\t" }) else { return nil }

@@ -86,17 +86,18 @@ public enum PayloadDescription {
         return payloadShortName(bytes)
     }
 
-    /// The premises name (extended data code 0x10) if the extended data holds one as UTF-8.
+    /// The premises name (extended data code 0x10) if the extended data holds one as UTF-8; read with
+    /// the core's `ExtendedDataReader`, so a malformed section ends the search.
     static func premisesName(_ extended: [UInt8]) -> String? {
-        var i = 0
-        while i + 2 <= extended.count {
-            let code = extended[i], length = Int(extended[i + 1])
-            guard i + 2 + length <= extended.count else { return nil }
-            if code == ExtendedDataCode.premisesName {
-                return String(bytes: extended[(i + 2)..<(i + 2 + length)], encoding: .utf8)
+        extended.withUnsafeBufferPointer { b -> String? in
+            var reader = ExtendedDataReader(Span(_unsafeElements: b))
+            while let section = try? reader.next() {
+                guard section.code == ExtendedDataCode.premisesName else { continue }
+                var bytes: [UInt8] = []
+                for i in section.data.indices { bytes.append(section.data[i]) }
+                return String(bytes: bytes, encoding: .utf8)
             }
-            i += 2 + length
+            return nil
         }
-        return nil
     }
 }
