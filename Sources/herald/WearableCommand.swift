@@ -150,7 +150,7 @@ struct WearableCommand: ParsableCommand {
             logs.log(.info, category: "Peripheral", line)
         })
         let observer = PeripheralEventPrinter(json: jsonEvents, sink: peripheralSink)
-        logs.log(.info, category: "Wearable", "started; own payload \(payloadShortName(ownBytes))")
+        logs.log(.info, category: "Wearable", "started; \(DeviceLogReader.ownPayloadMarker)\(payloadShortName(ownBytes))")
 
         let stack = BluetoothStack(configuration: StackSession<App, 4, 24, 256>.defaultConfiguration(), database: database,
                                    app: App(supplier: supplier, delegate: WearableSensorDelegate(hub: hub),
@@ -169,12 +169,25 @@ struct WearableCommand: ParsableCommand {
         let stop = SignalFlag.install()
         let deadline = duration.map { MonotonicClock.now() + UInt64($0 * 1000) }
         var nextDraw: UInt64 = 0
+        // The Simple payload changes every 360 s: log.txt records each one, so `herald analyse` can tell
+        // the other devices' readings of any of them are readings of this wearable (DeviceLogReader).
+        var ownName = payloadShortName(ownBytes), nextOwnCheck: UInt64 = 0
         try session.run(deadline: deadline) { s in
             if s.supervision == nil, case .failed(let f) = s.stack.hci.state {  // supervised: brought up again
                 throw CLIError(exitCode: 4, message: "controller failed: \(ControllerDescriptions.failureDescription(f))")
             }
             for line in console.take() { try? handle(line, session: s) }
             let now = MonotonicClock.now()
+            if now >= nextOwnCheck {
+                nextOwnCheck = now + 1000
+                var current = FixedBytes<128>(), sup = supplier
+                _ = sup.payload(at: now, for: nil, into: &current)
+                let name = payloadShortName(WearableEventHub.bytes(current.span))
+                if name != ownName, !name.isEmpty {
+                    ownName = name
+                    logs.log(.info, category: "Wearable", "\(DeviceLogReader.ownPayloadMarker)\(name) from now on")
+                }
+            }
             if live, now >= nextDraw {
                 nextDraw = now + 1000
                 updateKinds(hub, s.app.ble.central.database)
