@@ -55,6 +55,10 @@ struct WearableCommand: ParsableCommand {
             let keyEpoch: KeyEpoch
             do { keyEpoch = try KeyTools.epoch(epoch) } catch { throw CLIError(exitCode: 2, message: CommandMessage.reason(error)) }
             let header = PayloadHeader(protocolAndVersion: 0x10, countryCode: UInt16(country), stateCode: UInt16(state))
+            // The log directory first: a key made for a wearable that cannot log would be left behind.
+            do { try FileManager.default.createDirectory(atPath: logDir, withIntermediateDirectories: true) } catch {
+                throw CLIError(.usage, "\(logDir): cannot create directory (\(CommandMessage.reason(error)))")
+            }
             let keyPath: String
             do {
                 if let secretKeyFile {

@@ -102,3 +102,12 @@ def test_flash_says_nothing_answered_when_no_bootloader_answers(herald_bin, tmp_
     assert r.returncode == 5, (r.stdout, r.stderr)
     assert "nothing answered" in r.stdout and "stays in its DFU bootloader" not in r.stdout, r.stdout
     assert r.stderr.startswith("herald flash: "), r.stderr
+
+
+def test_a_wearable_that_cannot_log_leaves_no_key_behind(herald_bin, tmp_path):
+    env = dict(os.environ, HERALD_KEYS_DIR=str(tmp_path / "keys"))
+    r = subprocess.run([herald_bin, "wearable", "--log-dir", "/proc/herald-test/logs", "--transport", "tty:/nonexistent"],
+                       capture_output=True, text=True, timeout=30, env=env)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr == "herald wearable: /proc/herald-test/logs: cannot create directory (no such file or directory)\n"
+    assert not (tmp_path / "keys").exists()
