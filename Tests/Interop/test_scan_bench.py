@@ -95,11 +95,13 @@ def test_sigkill_loses_at_most_one_second_of_contacts(herald_bin, controllers, t
     proc = subprocess.Popen([herald_bin, "scan", "--transport", f"tty:{c.paths[0]}", "--json", "--log-dir", str(logs)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     arrivals = []
+    times = []
 
     def reader():
         for line in proc.stdout:
             if ADDRESS in line:
                 arrivals.append(time.monotonic())
+                times.append(json.loads(line)["time"])
 
     t = threading.Thread(target=reader, daemon=True)
     t.start()
@@ -118,6 +120,8 @@ def test_sigkill_loses_at_most_one_second_of_contacts(herald_bin, controllers, t
         stop(peer)
     t.join(5)
     assert proc.returncode == -signal.SIGKILL
+    # JSON times to the millisecond: adverts come tens of milliseconds apart.
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", t) for t in times), times[:3]
     older = [a for a in arrivals if a <= killed_at - 1.0]
     assert older, "no report older than a second before the kill"
     rows = (logs / "contacts.csv").read_text().splitlines()
