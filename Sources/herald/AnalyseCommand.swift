@@ -20,8 +20,8 @@ struct AnalyseCommand: ParsableCommand {
     @Argument(help: "One log directory per device.") var logDirectories: [String]
     @Option(name: .long, help: "Start of the contact event (default: when the last device started logging).") var start: String?
     @Option(name: .long, help: "End of the contact event (default: when the first device stopped logging).") var end: String?
-    @Option(name: .long, help: "Continuity window, seconds.") var window: Double = 30
-    @Option(name: .long, help: "Length of the first and last periods compared for longevity, seconds.") var longevity: Double = 3600
+    @Option(name: .long, parsing: .unconditional, help: "Continuity window, seconds.") var window: Double = 30
+    @Option(name: .long, parsing: .unconditional, help: "Length of the first and last periods compared for longevity, seconds.") var longevity: Double = 3600
     @Option(name: .long, help: "Directory for the CSV files (default: the first LOGDIR's parent).") var output: String?
     @Flag(name: .long, help: "Print the table only; write no CSV.") var noCsv = false
 
@@ -47,14 +47,14 @@ struct AnalyseCommand: ParsableCommand {
                     malformed += bad.count
                     devices.append(log)
                 } catch {
-                    throw CLIError(exitCode: 1, message: "\(error)")
+                    throw CLIError(exitCode: 2, message: CommandMessage.reason(error))
                 }
             }
             let options = EfficacyOptions(start: try time(start, "start"), end: try time(end, "end"),
                                           windowMilliseconds: Int64(window * 1000), longevityMilliseconds: Int64(longevity * 1000))
             let report: EfficacyReport
             do { report = try EfficacyAnalysis.analyse(devices, options: options) } catch {
-                throw CLIError(exitCode: 1, message: "\(error)")
+                throw CLIError(exitCode: 1, message: CommandMessage.reason(error))
             }
             print(report.table, terminator: "")
             if !noCsv {
@@ -67,7 +67,7 @@ struct AnalyseCommand: ParsableCommand {
                     try report.summaryCSV.write(toFile: summary, atomically: true, encoding: .utf8)
                     try report.continuityCSV.write(toFile: pairs, atomically: true, encoding: .utf8)
                 } catch {
-                    throw CLIError(exitCode: 1, message: "cannot write \(summary): \(error.localizedDescription)")
+                    throw CLIError(.usage, FileProblem(path: summary, action: "write", why: CommandMessage.reason(error)).description)
                 }
                 note("wrote \(summary) and \(pairs)")
             }

@@ -11,14 +11,17 @@ struct BeaconCommand: ParsableCommand {
     )
 
     @OptionGroup var controller: ControllerOptions
-    @Option(name: .long, help: "ISO 3166-1 numeric country code.") var country: Int
-    @Option(name: .long, help: "State code.") var state: Int
-    @Option(name: .long, help: "Location code (32-bit).") var locationCode: UInt32
+    @Option(name: .long, parsing: .unconditional, help: "ISO 3166-1 numeric country code.") var country: Int
+    @Option(name: .long, parsing: .unconditional, help: "State code.") var state: Int
+    @Option(name: .long, parsing: .unconditional, help: "Location code (32-bit).") var locationCode: UInt32
     @Option(name: .long, help: "Extended data as hex: code, length, data sections (e.g. premises name 0x10).") var extended: String?
-    @Option(name: .long, help: "Advertising interval in milliseconds (20...10240).") var intervalMs: Int = 500
+    @Option(name: .long, parsing: .unconditional, help: "Advertising interval in milliseconds (20...10240).") var intervalMs: Int = 500
     @Flag(name: .long, help: "Advertise and serve the registered 16-bit service UUID 0xFCF6 instead of the 128-bit one.") var registeredUUID = false
-    @Flag(name: .long, help: "One JSON object per event (JSON Lines) on standard output.") var jsonEvents = false
-    @Option(name: .long, help: "Seconds to run (default: until interrupted).") var duration: Double?
+    @Flag(name: .long, help: "One JSON object per event (JSON Lines) on standard output.") var json = false
+    /// The old spelling, kept working.
+    @Flag(name: .customLong("json-events"), help: .hidden) var jsonEventsAlias = false
+    var jsonEvents: Bool { json || jsonEventsAlias }
+    @Option(name: .long, parsing: .unconditional, help: "Seconds to run (default: until interrupted).") var duration: Double?
 
     func validate() throws {
         guard (0...0xFFFF).contains(country), (0...0xFFFF).contains(state) else {

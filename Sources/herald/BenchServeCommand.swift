@@ -8,14 +8,16 @@ struct BenchServeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench-serve",
         abstract: "Serve the test profile's long value and stream notifications as fast as the link allows (for Tools/bench-uart).",
-        discussion: "Prints 'advertising address=ADDRESS' once ready. Each subscription gets --notify-count notifications of --notify-size octets (0: ATT_MTU - 3)."
+        discussion: "Prints 'advertising address=ADDRESS' once ready. Each subscription gets --notify-count notifications of --notify-size octets (0: ATT_MTU - 3).",
+        // Internal: Tools/bench-uart runs it; `herald --help` does not list it.
+        shouldDisplay: false
     )
 
     @OptionGroup var controller: ControllerOptions
     @Option(name: .long, help: "Device name (advertised and in the GAP service).") var name = "herald-bench"
     @Option(name: .customLong("notify-count"), help: "Notifications per subscription.") var notifyCount = 1000
     @Option(name: .customLong("notify-size"), help: "Octets per notification; 0 fills the ATT_MTU.") var notifySize = 0
-    @Option(name: .long, help: "Seconds to serve (default: until interrupted).") var duration: Double?
+    @Option(name: .long, parsing: .unconditional, help: "Seconds to serve (default: until interrupted).") var duration: Double?
 
     func validate() throws {
         guard notifyCount >= 0 else { throw ValidationError("--notify-count must not be negative") }

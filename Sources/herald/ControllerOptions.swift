@@ -40,7 +40,7 @@ struct ControllerOptions: ParsableArguments {
                 let parsed = try TransportSpec.parse(transport)
                 if let d = profile?.transportDefaults() { spec = parsed.filling(baud: d.baud, flow: d.flow) } else { spec = parsed }
             } catch {
-                throw CLIError(exitCode: 2, message: "\(error)")
+                throw CLIError(exitCode: 2, message: CommandMessage.reason(error))
             }
         } else {
             do {
@@ -49,18 +49,18 @@ struct ControllerOptions: ParsableArguments {
                 FileHandle.standardError.write(Data("using \(found.description)\n".utf8))
                 spec = found.0
             } catch {
-                throw CLIError(exitCode: 2, message: "\(error)")
+                throw CLIError(exitCode: 2, message: CommandMessage.reason(error))
             }
         }
         let link: HCITransport
         do { link = try openTransport(spec) } catch {
-            throw CLIError(exitCode: 2, message: "\(error)")
+            throw CLIError(exitCode: 2, message: CommandMessage.reason(error))
         }
         var snoop: BTSnoopWriter?
         if let btsnoop {
             do { snoop = try BTSnoopWriter(path: btsnoop) } catch {
                 link.close()
-                throw CLIError(exitCode: 2, message: "cannot write btsnoop capture \(btsnoop): \(error)")
+                throw CLIError(exitCode: 2, message: CommandMessage.reason(error))
             }
         }
         return (link, snoop, spec)
@@ -79,11 +79,20 @@ struct ControllerOptions: ParsableArguments {
     }
 }
 
-/// An error that ends the command with a message on standard error and a specific exit status.
+/// An error that ends the command with a message on standard error and a status from `ExitStatus`.
 struct CLIError: Error, CustomStringConvertible {
     var exitCode: Int32
     var message: String
     var description: String { message }
+
+    init(exitCode: Int32, message: String) {
+        self.exitCode = exitCode
+        self.message = message
+    }
+
+    init(_ status: ExitStatus, _ message: String) {
+        self.init(exitCode: status.rawValue, message: message)
+    }
 }
 
 extension StackSession {
@@ -125,10 +134,8 @@ func minimalDatabase() throws -> GATTDatabase<16, 128, 1> {
     }
 }
 
-/// Prints a CLI error and exits with its status (ArgumentParser would print usage for other errors).
+/// Runs a command's body. Its `CLIError`s reach `HeraldCommand.main`, which words and numbers every
+/// failure the same way (`herald <command>: <what> (<why>)`, `ExitStatus`).
 func runReportingErrors(_ body: () throws -> Void) throws {
-    do { try body() } catch let e as CLIError {
-        FileHandle.standardError.write(Data("herald: \(e.message)\n".utf8))
-        throw ExitCode(e.exitCode)
-    }
+    try body()
 }

@@ -25,19 +25,19 @@ struct FlashCommand: ParsableCommand {
     @Option(name: .long, help: "Intel HEX application to package on the fly.")
     var hex: String?
 
-    @Option(name: .long, help: "With --hex: init packet hw_version.")
+    @Option(name: .long, parsing: .unconditional, help: "With --hex: init packet hw_version.")
     var hwVersion: UInt32 = 52
 
     @Option(name: .long, help: "With --hex: required SoftDevice FWID(s), comma-separated (0x00 = none).")
     var sdReq: String = "0x00"
 
-    @Option(name: .long, help: "With --hex: application version in the init packet.")
+    @Option(name: .long, parsing: .unconditional, help: "With --hex: application version in the init packet.")
     var applicationVersion: UInt32 = 1
 
-    @Option(name: .long, help: "Packet receipt notification interval (0 = only check each object's CRC).")
+    @Option(name: .long, parsing: .unconditional, help: "Packet receipt notification interval (0 = only check each object's CRC).")
     var prn: UInt16 = 0
 
-    @Option(name: .long, help: "Response timeout in milliseconds.")
+    @Option(name: .long, parsing: .unconditional, help: "Response timeout in milliseconds.")
     var timeout: Int = 1000
 
     func validate() throws {
@@ -54,22 +54,18 @@ struct FlashCommand: ParsableCommand {
         }
     }
 
+    /// A `DFUError` reaches `HeraldCommand.main`, which prints `herald flash: <what>` with its status.
     func run() throws {
-        do {
-            let pkg: DFUPackage
-            if let package {
-                pkg = try DFUFlasher.loadPackage(zipPath: package)
-            } else {
-                pkg = try DFUFlasher.loadPackage(hexPath: hex!, fwVersion: applicationVersion, hwVersion: hwVersion, sdReq: try parseSDReq())
-            }
-            let path = try DFUFlasher.resolvePort(port)
-            let terminal = isatty(STDOUT_FILENO) == 1
-            _ = try DFUFlasher.run(package: pkg, port: path, prn: prn, timeoutMs: timeout, terminal: terminal) { text in
-                FileHandle.standardOutput.write(Data(text.utf8))
-            }
-        } catch let error as DFUError {
-            FileHandle.standardError.write(Data("herald flash: \(error.description)\n".utf8))
-            throw ExitCode(1)
+        let pkg: DFUPackage
+        if let package {
+            pkg = try DFUFlasher.loadPackage(zipPath: package)
+        } else {
+            pkg = try DFUFlasher.loadPackage(hexPath: hex!, fwVersion: applicationVersion, hwVersion: hwVersion, sdReq: try parseSDReq())
+        }
+        let path = try DFUFlasher.resolvePort(port)
+        let terminal = isatty(STDOUT_FILENO) == 1
+        _ = try DFUFlasher.run(package: pkg, port: path, prn: prn, timeoutMs: timeout, terminal: terminal) { text in
+            FileHandle.standardOutput.write(Data(text.utf8))
         }
     }
 }

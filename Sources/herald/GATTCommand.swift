@@ -16,7 +16,7 @@ struct GATTCommand: ParsableCommand {
 
     @OptionGroup var controller: ControllerOptions
     @Option(name: .long, help: "The peripheral's address: AA:BB:CC:DD:EE:FF[/random|/public].") var connect: String
-    @Option(name: .long, help: "Seconds to wait for the connection.") var timeout: Double = 10
+    @Option(name: .long, parsing: .unconditional, help: "Seconds to wait for the connection.") var timeout: Double = 10
     @Flag(name: .long, help: "Print the dump as one JSON object.") var json = false
 
     func validate() throws {
@@ -112,16 +112,21 @@ struct GATTCommand: ParsableCommand {
 
     /// The human form, one attribute per line, indented by level (like bumble-gatt-dump).
     static func text(_ d: GATTDump) -> String {
+        // "2a00 Device Name": the SIG's (or Herald's) name beside the UUID; text values as text too.
+        func named(_ uuid: String) -> String { AssignedNumbers.name(uuid).map { "\(uuid) \($0)" } ?? uuid }
+        func value(_ v: String) -> String {
+            "value (\(v.count / 2)): \(v)" + (AssignedNumbers.text(hex: v).map { "  \"\($0)\"" } ?? "")
+        }
         var out = "\(d.address)  ATT_MTU \(d.mtu)\n"
         for s in d.services {
-            out += "SERVICE \(s.uuid)  [0x\(hex(s.start))-0x\(hex(s.end))]\n"
+            out += "SERVICE \(named(s.uuid))  [0x\(hex(s.start))-0x\(hex(s.end))]\n"
             for c in s.characteristics {
-                out += "  CHARACTERISTIC \(c.uuid)  handle 0x\(hex(c.handle))  \(c.propertyNames.joined(separator: ","))\n"
-                if let v = c.value { out += "    value (\(v.count / 2)): \(v)\n" }
+                out += "  CHARACTERISTIC \(named(c.uuid))  handle 0x\(hex(c.handle))  \(c.propertyNames.joined(separator: ","))\n"
+                if let v = c.value { out += "    \(value(v))\n" }
                 if let e = c.error { out += "    value: \(e)\n" }
                 for x in c.descriptors {
-                    out += "    DESCRIPTOR \(x.uuid)  handle 0x\(hex(x.handle))"
-                    if let v = x.value { out += "  value (\(v.count / 2)): \(v)" }
+                    out += "    DESCRIPTOR \(named(x.uuid))  handle 0x\(hex(x.handle))"
+                    if let v = x.value { out += "  \(value(v))" }
                     if let e = x.error { out += "  \(e)" }
                     out += "\n"
                 }

@@ -32,12 +32,17 @@ struct KeysDeriveCommand: ParsableCommand {
     )
     @Option(name: .long, help: "Secret key file (mode 0600).") var secretKeyFile: String
     @Option(name: .long, help: "ISO 8601 time; chooses day and period.") var time: String?
-    @Option(name: .long, help: "Day since the epoch (with --period).") var day: Int?
-    @Option(name: .long, help: "Period of the day, 0...240 (with --day).") var period: Int?
+    @Option(name: .long, parsing: .unconditional, help: "Day since the epoch (with --period).") var day: Int?
+    @Option(name: .long, parsing: .unconditional, help: "Period of the day, 0...240 (with --day).") var period: Int?
     @Option(name: .long, help: "Key schedule epoch (default 2026-01-01T00:00:00Z).") var epoch: String?
-    @Option(name: .long, help: "Payload protocol/version byte, 16...23 (0x10...0x17).") var payloadVersion: Int = 0x10
-    @Option(name: .long, help: "ISO 3166-1 numeric country code for the payload.") var countryCode: Int = 0
-    @Option(name: .long, help: "State code for the payload.") var stateCode: Int = 0
+    @Option(name: .long, parsing: .unconditional, help: "Payload protocol/version byte, 16...23 (0x10...0x17).") var payloadVersion: Int = 0x10
+    @Option(name: .long, parsing: .unconditional, help: "ISO 3166-1 numeric country code for the payload (as wearable --country).") var country: Int?
+    @Option(name: .long, parsing: .unconditional, help: "State code for the payload (as wearable --state).") var state: Int?
+    /// The old spellings, kept working.
+    @Option(name: .customLong("country-code"), parsing: .unconditional, help: .hidden) var countryCodeAlias: Int?
+    @Option(name: .customLong("state-code"), parsing: .unconditional, help: .hidden) var stateCodeAlias: Int?
+    var countryCode: Int { country ?? countryCodeAlias ?? 0 }
+    var stateCode: Int { state ?? stateCodeAlias ?? 0 }
     @Flag(name: .long, help: "Write country/state little-endian, as the reference apps do.") var littleEndianCodes = false
     @Flag(name: .long, help: "Print JSON.") var json = false
 

@@ -19,6 +19,10 @@ struct MatchCommand: ParsableCommand {
         do { // KeyToolError prints as "Error: <sentence>", exit status 1
             let (keys, badKeys) = try MatchingKeysFile.load(matchingKeys)
             for b in badKeys { note("malformed: \(b)") }
+            if keys.isEmpty {
+                throw CLIError(.failed, badKeys.isEmpty ? "no matching keys in \(matchingKeys)"
+                               : "no usable matching keys in \(matchingKeys) (\(badKeys.count) malformed line(s))")
+            }
             if benchmark {
                 let (n, s) = ContactIdentifierIndex.benchmarkDerivation(keys: keys)
                 note(String(format: "derivation only: %d contact identifiers in %.3f s (%.0f per second)", n, s, Double(n) / s))
@@ -32,6 +36,9 @@ struct MatchCommand: ParsableCommand {
             print(ContactMatcher.csv(matches), terminator: "")
             note(String(format: "matched %d payload rows in %.3f s: %d match(es), %d malformed line(s)",
                         rows, Date().timeIntervalSince(start), matches.count, malformed.count + badKeys.count))
+            if rows == 0 && !malformed.isEmpty {
+                throw CLIError(.failed, "no usable payload rows in \(logs.joined(separator: ", ")) (\(malformed.count) malformed line(s))")
+            }
         }
     }
 }

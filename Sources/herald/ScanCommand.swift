@@ -6,19 +6,24 @@ import HeraldRuntime
 struct ScanCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scan",
-        abstract: "Observe advertisements: print each report, then a per-device summary (a bench tester).",
+        abstract: "Observe advertisements: a live table of nearby devices, or each report; then a per-device summary (a bench tester).",
         discussion: """
-            Per-report lines (or JSON Lines with --json) go to stdout; the summary per device (kind, address,
-            pseudo address, advert count, interval and RSSI statistics, Tx power) goes to stderr, or alone to
-            stdout with --summary-only (one JSON object with --json).
+            On a terminal: a table of nearby devices redrawn every second, strongest first (address, kind, \
+            decoded payload, RSSI now and mean, advert interval, last seen), in colour unless NO_COLOR is set \
+            or TERM=dumb. Otherwise (or with --lines): one line per report, or JSON Lines with --json \
+            (times to the millisecond). At the end the summary per device (kind, address, pseudo address, \
+            advert count, interval and RSSI statistics, Tx power) goes to stderr, or alone to stdout with \
+            --summary-only (one JSON object with --json). Output files (--report, --log-dir, --btsnoop) are \
+            checked before the scan starts.
             """
     )
 
     @OptionGroup var controller: ControllerOptions
-    @Option(name: .long, help: "Seconds to scan (default: until interrupted).") var duration: Double?
+    @Option(name: .long, parsing: .unconditional, help: "Seconds to scan (default: until interrupted).") var duration: Double?
     @Flag(name: .long, help: "Active scanning: ask for scan responses.") var active = false
     @Flag(name: .long, help: "One JSON object per report (JSON Lines); the summary as JSON too.") var json = false
     @Flag(name: .long, help: "Print only the summary, on stdout.") var summaryOnly = false
+    @Flag(name: .long, help: "One line per report even on a terminal (no live table).") var lines = false
     @Option(name: .long, help: "Write a self-contained HTML report (RSSI over time per device).") var report: String?
     @Option(name: .long, help: "Log each report to Herald logs in this directory (contacts.csv detect/measure rows).") var logDir: String?
     @Option(name: .long, help: "log.txt level: debug, info, fault or off.") var logLevel: String = "info"
@@ -31,15 +36,20 @@ struct ScanCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
+            // An hour's bench run must not end in "cannot write the report": try the file now.
+            if let report { try Self.checkWritable(report) }
             var logs: LogDirectory?
             if let logDir {
                 do {
                     logs = try LogDirectory(path: logDir, configuration: .init(logLevel: LogLevel(rawValue: logLevel) ?? .info))
                 } catch {
-                    throw CLIError(exitCode: 1, message: "cannot open logs: \(error)")
+                    throw CLIError(.usage, "cannot open logs: \(CommandMessage.reason(error))")
                 }
             }
-            let printer = ReportPrinter(json: json, active: active, perReport: !summaryOnly, logs: logs,
+            let live = !json && !summaryOnly && !lines && isatty(STDOUT_FILENO) != 0
+            let table = ScanLiveTable(colour: ScanLiveTable.terminalHasColour())
+            let title = "herald scan \(controller.transport ?? controller.board ?? "")"
+            let printer = ReportPrinter(json: json, active: active, perReport: !summaryOnly && !live, logs: logs,
                                         summary: ScanSummary(start: MonotonicClock.now()),
                                         reader: readPayloads ? BenchPayloadReader(activeScanning: active) : nil)
             let stack = BluetoothStack(configuration: StackSession<ReportPrinter, 1, 16, 128>.defaultConfiguration(),
@@ -52,7 +62,15 @@ struct ScanCommand: ParsableCommand {
             let started = MonotonicClock.now()
             session.app.summary = ScanSummary(start: started)
             let deadline = duration.map { started + UInt64($0 * 1000) }
+            var nextDraw: UInt64 = 0
+            if live { FileHandle.standardOutput.write(Data("\u{1B}[2J".utf8)) }
             try session.run(deadline: deadline) { s in
+                let now = MonotonicClock.now()
+                if live, now >= nextDraw {
+                    nextDraw = now + 1000
+                    let frame = table.frame(s.app.summary, elapsed: Double(now - started) / 1000, title: title)
+                    FileHandle.standardOutput.write(Data(frame.utf8))
+                }
                 // A supervised session brings a failed controller up again (Hardware Error, Zephyr assert):
                 // only an unsupervised one stops here.
                 if s.supervision == nil, case .failed(let f) = s.stack.hci.state {
@@ -63,8 +81,22 @@ struct ScanCommand: ParsableCommand {
             try? session.perform { $0.control.stopScanning() }
             let elapsed = Double(MonotonicClock.now() - started) / 1000
             let summary = session.app.summary
+            if live {  // the last frame stays on the screen, complete
+                FileHandle.standardOutput.write(Data(table.frame(summary, elapsed: elapsed, title: title).utf8))
+            }
             try finish(summary, elapsed: elapsed, logs: logs)
         }
+    }
+
+    /// Opens (creating if need be) the file for writing and removes it again if it was not there.
+    static func checkWritable(_ path: String) throws {
+        let existed = FileManager.default.fileExists(atPath: path)
+        let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw CLIError(.usage, FileProblem(path: path, action: "write", why: CommandMessage.strerrorText(errno)).description)
+        }
+        close(fd)
+        if !existed { unlink(path) }
     }
 
     struct SummaryDocument: Encodable {
@@ -89,7 +121,7 @@ struct ScanCommand: ParsableCommand {
             let html = ScanReportHTML.render(summary, title: "herald scan — \(controller.transport ?? controller.board ?? "controller")",
                                              durationSeconds: elapsed)
             do { try html.write(toFile: report, atomically: true, encoding: .utf8) } catch {
-                throw CLIError(exitCode: 1, message: "cannot write \(report): \(error.localizedDescription)")
+                throw CLIError(.usage, FileProblem(path: report, action: "write", why: CommandMessage.reason(error)).description)
             }
             FileHandle.standardError.write(Data("scan: report written to \(report)\n".utf8))
         }
@@ -112,7 +144,12 @@ struct ReportPrinter: LEApplication {
     let encoder: JSONEncoder = {
         let e = JSONEncoder()
         e.outputFormatting = [.sortedKeys]
-        e.dateEncodingStrategy = .iso8601
+        // Milliseconds: adverts come tens of milliseconds apart.
+        e.dateEncodingStrategy = .custom { date, encoder in
+            var c = encoder.singleValueContainer()
+            try c.encode(ISO8601DateFormatter.string(from: date, timeZone: TimeZone(identifier: "UTC")!,
+                                                     formatOptions: [.withInternetDateTime, .withFractionalSeconds]))
+        }
         return e
     }()
 

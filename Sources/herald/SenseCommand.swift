@@ -16,10 +16,13 @@ struct SenseCommand: ParsableCommand {
     )
 
     @OptionGroup var controller: ControllerOptions
-    @Option(name: .long, help: "Seconds to run (default: until interrupted).") var duration: Double?
-    @Flag(name: .long, help: "One JSON object per event (JSON Lines) on standard output.") var jsonEvents = false
+    @Option(name: .long, parsing: .unconditional, help: "Seconds to run (default: until interrupted).") var duration: Double?
+    @Flag(name: .long, help: "One JSON object per event (JSON Lines) on standard output.") var json = false
+    /// The old spelling, kept working.
+    @Flag(name: .customLong("json-events"), help: .hidden) var jsonEventsAlias = false
+    var jsonEvents: Bool { json || jsonEventsAlias }
     @Flag(name: .long, help: "Leave out the per-advert RSSI measurements.") var quiet = false
-    @Option(name: .long, help: "Also advertise and serve a fixed test Simple payload whose identifier is 16 × BYTE (0-255).")
+    @Option(name: .long, parsing: .unconditional, help: "Also advertise and serve a fixed test Simple payload whose identifier is 16 × BYTE (0-255).")
     var testPayload: Int?
 
     func validate() throws {

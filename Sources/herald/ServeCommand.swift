@@ -20,8 +20,11 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, help: "Device name (advertised and in the GAP service).") var name = "herald-test"
     @Option(name: .customLong("notify-count"), help: "Values sent on each subscription to the notifying/indicating characteristics.")
     var notifyCount = 10
-    @Option(name: .long, help: "Seconds to serve (default: until interrupted).") var duration: Double?
-    @Flag(name: .customLong("json-events"), help: "One JSON object per event (JSON Lines).") var jsonEvents = false
+    @Option(name: .long, parsing: .unconditional, help: "Seconds to serve (default: until interrupted).") var duration: Double?
+    @Flag(name: .long, help: "One JSON object per event (JSON Lines).") var json = false
+    /// The old spelling, kept working.
+    @Flag(name: .customLong("json-events"), help: .hidden) var jsonEventsAlias = false
+    var jsonEvents: Bool { json || jsonEventsAlias }
 
     func validate() throws {
         guard profile == "test" else { throw ValidationError("unknown profile '\(profile)'; known: test") }

@@ -11,9 +11,10 @@ struct WearableCommand: ParsableCommand {
         discussion: """
             Writes contacts.csv, payloads.csv, statistics.csv, detection.csv and log.txt into --log-dir. \
             The Simple payload rotates every 360 s period; the advertising address is a resolvable private \
-            address that changes at the same instant. Without --secret-key-file the secret is \
-            <log-dir>/wearable-secret.key (created on first use, mode 0600).
-            On a terminal (without --json-events) a table of nearby devices is redrawn every second.
+            address that changes at the same instant. Without --secret-key-file the secret is kept outside \
+            the log directory (which people share): one per log directory in $HERALD_KEYS_DIR, else \
+            $XDG_DATA_HOME/herald/keys, else ~/.local/share/herald/keys (created on first use, mode 0600).
+            On a terminal (without --json) a table of nearby devices is redrawn every second.
             Standard input takes `send HEX [TARGET]`: immediate send to one target (T3) or to every Herald \
             device updated in the last 60 s. SIGINT/SIGTERM stop cleanly and print a summary.
             """
@@ -27,16 +28,19 @@ struct WearableCommand: ParsableCommand {
     @Option(name: .long, help: "simple: the rotating Simple payload; test: a fixed Simple payload (identifier 000102…0f).")
     var payload: PayloadKind = .simple
     @Option(name: .long, help: "Secret key file (2048 bytes, mode 0600) with its IRK beside it in FILE.irk.") var secretKeyFile: String?
-    @Option(name: .long, help: "Directory for the logs (and the generated secret when no --secret-key-file is given).")
+    @Option(name: .long, help: "Directory for the logs (never the secret key: see below).")
     var logDir: String = "herald-logs"
     @Option(name: .long, help: "Device name in detection.csv (default: the host name).") var name: String?
-    @Option(name: .long, help: "ISO 3166-1 numeric country code.") var country: Int = 0
-    @Option(name: .long, help: "State code.") var state: Int = 0
+    @Option(name: .long, parsing: .unconditional, help: "ISO 3166-1 numeric country code.") var country: Int = 0
+    @Option(name: .long, parsing: .unconditional, help: "State code.") var state: Int = 0
     @Option(name: .long, help: "Key schedule epoch, ISO 8601 (default 2026-01-01T00:00:00Z).") var epoch: String?
-    @Option(name: .long, help: "Advertising interval in milliseconds (20...10240).") var intervalMs: Int = 200
+    @Option(name: .long, parsing: .unconditional, help: "Advertising interval in milliseconds (20...10240).") var intervalMs: Int = 200
     @Flag(name: .long, help: "Advertise and serve the registered 16-bit service UUID 0xFCF6 instead of the 128-bit one.") var registeredUUID = false
-    @Flag(name: .long, help: "One JSON object per sensor event (JSON Lines) on standard output.") var jsonEvents = false
-    @Option(name: .long, help: "Seconds to run (default: until interrupted).") var duration: Double?
+    @Flag(name: .long, help: "One JSON object per sensor event (JSON Lines) on standard output.") var json = false
+    /// The old spelling, kept working.
+    @Flag(name: .customLong("json-events"), help: .hidden) var jsonEventsAlias = false
+    var jsonEvents: Bool { json || jsonEventsAlias }
+    @Option(name: .long, parsing: .unconditional, help: "Seconds to run (default: until interrupted).") var duration: Double?
 
     func validate() throws {
         guard (0...0xFFFF).contains(country), (0...0xFFFF).contains(state) else {
@@ -49,23 +53,36 @@ struct WearableCommand: ParsableCommand {
     func run() throws {
         try runReportingErrors {
             let keyEpoch: KeyEpoch
-            do { keyEpoch = try KeyTools.epoch(epoch) } catch { throw CLIError(exitCode: 2, message: "\(error)") }
+            do { keyEpoch = try KeyTools.epoch(epoch) } catch { throw CLIError(exitCode: 2, message: CommandMessage.reason(error)) }
             let header = PayloadHeader(protocolAndVersion: 0x10, countryCode: UInt16(country), stateCode: UInt16(state))
+            // The log directory first: a key made for a wearable that cannot log would be left behind.
+            do { try FileManager.default.createDirectory(atPath: logDir, withIntermediateDirectories: true) } catch {
+                throw CLIError(.usage, "\(logDir): cannot create directory (\(CommandMessage.reason(error)))")
+            }
             let keyPath: String
             do {
                 if let secretKeyFile {
                     keyPath = secretKeyFile
                 } else {
-                    let found = try WearableSecret.defaultPath(logDirectory: logDir)
+                    let keys = WearableSecret.defaultDirectory()
+                    let found = try WearableSecret.resolve(logDirectory: logDir, keysDirectory: keys)
                     keyPath = found.path
-                    note("wearable: \(found.created ? "created" : "using") secret key \(keyPath)")
+                    switch found.source {
+                    case .created: note("wearable: created secret key \(keyPath)")
+                    case .existing: note("wearable: using secret key \(keyPath)")
+                    case .legacyInLogDirectory:
+                        // Kept working: moving it would change nothing for the user but the surprise.
+                        note("wearable: using secret key \(keyPath), inside the log directory where earlier versions put it; "
+                             + "anyone you give the logs to gets it too. Move it out: mv \(keyPath) \(keyPath).irk \(keys)/ "
+                             + "and pass --secret-key-file \((keys as NSString).appendingPathComponent(WearableSecret.legacyName))")
+                    }
                 }
-            } catch { throw CLIError(exitCode: 2, message: "\(error)") }
+            } catch { throw CLIError(.usage, CommandMessage.reason(error)) }
             let secret: [UInt8], irk: InlineArray<16, UInt8>
             do {
                 secret = try SecretKeyFile.loadSecretKey(keyPath)
                 irk = try SecretKeyFile.loadIRK(forSecretKey: keyPath)
-            } catch { throw CLIError(exitCode: 2, message: "\(error)") }
+            } catch { throw CLIError(exitCode: 2, message: CommandMessage.reason(error)) }
             let advertising = HeraldAdvertisingConfiguration(
                 identifiers: registeredUUID ? .registered : .specification, intervalMilliseconds: intervalMs,
                 irk: irk, epoch: keyEpoch)
@@ -128,7 +145,7 @@ struct WearableCommand: ParsableCommand {
             var configuration = LogDirectory.Configuration(ownPayload: ownBytes)
             if let name { configuration.deviceName = name }
             logs = try LogDirectory(path: logDir, configuration: configuration)
-        } catch { throw CLIError(exitCode: 2, message: "\(error)") }
+        } catch { throw CLIError(exitCode: 2, message: CommandMessage.reason(error)) }
         let live = !jsonEvents && isatty(STDOUT_FILENO) != 0
         let hub = WearableEventHub(json: jsonEvents, consumer: logs)
         // The peripheral's own events (connections, payload reads, signal writes, address changes):
@@ -137,7 +154,7 @@ struct WearableCommand: ParsableCommand {
             logs.log(.info, category: "Peripheral", line)
         })
         let observer = PeripheralEventPrinter(json: jsonEvents, sink: peripheralSink)
-        logs.log(.info, category: "Wearable", "started; own payload \(payloadShortName(ownBytes))")
+        logs.log(.info, category: "Wearable", "started; \(DeviceLogReader.ownPayloadMarker)\(payloadShortName(ownBytes))")
 
         let stack = BluetoothStack(configuration: StackSession<App, 4, 24, 256>.defaultConfiguration(), database: database,
                                    app: App(supplier: supplier, delegate: WearableSensorDelegate(hub: hub),
@@ -156,12 +173,25 @@ struct WearableCommand: ParsableCommand {
         let stop = SignalFlag.install()
         let deadline = duration.map { MonotonicClock.now() + UInt64($0 * 1000) }
         var nextDraw: UInt64 = 0
+        // The Simple payload changes every 360 s: log.txt records each one, so `herald analyse` can tell
+        // the other devices' readings of any of them are readings of this wearable (DeviceLogReader).
+        var ownName = payloadShortName(ownBytes), nextOwnCheck: UInt64 = 0
         try session.run(deadline: deadline) { s in
             if s.supervision == nil, case .failed(let f) = s.stack.hci.state {  // supervised: brought up again
                 throw CLIError(exitCode: 4, message: "controller failed: \(ControllerDescriptions.failureDescription(f))")
             }
             for line in console.take() { try? handle(line, session: s) }
             let now = MonotonicClock.now()
+            if now >= nextOwnCheck {
+                nextOwnCheck = now + 1000
+                var current = FixedBytes<128>(), sup = supplier
+                _ = sup.payload(at: now, for: nil, into: &current)
+                let name = payloadShortName(WearableEventHub.bytes(current.span))
+                if name != ownName, !name.isEmpty {
+                    ownName = name
+                    logs.log(.info, category: "Wearable", "\(DeviceLogReader.ownPayloadMarker)\(name) from now on")
+                }
+            }
             if live, now >= nextDraw {
                 nextDraw = now + 1000
                 updateKinds(hub, s.app.ble.central.database)
@@ -187,15 +217,11 @@ struct WearableCommand: ParsableCommand {
     func updateKinds<let n: Int>(_ hub: WearableEventHub, _ db: HeraldDeviceDatabase<n>) {
         for i in 0..<n {
             guard let d = db[i] else { continue }
-            let kind: String
-            switch (d.kind, d.os) {
-            case (_, .ios): kind = "ios"
-            case (_, .android): kind = "android"
-            case (.appleToCheck, _): kind = d.hasHeraldService == false ? "apple" : "apple?"
-            case (.receiveOnly, _): kind = "recv-only"
-            case (.herald, _): kind = "herald"
-            }
-            hub.setKind(kind, for: d.target.value)
+            var payload: [UInt8] = []
+            if d.hasPayload { payload = WearableEventHub.bytes(d.payload.span) }
+            hub.setDevice(kind: DeviceKind.of(sensor: d.kind, os: d.os, hasHeraldService: d.hasHeraldService,
+                                              pseudoAddress: d.pseudoAddress != nil, payload: payload),
+                          address: d.address.address.description, for: d.target.value)
         }
     }
 

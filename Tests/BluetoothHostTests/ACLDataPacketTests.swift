@@ -35,7 +35,7 @@ struct ACLTestSink: ByteSink {
     }
 }
 
-// Real packets from /work/shared/captures (H4 indicator first).
+// Real packets from ../shared/captures (beside the repository) (H4 indicator first).
 enum CapturedACL {
     /// herald-phone-peripheral.btsnoop frame 39: received Exchange MTU Request (MTU 247), PB 0b10.
     static let mtuRequest = aclHex("02 01 20 07 00 03 00 04 00 02 f7 00")

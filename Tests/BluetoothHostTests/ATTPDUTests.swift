@@ -2,7 +2,7 @@ import Testing
 @testable import BluetoothHost
 
 // Byte-level codec tests. Hex literals marked "capture" are ATT payloads (after the L2CAP header, CID 4)
-// from /work/shared/captures/herald-central-reads-phone.btsnoop (frame numbers given), a Bumble central
+// from ../shared/captures (beside the repository)/herald-central-reads-phone.btsnoop (frame numbers given), a Bumble central
 // discovering and reading a Bumble Herald peripheral with MTU 247.
 
 @Suite struct ATTPDUTests {

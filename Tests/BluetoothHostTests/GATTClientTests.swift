@@ -2,7 +2,7 @@ import Testing
 @testable import BluetoothHost
 
 // The GATT client against scripted server responses. Hex literals marked "capture" are ATT payloads
-// (CID 4) from /work/shared/captures/herald-central-reads-phone.btsnoop, a Bumble central discovering
+// (CID 4) from ../shared/captures (beside the repository)/herald-central-reads-phone.btsnoop, a Bumble central discovering
 // and reading a Bumble Herald peripheral at MTU 247 (frame numbers given): the client must send
 // byte-for-byte what Bumble sent and understand what Bumble's server answered.
 

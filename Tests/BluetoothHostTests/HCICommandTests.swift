@@ -2,7 +2,7 @@ import Testing
 @testable import BluetoothHost
 
 // Expected bytes are whole H4 command packets: indicator 01, opcode (LE), length, parameters.
-// Those marked "capture" are copied from /work/shared/captures/*.btsnoop (Bumble 0.0.236 hosts);
+// Those marked "capture" are copied from ../shared/captures (beside the repository)/*.btsnoop (Bumble 0.0.236 hosts);
 // the rest are hand-computed from Core 5.4 Vol 4 Part E 7.x and Zephyr's hci_vs.h layouts, and the
 // LE connection/scan/advertising ones were cross-checked against Bumble 0.0.236's own encoders.
 

@@ -2,7 +2,7 @@ import Testing
 @testable import BluetoothHost
 
 // Event bytes without the H4 indicator. "capture" marks bytes copied from
-// /work/shared/captures/*.btsnoop; the others are assembled from Core 5.4 Vol 4 Part E 7.7.
+// ../shared/captures (beside the repository)/*.btsnoop; the others are assembled from Core 5.4 Vol 4 Part E 7.7.
 
 private func hex(_ s: String) -> [UInt8] {
     let digits = Array(s.filter { !$0.isWhitespace }.utf8)

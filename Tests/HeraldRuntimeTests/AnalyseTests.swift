@@ -191,3 +191,41 @@ private func t(_ s: String) -> Int64 { ContactMatcher.parseLogTime(s)! }
         }
     }
 }
+
+
+/// A wearable's Simple payload changes every 360 s: the readings of its later payloads count for it,
+/// known from its log.txt `own payload NAME` lines.
+@Suite struct AnalyseRotatingPayloadTests {
+    @Test func laterPayloadsFromTheTextLogCountForTheDevice() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("herald-rotate-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        func write(_ dir: String, _ detection: String, _ rows: [String], log: [String]) throws {
+            let d = root + "/" + dir
+            try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
+            try (detection + "\n").write(toFile: d + "/detection.csv", atomically: true, encoding: .utf8)
+            try ([header] + rows + [""]).joined(separator: "\n").write(toFile: d + "/contacts.csv", atomically: true, encoding: .utf8)
+            try (log.joined(separator: "\n") + "\n").write(toFile: d + "/log.txt", atomically: true, encoding: .utf8)
+        }
+        // B served BBBBBB, then B2B2B2 from 10:00:30 (a new address, so A tracks it as a new target T2).
+        try write("a", "A,Linux,1,AAAAAA", [
+            "2026-11-21 10:00:00.000+0000,BLE,T1,,2,,,,,,BBBBBB",
+            "2026-11-21 10:00:05.000+0000,BLE,T1,,,3,,,,,RSSI:-60.0",
+            "2026-11-21 10:00:31.000+0000,BLE,T2,,2,,,,,,B2B2B2",
+            "2026-11-21 10:00:35.000+0000,BLE,T2,,,3,,,,,RSSI:-60.0",
+            "2026-11-21 10:00:59.000+0000,BLE,T2,,,3,,,,,RSSI:-60.0",
+        ], log: ["2026-11-21 10:00:00.000+0000,info,Sensor,Wearable,started; own payload AAAAAA"])
+        try write("b", "B,Linux,1,BBBBBB", [
+            "2026-11-21 10:00:00.000+0000,BLE,T7,,2,,,,,,AAAAAA",
+            "2026-11-21 10:00:05.000+0000,BLE,T7,,,3,,,,,RSSI:-50.0",
+            "2026-11-21 10:00:45.000+0000,BLE,T7,,,3,,,,,RSSI:-50.0",
+            "2026-11-21 10:00:59.000+0000,BLE,T7,,,3,,,,,RSSI:-50.0",
+        ], log: ["2026-11-21 10:00:00.000+0000,info,Sensor,Wearable,started; own payload BBBBBB",
+                 "2026-11-21 10:00:30.000+0000,info,Sensor,Wearable,own payload B2B2B2 from now on"])
+        let b = try DeviceLogReader.load(root + "/b").log
+        #expect(b.shortNames == ["BBBBBB", "B2B2B2"])
+        let a = try DeviceLogReader.load(root + "/a").log
+        let report = try EfficacyAnalysis.analyse([a, b], options: EfficacyOptions(windowMilliseconds: 30_000))
+        // Two 30 s windows each way; A heard B (as BBBBBB, then B2B2B2) in both.
+        #expect(report.table.contains("Continuity  4/4 windows = 100.00%"), "\(report.table)")
+    }
+}

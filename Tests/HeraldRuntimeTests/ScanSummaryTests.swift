@@ -32,8 +32,9 @@ private let heraldAdvert: [UInt8] = [0x02, 0x01, 0x06, 0x03, 0x03, 0xF6, 0xFC, 0
         feed(&s, scanRsp, a, rssi: -45, [0x05, 0x09, 0x6E, 0x61, 0x6D, 0x65], at: 2105)
         feed(&s, advInd, a, rssi: -55, heraldAdvert, at: 3000)
         let d = try #require(s.devices.first)
-        #expect(d.kind == "Herald")
+        #expect(d.kind == .herald)  // Herald service, payload not read: wearable or beacon unknown
         #expect(d.address == "C0:11:22:33:44:01" && d.addressType == "random")
+        #expect(d.rssiNow == -55)
         #expect(d.adverts == 3 && d.scanResponses == 1)
         #expect(d.name == "name")
         #expect(d.txPower == -8)
@@ -61,18 +62,57 @@ private let heraldAdvert: [UInt8] = [0x02, 0x01, 0x06, 0x03, 0x03, 0xF6, 0xFC, 0
         feed(&s, advInd, address(4), rssi: -43, [0x05, 0x09, 0x41], at: 4)
         feed(&s, advInd, address(4), rssi: nil, [], at: 5, txPower: 4)
         let byAddress = Dictionary(uniqueKeysWithValues: s.devices.map { ($0.address, $0) })
-        #expect(byAddress["C0:11:22:33:44:01"]?.kind == "Herald")
+        #expect(byAddress["C0:11:22:33:44:01"]?.kind == .android)  // a Herald Android phone's pseudo address
         #expect(byAddress["C0:11:22:33:44:01"]?.pseudoAddress == "010203040506")
-        #expect(byAddress["C0:11:22:33:44:02"]?.kind == "Apple")
-        #expect(byAddress["C0:11:22:33:44:03"]?.kind == "other")
+        #expect(byAddress["C0:11:22:33:44:02"]?.kind == .appleOther)
+        #expect(byAddress["C0:11:22:33:44:03"]?.kind == .other)
         let four = byAddress["C0:11:22:33:44:04"]
-        #expect(four?.kind == "other" && four?.malformedReports == 1)
+        #expect(four?.kind == .other && four?.malformedReports == 1)
         #expect(four?.rssi?.count == 1 && four?.reportTxPower == 4)
         // Most reports first.
         #expect(s.devices.first?.address == "C0:11:22:33:44:04")
         let table = s.table(durationSeconds: 5)
         #expect(table.hasPrefix("4 device(s), 5 report(s) in 5.0 s\nKIND"))
-        #expect(table.contains("Herald  C0:11:22:33:44:01 (random)  010203040506"))
+        #expect(table.contains(/Android +C0:11:22:33:44:01 \(random\)  010203040506/))
+    }
+
+    @Test func liveTableStrongestFirstWithKindsPayloadsAndColour() {
+        var s = ScanSummary(start: 0)
+        feed(&s, advInd, address(1), rssi: -70, heraldAdvert, at: 1000)
+        feed(&s, advInd, address(1), rssi: -72, heraldAdvert, at: 1500)
+        feed(&s, advInd, address(2), rssi: -40, heraldAdvert, at: 1200)
+        feed(&s, advInd, address(3), rssi: -60, [0x04, 0xFF, 0x4C, 0x00, 0x02], at: 1300)
+        // Venue beacon payload read over GATT: protocol 0x30, country 826, state 0, location 12345, premises "Cafe".
+        let venue: [UInt8] = [0x30, 0x03, 0x3A, 0x00, 0x00, 0x00, 0x00, 0x30, 0x39, 0x10, 0x04] + Array("Cafe".utf8)
+        s.attach(.payload(venue), to: "C0:11:22:33:44:02")
+        let plain = ScanLiveTable(colour: false).render(s, elapsed: 3, title: "herald scan")
+        let lines = plain.split(separator: "\n").map(String.init)
+        #expect(lines[0] == "herald scan — 3 device(s), 4 report(s), 3 s")
+        #expect(lines[1].hasPrefix("ADDRESS") && lines[1].contains("KIND") && lines[1].contains("LAST SEEN"))
+        // −40 first, then −60, then the device whose latest report was −72.
+        #expect(lines[2].hasPrefix("C0:11:22:33:44:02  venue beacon"))
+        #expect(lines[2].contains("venue 826/0 location 12345 \"Cafe\""))
+        #expect(lines[3].hasPrefix("C0:11:22:33:44:03  other"))
+        #expect(lines[4].hasPrefix("C0:11:22:33:44:01  Herald (not read)"))
+        #expect(lines[4].contains("-72") && lines[4].contains("-71.0") && lines[4].contains("500") && lines[4].contains("1.5 s ago"))
+        #expect(!plain.contains("\u{1B}"))
+        let coloured = ScanLiveTable(colour: true).frame(s, elapsed: 3, title: "t")
+        #expect(coloured.hasPrefix("\u{1B}[H") && coloured.contains("\u{1B}[36mC0:11:22:33:44:02"))
+        #expect(ScanLiveTable.terminalHasColour(environment: ["TERM": "xterm-256color"]))
+        #expect(!ScanLiveTable.terminalHasColour(environment: ["TERM": "xterm", "NO_COLOR": "1"]))
+        #expect(!ScanLiveTable.terminalHasColour(environment: ["TERM": "dumb"]))
+    }
+
+    @Test func payloadsDecodedForPeople() {
+        let simple: [UInt8] = [0x10, 0x03, 0x3A, 0x00, 0x02] + [UInt8](0..<16)
+        #expect(PayloadDescription.text(simple) == "Simple 826/2 \(payloadShortName(simple))")
+        #expect(DeviceKind(payload: simple) == .heraldWearable)
+        let venue: [UInt8] = [0x30, 0x03, 0x3A, 0x00, 0x00, 0x00, 0x00, 0x30, 0x39]
+        #expect(PayloadDescription.text(venue) == "venue 826/0 location 12345")
+        #expect(DeviceKind(payload: venue) == .venueBeacon)
+        #expect(DeviceKind(payload: [0x99]) == nil)
+        #expect(DeviceKind.of(herald: true, apple: false, pseudoAddress: false, payload: simple) == .heraldWearable)
+        #expect(DeviceKind.of(herald: false, apple: true, pseudoAddress: false, payload: nil) == .appleOther)
     }
 
     @Test func htmlIsSelfContainedWithOnePlotPerDevice() {

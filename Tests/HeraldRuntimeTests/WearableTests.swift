@@ -97,14 +97,27 @@ struct WearableTests {
         hub.detect(t)
         for _ in 0..<4 { hub.measure(Proximity(value: -70), t); clock.advance(10) }  // at 0, 10, 20, 30 s
         hub.read(Self.payload, t)
-        hub.setKind("android", for: 3)
+        hub.setDevice(kind: .heraldWearable, address: "C0:11:22:33:44:03", for: 3)
         // Now 40 s: the readings at 10, 20, 30 s are within 30 s; the one at 0 s is not.
         let table = hub.table().split(separator: "\n").map(String.init)
         #expect(table.count == 2)
         #expect(table[0].hasPrefix("TARGET"))
-        let cols = table[1].split(separator: " ").map(String.init)
-        #expect(cols == ["T3", "android", "-70", payloadShortName(Self.payload), "0s", "ago", "3"])
+        #expect(table[0].split(separator: " ").map(String.init) == ["TARGET", "ADDRESS", "KIND", "RSSI", "PAYLOAD", "LAST", "SEEN", "READINGS/30s"])
+        let cols = table[1].split(separator: "  ").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        #expect(cols == ["T3", "C0:11:22:33:44:03", "Herald wearable", "-70", PayloadDescription.text(Self.payload), "0s ago", "3"])
         #expect(hub.summary == "1 devices seen, 1 payloads read, 4 readings")
+    }
+
+    @Test func kindsFromTheSensorDatabaseInTheOneVocabulary() {
+        let simple: [UInt8] = [0x10, 0, 0, 0, 0] + [UInt8](repeating: 7, count: 16)
+        let venue: [UInt8] = [0x30, 0x03, 0x3A, 0, 0, 0, 0, 0x30, 0x39]
+        // An nRF wearable serves the compliant signal characteristic, so the core guesses Android: the payload wins.
+        #expect(DeviceKind.of(sensor: .herald, os: .android, hasHeraldService: true, pseudoAddress: false, payload: simple) == .heraldWearable)
+        #expect(DeviceKind.of(sensor: .herald, os: .android, hasHeraldService: true, pseudoAddress: false, payload: venue) == .venueBeacon)
+        #expect(DeviceKind.of(sensor: .herald, os: .android, hasHeraldService: true, pseudoAddress: false, payload: []) == .herald)
+        #expect(DeviceKind.of(sensor: .herald, os: .unknown, hasHeraldService: nil, pseudoAddress: true, payload: simple) == .android)
+        #expect(DeviceKind.of(sensor: .appleToCheck, os: .ios, hasHeraldService: true, pseudoAddress: false, payload: simple) == .ios)
+        #expect(DeviceKind.of(sensor: .appleToCheck, os: .unknown, hasHeraldService: false, pseudoAddress: false, payload: []) == .appleOther)
     }
 
     @Test func tableListsMostRecentlySeenFirst() {

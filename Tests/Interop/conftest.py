@@ -10,6 +10,15 @@ from radio import KINDS, open_radio
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_keys_dir(tmp_path_factory):
+    """Wearables started without --secret-key-file keep their key outside the log directory, by default
+    under ~/.local/share: the tests give them a directory of their own instead."""
+    path = tmp_path_factory.mktemp("herald-keys")
+    os.environ["HERALD_KEYS_DIR"] = str(path)
+    return path
+
+
 @pytest.fixture(scope="session")
 def herald_bin() -> str:
     path = os.environ.get("HERALD_BIN")

@@ -113,6 +113,12 @@ def test_gatt_text_dump_lists_services_and_values(controllers, herald_bin):
     assert [line.split()[1] for line in services] == [s["uuid"] for s in layout]
     assert any("9d2c0002-5b1a-4c6e-8f3d-2a7b6c5d4e01" in line and "read" in line for line in lines)
     assert any("value (300):" in line for line in lines)
+    # SIG-assigned numbers named, UTF-8 values shown as text beside the hex.
+    i = next(i for i, line in enumerate(lines) if "CHARACTERISTIC 2a29 Manufacturer Name String" in line)
+    assert lines[i + 1].strip() == 'value (14): ' + b"Bumble interop".hex() + '  "Bumble interop"', lines[i + 1]
+    assert any("DESCRIPTOR 2901 Characteristic User Description" in line for line in lines)
+    assert any('"short value"' in line for line in lines)
+    assert not any("value (4): 01020304 " in line for line in lines)  # binary stays hex only
 
 
 @pytest.mark.timeout(30)

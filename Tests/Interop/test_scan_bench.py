@@ -50,7 +50,7 @@ def test_summary_json_and_html_report(herald_bin, controllers, tmp_path):
     mine = [d for d in summary["devices"] if d["address"] == ADDRESS]
     assert len(mine) == 1, summary
     d = mine[0]
-    assert d["kind"] == "Herald"
+    assert d["kind"] == "android"  # a Herald pseudo device address is what Herald's Android app advertises
     assert d["pseudoAddress"] == "cafe01020304"
     assert d["name"] == "bench-peer"
     assert d["adverts"] >= 2
@@ -95,11 +95,13 @@ def test_sigkill_loses_at_most_one_second_of_contacts(herald_bin, controllers, t
     proc = subprocess.Popen([herald_bin, "scan", "--transport", f"tty:{c.paths[0]}", "--json", "--log-dir", str(logs)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     arrivals = []
+    times = []
 
     def reader():
         for line in proc.stdout:
             if ADDRESS in line:
                 arrivals.append(time.monotonic())
+                times.append(json.loads(line)["time"])
 
     t = threading.Thread(target=reader, daemon=True)
     t.start()
@@ -118,6 +120,8 @@ def test_sigkill_loses_at_most_one_second_of_contacts(herald_bin, controllers, t
         stop(peer)
     t.join(5)
     assert proc.returncode == -signal.SIGKILL
+    # JSON times to the millisecond: adverts come tens of milliseconds apart.
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", t) for t in times), times[:3]
     older = [a for a in arrivals if a <= killed_at - 1.0]
     assert older, "no report older than a second before the kill"
     rows = (logs / "contacts.csv").read_text().splitlines()
@@ -175,8 +179,9 @@ def test_read_payloads_over_gatt_into_summary_and_logs(herald_bin, controllers, 
         stop(peer)
     assert r.returncode == 0, r.stderr
     d = [x for x in json.loads(r.stdout)["summary"]["devices"] if x["address"] == ADDRESS][0]
-    assert d["kind"] == "Herald"
+    assert d["kind"] == "herald-wearable"  # the Simple payload (0x10) says so
     assert d["payload"] == payload, d
+    assert d["payloadText"].startswith("Simple 826/1 "), d
     assert d["payloadShortName"] == "AAGrq6"
     assert "payloadError" not in d or d["payloadError"] is None
     # Scanning resumed after the read: adverts keep arriving after the connection.
@@ -185,3 +190,57 @@ def test_read_payloads_over_gatt_into_summary_and_logs(herald_bin, controllers, 
     assert rows[0] == "time,target,payload" and rows[1].endswith(f",{ADDRESS},{payload}")
     assert any(r.split(",")[4] == "2" and r.endswith(",AAGrq6") for r in (logs / "contacts.csv").read_text().splitlines())
     assert (logs / "detection.csv").read_text().rstrip().endswith(",AAGrq6")
+
+
+def test_live_table_in_a_terminal(herald_bin, controllers, tmp_path):
+    """On a terminal `herald scan` redraws a table in place: read the screen a real pty shows."""
+    import pty
+    c = controllers(2)
+    beacon = subprocess.Popen([herald_bin, "beacon", "--transport", f"tty:{c.paths[1]}", "--country", "826", "--state", "0",
+                               "--location-code", "12345", "--json"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        ready = json.loads(beacon.stdout.readline())
+        master, slave = pty.openpty()
+        env = dict(os.environ, TERM="xterm-256color")
+        env.pop("NO_COLOR", None)
+        scan = subprocess.Popen([herald_bin, "scan", "--transport", f"tty:{c.paths[0]}", "--duration", "6", "--read-payloads"],
+                                stdout=slave, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env)
+        os.close(slave)
+        screen = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the scan closed the terminal
+                break
+            if not chunk:
+                break
+            screen += chunk
+        scan.wait(timeout=60)
+        os.close(master)
+    finally:
+        stop(beacon)
+    assert scan.returncode == 0, scan.stderr.read()
+    text = screen.decode()
+    frames = text.split("\x1b[H")
+    assert len(frames) >= 4, text[:500]  # redrawn about once a second in place, not scrolled
+    last = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", frames[-1]).splitlines()
+    assert last[0].startswith("herald scan") and "device(s)" in last[0], last
+    assert last[1].split()[:3] == ["ADDRESS", "KIND", "PAYLOAD"], last
+    row = [l for l in last if l.startswith(ready["identityAddress"])]
+    assert row, last
+    assert "venue beacon" in row[0] and "venue 826/0 location 12345" in row[0], row
+    # RSSI now and its mean (Bumble's radio says -50 dBm, Zephyr's simulated one -35), then the interval.
+    assert re.search(r"  -\d+ +-\d+\.\d +\d+ +\d+\.\d s ago", row[0]), row
+    assert "\x1b[36m" + ready["identityAddress"] in text  # the beacon's row in colour (cyan)
+    # No per-report lines mixed into the table.
+    assert "connectable" not in text and "flags 0x" not in text
+
+
+def test_report_path_checked_before_the_scan(herald_bin, controllers):
+    c = controllers(2)
+    start = time.monotonic()
+    r = subprocess.run([herald_bin, "scan", "--transport", f"tty:{c.paths[0]}", "--duration", "30",
+                        "--report", "/proc/herald-no/report.html"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith("herald scan: cannot write /proc/herald-no/report.html ("), r.stderr
+    assert time.monotonic() - start < 10  # refused at once, not after the 30 s scan

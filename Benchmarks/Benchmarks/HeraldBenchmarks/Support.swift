@@ -28,14 +28,15 @@ struct RecordingOutput: H4Output {
     }
 }
 
-/// Controller-to-host H4 packets from the btsnoop captures in `shared/captures` (a sibling of the
-/// repository, as CI lays it out), or nil when they are not there.
+/// Controller-to-host H4 packets from the btsnoop captures in `$HERALD_CAPTURES`, else `shared/captures`
+/// beside the repository (as CI lays it out), or nil when they are not there.
 enum Captures {
     static func directory() -> String? {
         // #filePath = <repo>/Benchmarks/Benchmarks/HeraldBenchmarks/Support.swift
         var parts = #filePath.split(separator: "/").map(String.init)
         parts.removeLast(4)
-        let candidates = ["/" + parts.joined(separator: "/") + "/../shared/captures", "/work/shared/captures"]
+        var candidates = ["/" + parts.joined(separator: "/") + "/../shared/captures"]
+        if let env = getenv("HERALD_CAPTURES") { candidates.insert(String(cString: env), at: 0) }
         return candidates.first { access($0, F_OK) == 0 }
     }
 

@@ -16,6 +16,11 @@ public struct DeviceLog: Equatable {
     public var operatingSystemVersion: String
     /// This device's own payload short name (its "broadcast id"); nil if `detection.csv` is missing.
     public var shortName: String?
+    /// Short names of the payloads it served later (`herald wearable`'s Simple payload changes every
+    /// 360 s), from its log.txt lines `own payload NAME`: readings of these are readings of this device.
+    public var laterShortNames: [String] = []
+    /// Every short name this device went by.
+    public var shortNames: [String] { (shortName.map { [$0] } ?? []) + laterShortNames.filter { $0 != shortName } }
     public var readings: [Reading] = []
     /// Measurements of targets never tied to a payload by a read (cannot be attributed to a peer).
     public var unattributedMeasurements = 0
@@ -39,6 +44,20 @@ public struct AnalysisError: Error, CustomStringConvertible {
 /// Reads log directories written by `LogDirectory` or by the Herald reference apps. Bad lines are
 /// collected (file and line number) and skipped; nothing in a file can make the reader trap.
 public enum DeviceLogReader {
+    /// The text log's marker before each payload short name the device served (`WearableCommand` writes it).
+    public static let ownPayloadMarker = "own payload "
+
+    /// Short names after `own payload ` in log.txt lines, in order, without repeats.
+    static func ownShortNames(inTextLog text: String) -> [String] {
+        var names: [String] = []
+        for line in text.split(separator: "\n") {
+            guard let r = line.range(of: ownPayloadMarker) else { continue }
+            let name = line[r.upperBound...].prefix { !$0.isWhitespace && $0 != "," && $0 != "\"" && $0 != ";" }
+            if !name.isEmpty, !names.contains(String(name)) { names.append(String(name)) }
+        }
+        return names
+    }
+
     public static func load(_ directory: String) throws(AnalysisError) -> (log: DeviceLog, malformed: [MalformedLine]) {
         var bad: [MalformedLine] = []
         var log = DeviceLog(directory: directory, deviceName: "", operatingSystem: "", operatingSystemVersion: "")
@@ -48,11 +67,12 @@ public enum DeviceLogReader {
         } else {
             bad.append(.init(file: detectionPath, line: 0, reason: "missing or unreadable: the device's own short name is unknown, so no other device can be matched to it"))
         }
+        let textPath = (directory as NSString).appendingPathComponent(TextLog.fileName)
+        if let text = try? String(contentsOfFile: textPath, encoding: .utf8) { log.laterShortNames = ownShortNames(inTextLog: text) }
         let contactsPath = (directory as NSString).appendingPathComponent(ContactLog.fileName)
-        guard let data = FileManager.default.contents(atPath: contactsPath) else {
-            throw AnalysisError("cannot read \(contactsPath)")
-        }
-        parseContacts(String(decoding: data, as: UTF8.self), path: contactsPath, into: &log, malformed: &bad)
+        let text: String
+        do { text = try CommandMessage.readText(contactsPath) } catch { throw AnalysisError(error.description) }
+        parseContacts(text, path: contactsPath, into: &log, malformed: &bad)
         return (log, bad)
     }
 

@@ -88,7 +88,7 @@ public enum EfficacyAnalysis {
 
         // Short name -> device index; a name two devices claim is ambiguous and left out.
         var byName: [String: Int] = [:], claimed: [String: Int] = [:]
-        for (i, d) in devices.enumerated() { if let s = d.shortName { claimed[s, default: 0] += 1; byName[s] = i } }
+        for (i, d) in devices.enumerated() { for s in d.shortNames { claimed[s, default: 0] += 1; byName[s] = i } }
         for (s, n) in claimed where n > 1 { byName[s] = nil }
 
         var pairs: [PairContinuity] = []
@@ -98,7 +98,7 @@ public enum EfficacyAnalysis {
             var counts: [Int: Int] = [:]
             for r in d.readings where r.time >= start && r.time <= end {
                 guard let j = byName[r.peer] else {
-                    if r.peer != d.shortName { unknown += 1 }
+                    if !d.shortNames.contains(r.peer) { unknown += 1 }
                     continue
                 }
                 guard j != i else { continue }

@@ -149,7 +149,7 @@ extension BoardProfile {
                 .filter { $0.pathExtension.lowercased() == "json" }
                 .sorted { $0.lastPathComponent < $1.lastPathComponent }
         } catch {
-            throw BoardProfileError(file: directory.path, key: "", reason: "cannot list board directory: \(error.localizedDescription)")
+            throw BoardProfileError(file: directory.path, key: "", reason: "cannot list board directory: \(CommandMessage.reason(error))")
         }
         var boards: [BoardProfile] = []
         var seen: [String: String] = [:]
@@ -177,7 +177,7 @@ extension BoardProfile {
         do {
             data = try Data(contentsOf: file)
         } catch {
-            throw BoardProfileError(file: file.path, key: "", reason: "cannot read: \(error.localizedDescription)")
+            throw BoardProfileError(file: file.path, key: "", reason: "cannot read: \(CommandMessage.reason(error))")
         }
         let board: BoardProfile
         do {

@@ -4,12 +4,18 @@ import Foundation
 /// the port, run the DFU, render progress. Kept in the runtime so tests drive it against a simulator.
 public enum DFUFlasher {
     public static func loadPackage(zipPath: String) throws(DFUError) -> DFUPackage {
-        guard let data = FileManager.default.contents(atPath: zipPath) else { throw .badPackage("cannot read \(zipPath)") }
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: zipPath)) } catch {
+            throw .badPackage(FileProblem(path: zipPath, action: "read", why: CommandMessage.reason(error)).description)
+        }
         return try DFUPackage(zip: [UInt8](data), source: zipPath)
     }
 
     public static func loadPackage(hexPath: String, fwVersion: UInt32, hwVersion: UInt32, sdReq: [UInt32]) throws(DFUError) -> DFUPackage {
-        guard let data = FileManager.default.contents(atPath: hexPath) else { throw .badPackage("cannot read \(hexPath)") }
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: hexPath)) } catch {
+            throw .badPackage(FileProblem(path: hexPath, action: "read", why: CommandMessage.reason(error)).description)
+        }
         guard let text = String(data: data, encoding: .utf8) else { throw .badPackage("\(hexPath) is not text (Intel HEX expected)") }
         return try DFUPackage(hex: text, source: hexPath, fwVersion: fwVersion, hwVersion: hwVersion, sdReq: sdReq)
     }
@@ -41,7 +47,12 @@ public enum DFUFlasher {
             if terminal && printer.drewBar { output("\n") }
             // The bootloader only activates an image after the last object passes its hash check, so a
             // failure at any point leaves it in DFU mode with no new application: say so, never imply otherwise.
-            output("no new application was activated; the device stays in its DFU bootloader — fix the cause and run the same command again (it resumes where the data on the device matches)\n")
+            if case .timeout(let request, _) = error, request == DFUOpcode.ping.rawValue {
+                // Nothing answered at all: nothing was written, and there may be no bootloader there.
+                output("nothing answered on \(port): nothing was written. Is the dongle in its bootloader? Press its RESET button (the red LED pulses), then run the same command again\n")
+            } else {
+                output("no new application was activated; the device stays in its DFU bootloader — fix the cause and run the same command again (it resumes where the data on the device matches)\n")
+            }
             throw error
         }
     }

@@ -33,17 +33,24 @@ public enum ScanReportHTML {
             <h1>\(escape(title))</h1>
             <p>\(series.count) device(s), \(summary.reports) report(s) in \(String(format: "%.1f", durationSeconds)) s; generated \(escape(logTimestamp(generated))).</p>
             <table><tr><th class="l">kind</th><th class="l">address</th><th class="l">pseudo address</th><th>adverts</th><th>scan rsp</th>
-            <th>interval mean ms</th><th>min</th><th>max</th><th>RSSI n</th><th>mean</th><th>sd</th><th>min</th><th>max</th><th>Tx power</th><th class="l">name</th></tr>
+            <th>interval mean ms</th><th>interval min ms</th><th>interval max ms</th><th>RSSI n</th><th>RSSI mean dBm</th><th>RSSI sd</th><th>RSSI min dBm</th><th>RSSI max dBm</th><th>Tx power dBm</th><th class="l">payload</th><th class="l">name</th></tr>
 
             """
         func f(_ v: Double?, _ d: Int = 0) -> String { v.map { String(format: "%.\(d)f", $0) } ?? "" }
         for (i, (d, _)) in series.enumerated() {
-            let cls = d.kind == "Herald" ? "herald" : d.kind == "Apple" ? "apple" : ""
-            h += "<tr><td class=\"l \(cls)\">\(escape(d.kind))</td><td class=\"l\"><a href=\"#d\(i)\">\(escape(d.address))</a> (\(escape(d.addressType)))</td>"
+            let cls: String
+            switch d.kind {
+            case .heraldWearable, .venueBeacon, .herald, .android, .ios: cls = "herald"
+            case .appleOther: cls = "apple"
+            case .other: cls = ""
+            }
+            h += "<tr><td class=\"l \(cls)\">\(escape(d.kind.description))</td><td class=\"l\"><a href=\"#d\(i)\">\(escape(d.address))</a> (\(escape(d.addressType)))</td>"
             h += "<td class=\"l\">\(escape(d.pseudoAddress ?? ""))</td><td>\(d.adverts)</td><td>\(d.scanResponses)</td>"
             h += "<td>\(f(d.interval?.mean))</td><td>\(f(d.interval?.min))</td><td>\(f(d.interval?.max))</td>"
             h += "<td>\(d.rssi?.count ?? 0)</td><td>\(f(d.rssi?.mean, 1))</td><td>\(f(d.rssi?.sd ?? nil, 1))</td><td>\(f(d.rssi?.min))</td><td>\(f(d.rssi?.max))</td>"
-            h += "<td>\((d.txPower ?? d.reportTxPower).map(String.init) ?? "")</td><td class=\"l\">\(escape(d.name ?? ""))</td></tr>\n"
+            let payload = d.payloadText ?? (d.payloadError.map { "read failed: \($0)" } ?? "")
+            h += "<td>\((d.txPower ?? d.reportTxPower).map(String.init) ?? "")</td><td class=\"l\">\(escape(payload))</td>"
+            h += "<td class=\"l\">\(escape(d.name ?? ""))</td></tr>\n"
         }
         h += "</table>\n"
         for (i, (d, points)) in series.enumerated() {

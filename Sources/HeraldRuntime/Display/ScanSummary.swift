@@ -19,9 +19,8 @@ public struct SeriesStatistics: Encodable, Equatable {
 
 /// What a bench scan learned about one advertiser.
 public struct ScanDeviceSummary: Encodable {
-    /// `Herald` (Herald service UUID or pseudo device address), `Apple` (an Apple device that has to
-    /// be connected to tell) or `other`, from `HeraldAdvertClassification`.
-    public var kind: String
+    /// `DeviceKind`: from `HeraldAdvertClassification` and, once read, the payload.
+    public var kind: DeviceKind
     public var address: String
     public var addressType: String
     public var name: String?
@@ -34,6 +33,8 @@ public struct ScanDeviceSummary: Encodable {
     public var interval: SeriesStatistics?
     /// dBm, over every report that carried one.
     public var rssi: SeriesStatistics?
+    /// dBm of the latest report that carried one.
+    public var rssiNow: Int?
     /// Tx Power Level AD field, dBm.
     public var txPower: Int?
     /// Tx power field of extended advertising reports, dBm.
@@ -46,6 +47,8 @@ public struct ScanDeviceSummary: Encodable {
     /// Payload read over GATT (`--read-payloads`), hex, and its Herald short name.
     public var payload: String?
     public var payloadShortName: String?
+    /// The payload decoded (`PayloadDescription`): `Simple 826/0 AbCdEf`, `venue 826/0 location 12345`.
+    public var payloadText: String?
     /// Why reading the payload failed.
     public var payloadError: String?
 }
@@ -62,6 +65,7 @@ public struct ScanSummary {
         var lastAdvert: UInt64?
         var interval = RunningSample()
         var rssi = RunningSample()
+        var lastRSSI: Int?
         var reportTxPower: Int?
         var first: UInt64
         var last: UInt64
@@ -114,6 +118,7 @@ public struct ScanSummary {
         }
         if let v = r.rssi {
             t.rssi.add(Double(v))
+            t.lastRSSI = Int(v)
             if t.seen % t.stride == 0 {
                 t.samples.append((now &- start, Int(v)))
                 if t.samples.count >= Self.maxSamples {
@@ -159,25 +164,24 @@ public struct ScanSummary {
 
     func summary(_ t: Track) -> ScanDeviceSummary {
         let c = t.classification
-        let kind: String
-        switch c.kind {
-        case .herald: kind = "Herald"
-        case .appleConnectToCheck: kind = "Apple"
-        case .notHerald: kind = "other"
-        }
+        var payloadBytes: [UInt8]?
+        if case .payload(let bytes)? = payloads[t.address] { payloadBytes = bytes }
+        let kind = DeviceKind.of(herald: c.kind == .herald, apple: c.kind == .appleConnectToCheck,
+                                 pseudoAddress: c.pseudoDeviceAddress != nil, payload: payloadBytes)
         var pseudo: String?
         if let p = c.pseudoDeviceAddress {
             pseudo = (0..<6).map { hex(p.data[$0]).lowercased() }.joined()
         }
         var d = ScanDeviceSummary(kind: kind, address: t.address, addressType: t.addressType, name: t.name, pseudoAddress: pseudo,
                                   adverts: t.adverts, scanResponses: t.scanResponses, interval: SeriesStatistics(t.interval),
-                                  rssi: SeriesStatistics(t.rssi), txPower: c.txPower.map(Int.init), reportTxPower: t.reportTxPower,
+                                  rssi: SeriesStatistics(t.rssi), rssiNow: t.lastRSSI, txPower: c.txPower.map(Int.init), reportTxPower: t.reportTxPower,
                                   firstSeen: Double(t.first &- start) / 1000, lastSeen: Double(t.last &- start) / 1000,
                                   malformedReports: t.malformed)
         switch payloads[t.address] {
         case .payload(let bytes)?:
             d.payload = bytes.map { hex($0).lowercased() }.joined()
             d.payloadShortName = payloadShortName(bytes)
+            d.payloadText = PayloadDescription.text(bytes)
         case .failed(let why)?:
             d.payloadError = why
         case nil:
@@ -195,8 +199,8 @@ public struct ScanSummary {
         for d in devices {
             let interval: String = d.interval.map { "\(f($0.mean))/\(f($0.min))/\(f($0.max))" } ?? "-"
             let tx: String = (d.txPower ?? d.reportTxPower).map(String.init) ?? "-"
-            let payload: String = d.payloadShortName ?? (d.payloadError == nil ? "-" : "failed")
-            var row: [String] = [d.kind, "\(d.address) (\(d.addressType))", d.pseudoAddress ?? "-", String(d.adverts), String(d.scanResponses)]
+            let payload: String = d.payloadText ?? (d.payloadError == nil ? "-" : "failed")
+            var row: [String] = [d.kind.description, "\(d.address) (\(d.addressType))", d.pseudoAddress ?? "-", String(d.adverts), String(d.scanResponses)]
             row += [interval, String(d.rssi?.count ?? 0), f(d.rssi?.mean, 1), f(d.rssi?.sd ?? nil, 1), f(d.rssi?.min), f(d.rssi?.max), tx]
             if withPayloads { row.append(payload) }
             row.append(d.name ?? "")

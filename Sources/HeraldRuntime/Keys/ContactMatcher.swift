@@ -38,9 +38,8 @@ public struct ContactMatch: Equatable {
 /// Matching keys file: `herald keys export` output (`day,date,matchingKey`), or one Base64 key per line.
 public enum MatchingKeysFile {
     public static func load(_ path: String) throws -> (keys: [MatchingKeyEntry], malformed: [MalformedLine]) {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-            throw KeyToolError("cannot read matching keys file \(path)")
-        }
+        let text: String
+        do { text = try CommandMessage.readText(path, what: "matching keys file") } catch { throw KeyToolError(error.description) }
         var keys: [MatchingKeyEntry] = [], bad: [MalformedLine] = []
         for (i, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -197,9 +196,8 @@ public enum ContactMatcher {
         var rows = 0
         for dir in logDirectories {
             let payloadsPath = (dir as NSString).appendingPathComponent("payloads.csv")
-            guard let text = try? String(contentsOfFile: payloadsPath, encoding: .utf8) else {
-                throw KeyToolError("cannot read \(payloadsPath)")
-            }
+            let text: String
+            do { text = try CommandMessage.readText(payloadsPath) } catch { throw KeyToolError(error.description) }
             var groups: [Int: Group] = [:]
             var lineNumber = 0
             for line in lines(text) {
@@ -242,7 +240,8 @@ public enum ContactMatcher {
     static func readRSSI(dir: String, malformed: inout [MalformedLine]) throws -> [String: RSSIStats] {
         let path = (dir as NSString).appendingPathComponent("contacts.csv")
         guard FileManager.default.fileExists(atPath: path) else { return [:] }
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw KeyToolError("cannot read \(path)") }
+        let text: String
+        do { text = try CommandMessage.readText(path) } catch { throw KeyToolError(error.description) }
         var out: [String: RSSIStats] = [:]
         var lineNumber = 0
         for line in lines(text) {

@@ -43,7 +43,7 @@ public enum SecretKeyFile {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
         guard fd >= 0 else {
             if errno == EEXIST { throw KeyToolError("\(path) already exists; refusing to overwrite a key") }
-            throw KeyToolError("cannot create \(path): \(String(cString: strerror(errno)))")
+            throw KeyToolError(FileProblem(path: path, action: "create", why: CommandMessage.strerrorText(errno)).description)
         }
         defer { close(fd) }
         // umask cannot add bits, but make the mode explicit anyway.
@@ -72,13 +72,16 @@ public enum SecretKeyFile {
     public static func readPrivate(_ path: String, expectedSize: Int, what: String) throws -> [UInt8] {
         var st = stat()
         guard stat(path, &st) == 0 else {
-            throw KeyToolError("cannot read \(what) \(path): \(String(cString: strerror(errno)))")
+            throw KeyToolError(FileProblem(path: path, action: "read", what: what, why: CommandMessage.strerrorText(errno)).description)
         }
         let mode = st.st_mode & 0o777
         if mode & 0o077 != 0 {
             throw KeyToolError("refusing \(what) \(path): mode \(String(mode, radix: 8, uppercase: false).leftPadded(to: 4)) lets others read it; run chmod 600 \(path)")
         }
-        guard let data = FileManager.default.contents(atPath: path) else { throw KeyToolError("cannot read \(what) \(path)") }
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw KeyToolError(FileProblem(path: path, action: "read", what: what, why: CommandMessage.reason(error)).description)
+        }
         guard data.count == expectedSize else {
             throw KeyToolError("\(what) \(path) has \(data.count) bytes, expected \(expectedSize)")
         }

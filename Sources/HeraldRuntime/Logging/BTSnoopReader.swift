@@ -54,7 +54,7 @@ public struct BTSnoopReader: Sendable {
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw .unreadable(path, reason: error.localizedDescription)
+            throw .unreadable(path, reason: CommandMessage.reason(error))
         }
         try self.init(bytes: [UInt8](data), strict: strict)
     }

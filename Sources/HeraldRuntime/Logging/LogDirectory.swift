@@ -77,7 +77,7 @@ public final class LogDirectory: SensorEventConsumer, @unchecked Sendable {
         } else {
             var failure: String?
             do { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) } catch {
-                failure = "cannot create directory: \(error.localizedDescription)"
+                failure = "cannot create directory (\(CommandMessage.reason(error)))"
             }
             if let failure { throw LogError(path: path, reason: failure) }
         }

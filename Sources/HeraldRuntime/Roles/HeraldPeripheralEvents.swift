@@ -170,14 +170,50 @@ extension HeraldClock {
 }
 
 /// Where the wearable's secret comes from when no `--secret-key-file` is given.
+/// Where `herald wearable` keeps its secret key when no `--secret-key-file` is given: outside the log
+/// directory, which people zip up and hand over for `analyse` or `match`.
 public enum WearableSecret {
-    /// `<logDir>/wearable-secret.key` (and `.irk`): reused if present, created (mode 0600) if not.
-    /// Returns the path and whether it was created.
-    public static func defaultPath(logDirectory: String) throws -> (path: String, created: Bool) {
-        try FileManager.default.createDirectory(atPath: logDirectory, withIntermediateDirectories: true)
-        let path = (logDirectory as NSString).appendingPathComponent("wearable-secret.key")
-        if FileManager.default.fileExists(atPath: path) { return (path, false) }
-        try SecretKeyFile.create(at: path)
-        return (path, true)
+    /// The file name earlier versions used inside the log directory; still used when it is there.
+    public static let legacyName = "wearable-secret.key"
+
+    /// `$HERALD_KEYS_DIR`, else `$XDG_DATA_HOME/herald/keys`, else `~/.local/share/herald/keys`.
+    public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let dir = environment["HERALD_KEYS_DIR"], !dir.isEmpty { return dir }
+        let data = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? ((environment["HOME"] ?? NSHomeDirectory()) as NSString).appendingPathComponent(".local/share")
+        return ((data as NSString).appendingPathComponent("herald") as NSString).appendingPathComponent("keys")
+    }
+
+    /// One key per log directory, as before (a wearable's identity goes with its logs): named after the
+    /// directory and a hash of its absolute path, `<keys>/<name>-<8 hex>.key`.
+    public static func defaultPath(logDirectory: String, keysDirectory: String) -> String {
+        let absolute = URL(fileURLWithPath: logDirectory).standardizedFileURL.path
+        let name = URL(fileURLWithPath: absolute).lastPathComponent.filter { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
+        let hash = DFUSHA256.hash(Array(absolute.utf8)).prefix(4).map { String(format: "%02x", $0) }.joined()
+        return (keysDirectory as NSString).appendingPathComponent("\(name.isEmpty ? "wearable" : name)-\(hash).key")
+    }
+
+    public enum Source: Equatable {
+        case created, existing
+        /// `<logDir>/wearable-secret.key` from an earlier version: used so the wearable keeps its identity.
+        case legacyInLogDirectory
+    }
+
+    /// The secret for a wearable logging to `logDirectory`: the legacy one in the log directory if it is
+    /// there, else the default one in `keysDirectory` (created with mode 0600 in a 0700 directory).
+    /// Throws `FileProblem` or `KeyToolError`, each naming the file and the reason.
+    public static func resolve(logDirectory: String, keysDirectory: String) throws -> (path: String, source: Source) {
+        let legacy = (logDirectory as NSString).appendingPathComponent(legacyName)
+        if FileManager.default.fileExists(atPath: legacy) { return (legacy, .legacyInLogDirectory) }
+        let path = defaultPath(logDirectory: logDirectory, keysDirectory: keysDirectory)
+        if FileManager.default.fileExists(atPath: path) { return (path, .existing) }
+        do {
+            try FileManager.default.createDirectory(atPath: keysDirectory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw FileProblem(path: keysDirectory, action: "create", what: "the key directory", why: CommandMessage.reason(error))
+        }
+        try SecretKeyFile.create(at: path)  // KeyToolError: "cannot create PATH (why)"
+        return (path, .created)
     }
 }

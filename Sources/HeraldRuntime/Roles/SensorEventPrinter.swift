@@ -42,14 +42,15 @@ public struct SensorEventPrinter: SensorDelegate {
         object["event"] = event
         object["sensor"] = Self.name(sensor)
         object["time"] = ISO8601DateFormatter().string(from: Date())
-        if let target { object["target"] = Int(target.value) }
+        // "T3", as `herald wearable` names targets.
+        if let target { object["target"] = WearableEventHub.targetName(target) }
         if json {
             if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
                 write(String(decoding: data, as: UTF8.self))
             }
         } else {
             let rest = fields.keys.sorted().map { "\($0)=\(fields[$0]!)" }.joined(separator: " ")
-            write("\(event) \(Self.name(sensor))\(target.map { " target=\($0.value)" } ?? "") \(rest)")
+            write("\(event) \(Self.name(sensor))\(target.map { " \(WearableEventHub.targetName($0))" } ?? "") \(rest)")
         }
     }
 
@@ -63,7 +64,10 @@ public struct SensorEventPrinter: SensorDelegate {
         emit("measure", sensor, target: target, f)
     }
     public mutating func sensor(_ sensor: SensorType, didRead payload: Span<UInt8>, fromTarget target: TargetIdentifier) {
-        emit("read", sensor, target: target, ["payload": Self.hex(payload)])
+        let bytes = WearableEventHub.bytes(payload)
+        var f: [String: Any] = ["payload": Self.hex(payload), "decoded": PayloadDescription.text(bytes)]
+        if let kind = DeviceKind(payload: bytes) { f["kind"] = kind.rawValue }
+        emit("read", sensor, target: target, f)
     }
     public mutating func sensor(_ sensor: SensorType, didShare payloads: borrowing SharedPayloads, fromTarget target: TargetIdentifier) {
         var list: [String] = []

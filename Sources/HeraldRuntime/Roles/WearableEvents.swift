@@ -5,7 +5,10 @@ import Herald
 /// What `herald wearable` knows about one nearby device, for the live table and the summary.
 public struct WearableDeviceRow: Equatable {
     public var target: UInt32
+    /// `DeviceKind.description`; "?" until the sensor's database says.
     public var kind: String = "?"
+    /// The advertiser's address as last seen (a wearable's changes with its payload).
+    public var address: String = "-"
     public var rssi: Int?
     public var payload: [UInt8] = []
     public var lastSeen: Date
@@ -151,21 +154,29 @@ public final class WearableEventHub {
         devices[target]?.kind = kind
     }
 
+    /// Sets the kind and address shown in the table.
+    public func setDevice(kind: DeviceKind, address: String, for target: UInt32) {
+        devices[target]?.kind = kind.description
+        devices[target]?.address = address
+    }
+
     // MARK: Display
 
     /// The live table: one row per device, most recently seen first.
     public func table(now: Date? = nil) -> String {
         let now = now ?? clock()
-        func pad(_ s: String, _ w: Int) -> String { s.count >= w ? s : s + String(repeating: " ", count: w - s.count) }
-        var lines = [pad("TARGET", 8) + pad("KIND", 10) + pad("RSSI", 6) + pad("PAYLOAD", 9) + pad("LAST SEEN", 11) + "READINGS/30s"]
+        var rows = [["TARGET", "ADDRESS", "KIND", "RSSI", "PAYLOAD", "LAST SEEN", "READINGS/30s"]]
         for r in devices.values.sorted(by: { $0.lastSeen > $1.lastSeen }) {
             let recent = r.readings.filter { now.timeIntervalSince($0) <= window }.count
             let age = max(0, now.timeIntervalSince(r.lastSeen))
-            lines.append(pad("T\(r.target)", 8) + pad(r.kind, 10) + pad(r.rssi.map(String.init) ?? "-", 6)
-                         + pad(r.payload.isEmpty ? "-" : payloadShortName(r.payload), 9)
-                         + pad(String(format: "%.0fs ago", age), 11) + "\(recent)")
+            rows.append(["T\(r.target)", r.address, r.kind, r.rssi.map(String.init) ?? "-",
+                         r.payload.isEmpty ? "-" : PayloadDescription.text(r.payload), String(format: "%.0fs ago", age), "\(recent)"])
         }
-        return lines.joined(separator: "\n")
+        var widths = [Int](repeating: 0, count: rows[0].count)
+        for r in rows { for (i, c) in r.enumerated() { widths[i] = max(widths[i], c.count) } }
+        return rows.map { r in
+            r.enumerated().map { i, c in i == r.count - 1 ? c : c + String(repeating: " ", count: widths[i] - c.count + 2) }.joined()
+        }.joined(separator: "\n")
     }
 
     public var summary: String {
