@@ -303,6 +303,35 @@ struct SensorCentralTests {
         #expect(h.delegate.events.contains(.read(1, payload)))
     }
 
+    /// The integration guide's performance payload (129 octets) and Herald's longest (510), read with
+    /// Read Blob at ATT_MTU 23 and at the MTU our stack offers.
+    @Test(arguments: [(129, 23), (510, 23), (129, 247), (510, 247)])
+    func payloadsUpTo510OctetsAreReadWhole(length: Int, mtu: Int) {
+        var h = CentralHarness<8, 2>()
+        let a = address(1)
+        h.advert(a, AdvertData.heraldUUID16, rssi: -52)
+        let payload = simplePayload(0x21) + (0..<(length - 21)).map { UInt8(truncatingIfNeeded: $0) }
+        var peer = FakePeer.herald(payload: payload, mtu: mtu)
+        let steps = h.drive(1, peer: &peer, from: h.connect(a, handle: 1))
+        #expect(steps.last == .done(.completed))
+        #expect(array(h.central.database[0]!.payload) == payload)
+        #expect(h.delegate.events.contains(.read(1, payload)))
+        #expect(h.delegate.events.last == .measureWithPayload(1, -52, payload))
+        #expect(h.central.database[0]!.consecutiveFailures == 0)
+    }
+
+    @Test func aPayloadLongerThan510OctetsFailsTheReadNotTruncated() {
+        var h = CentralHarness<8, 2>()
+        let a = address(1)
+        h.advert(a, AdvertData.heraldUUID16)
+        var peer = FakePeer.herald(payload: simplePayload(0x21) + [UInt8](repeating: 7, count: 511 - 21))
+        let steps = h.drive(1, peer: &peer, from: h.connect(a, handle: 1))
+        #expect(steps.last == .done(.failed))
+        #expect(!h.central.database[0]!.hasPayload)
+        #expect(h.central.database[0]!.consecutiveFailures == 1)
+        #expect(!h.delegate.events.contains { if case .read = $0 { true } else { false } })
+    }
+
     @Test func noSecondLinkToADeviceConnectedToUs() {
         var h = CentralHarness<8, 2>()
         h.control.acceptConnections = false

@@ -198,7 +198,7 @@ struct SensorSharingTests {
 
         var big = readyToRead()
         var offset = 0
-        while offset < 140 {
+        while offset <= HeraldSensorLimits.payloadCapacity {
             big.didRead(offset: offset, value: [UInt8](repeating: 1, count: 22).span)
             offset += 22
         }

@@ -35,7 +35,7 @@ public struct HeraldSensorConfiguration: Sendable {
     /// Purge runs this often and removes devices out of range for `outOfRange`.
     public var purgeInterval: UInt64 = 60_000
     public var outOfRange: UInt64 = 3_600_000
-    /// Consecutive connection failures before a device is ignored.
+    /// Consecutive connection failures before a device backs off (`HeraldDeviceDatabase.backOff`).
     public var maximumFailures = 5
     /// Only devices heard this recently are connected to (an old advert means the peer has gone).
     public var connectWindow: UInt64 = 10_000
@@ -297,7 +297,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
         database.entries[index]!.consecutiveFailures += 1
         database.entries[index]!.lastFailure = now
         database.entries[index]!.lastUpdated = now
-        if database[index]!.consecutiveFailures >= configuration.maximumFailures { database.ignore(at: index, now: now) }
+        if database[index]!.consecutiveFailures >= configuration.maximumFailures { database.backOff(at: index, now: now) }
     }
 
     /// The owner is closing the link itself (e.g. after an ATT timeout): no second request.
@@ -395,6 +395,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
             switch result {
             case .completed:
                 database.entries[i]!.consecutiveFailures = 0
+                database.entries[i]!.failureRounds = 0
                 database.entries[i]!.hasHeraldService = true
             case .noHeraldService:
                 // An Apple device without the service now may open the app later: check again after

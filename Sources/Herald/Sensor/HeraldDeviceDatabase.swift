@@ -43,6 +43,8 @@ public struct HeraldDevice {
     public var immediateSendPending = false
     /// The last advert was connectable (scan responses do not change it).
     public var connectable = true
+    /// Rounds of `maximumFailures` consecutive failures since the last success (the back-off step).
+    public var failureRounds: UInt8 = 0
     public var rssi: Int8?
     /// No connection attempts before this time.
     public var ignoreUntil: UInt64?
@@ -64,6 +66,10 @@ public struct HeraldDevice {
 
     /// The contact event: first detection to the last RSSI.
     public var contactEvent: (start: UInt64, end: UInt64) { (firstSeen, lastSeen) }
+
+    /// The failure back-off ran out: the device is measured but never connected to again while it
+    /// stays in the database (see `HeraldDeviceDatabase.backOff`).
+    public var isGivenUp: Bool { ignoreUntil == .max }
 
     public func isIgnored(at now: UInt64) -> Bool {
         if let until = ignoreUntil { return now < until }
@@ -220,6 +226,37 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
         entries[index]!.consecutiveFailures = 0
         entries[index]!.lastUpdated = now
         return period
+    }
+
+    /// The failure back-off: after each round of consecutive failed connections or reads (five by
+    /// default) a device is left alone for 1, 2, 4, 8, 16 then 32 minutes; a seventh failed round
+    /// (35 attempts over about 63 minutes) gives it up for as long as it stays in the database (it
+    /// leaves after `outOfRange` unheard, an hour). A success starts the schedule again.
+    ///
+    /// Why not the reference apps' ignore (60 s growing ×1.2 to about 3 minutes, for ever): a device
+    /// whose payload can never be read (too long, broken server) would be reconnected every few
+    /// minutes all day, the repeated-connection pattern the Herald lifecycle document warns makes
+    /// Android's Bluetooth unstable. Apple devices without the service keep that ignore (`ignore`).
+    public static var backOffSchedule: InlineArray<6, UInt64> {
+        [60_000, 120_000, 240_000, 480_000, 960_000, 1_920_000]
+    }
+
+    /// Applies the next back-off round to the device at `index`; returns the period, nil when the
+    /// schedule has run out and the device is given up.
+    @discardableResult
+    public mutating func backOff(at index: Int, now: UInt64) -> UInt64? {
+        guard entries[index] != nil else { return nil }
+        let round = Int(entries[index]!.failureRounds)
+        entries[index]!.consecutiveFailures = 0
+        entries[index]!.lastUpdated = now
+        let schedule = Self.backOffSchedule
+        guard round < schedule.count else {
+            entries[index]!.ignoreUntil = .max
+            return nil
+        }
+        entries[index]!.failureRounds = UInt8(truncatingIfNeeded: round + 1)
+        entries[index]!.ignoreUntil = now &+ schedule[round]
+        return schedule[round]
     }
 
     /// Removes devices not seen for `outOfRange` ms, reporting each target.
