@@ -24,8 +24,10 @@ struct WearableCommand: ParsableCommand {
     }
 
     @OptionGroup var controller: ControllerOptions
-    @Option(name: .long, help: "simple: the rotating Simple payload; test: a fixed Simple payload (identifier 000102…0f).")
+    @Option(name: .long, help: "simple: the rotating Simple payload; test: a fixed Simple payload, its identifier this device's own (see --test-identifier).")
     var payload: PayloadKind = .simple
+    @Option(name: .long, help: "With --payload test: the contact identifier, 32 hex digits (default: derived from --name and --log-dir, so each wearable has its own).")
+    var testIdentifier: String?
     @Option(name: .long, help: "Secret key file (2048 bytes, mode 0600) with its IRK beside it in FILE.irk.") var secretKeyFile: String?
     @Option(name: .long, help: "Directory for the logs (and the generated secret when no --secret-key-file is given).")
     var logDir: String = "herald-logs"
@@ -44,6 +46,12 @@ struct WearableCommand: ParsableCommand {
         }
         guard (20...10_240).contains(intervalMs) else { throw ValidationError("--interval-ms must be 20...10240") }
         if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
+        if let testIdentifier {
+            guard payload == .test else { throw ValidationError("--test-identifier needs --payload test") }
+            guard TestPayloadIdentity.parse(testIdentifier) != nil else {
+                throw ValidationError("--test-identifier must be 32 hexadecimal digits (16 octets), got \"\(testIdentifier)\"")
+            }
+        }
     }
 
     func run() throws {
@@ -84,8 +92,8 @@ struct WearableCommand: ParsableCommand {
                 else { throw CLIError(exitCode: 2, message: "secret key: must be 2048 bytes") }
                 try runWearable(supplier: supplier, source: source, advertising: advertising, clock: clock)
             case .test:
-                var id = ContactIdentifier(repeating: 0)
-                for i in 0..<16 { id[i] = UInt8(i) }
+                let id = testIdentifier.flatMap(TestPayloadIdentity.parse)
+                    ?? TestPayloadIdentity.derived(deviceName: name ?? ProcessInfo.processInfo.hostName, logDirectory: logDir)
                 let source: FixedPayloadSource<32>
                 do { source = try .simpleTest(header: header, contactIdentifier: id) } catch {
                     throw CLIError(exitCode: 1, message: "internal error building the test payload: \(error)")
@@ -136,6 +144,7 @@ struct WearableCommand: ParsableCommand {
         let peripheralSink = PeripheralEventSink(write: jsonEvents ? hub.write : { line in
             logs.log(.info, category: "Peripheral", line)
         })
+        peripheralSink.served = { payload in logs.recordServed(payload) }
         let observer = PeripheralEventPrinter(json: jsonEvents, sink: peripheralSink)
         logs.log(.info, category: "Wearable", "started; own payload \(payloadShortName(ownBytes))")
 

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.timeout(120)
 PEERS = Path(__file__).parent / "peers"
 PEER_ADDRESS = "F0:F1:F2:F3:F4:F6"
 
-# `herald wearable --payload test`: Simple payload 0x10, country 0, state 0, identifier 00 01 … 0f.
+# `herald wearable --payload test --test-identifier 000102…0f`: Simple payload 0x10, country 0, state 0.
 TEST_PAYLOAD = "10" + "0000" + "0000" + "".join(f"{i:02x}" for i in range(16))
 
 
@@ -59,9 +59,10 @@ class Process:
                 self.proc.kill()
 
 
-def test_sense_reads_the_wearables_payload_and_disconnects(herald_bin, controllers):
+def test_sense_reads_the_wearables_payload_and_disconnects(herald_bin, controllers, tmp_path):
     c = controllers(2)
-    wearable = Process([herald_bin, "wearable", "--transport", f"tty:{c.paths[0]}", "--payload", "test", "--json-events"])
+    wearable = Process([herald_bin, "wearable", "--transport", f"tty:{c.paths[0]}", "--payload", "test",
+                        "--test-identifier", bytes(range(16)).hex(), "--log-dir", str(tmp_path / "logs"), "--json-events"])
     sense = None
     try:
         wearable.wait_for(lambda e: e.get("event") == "ready")

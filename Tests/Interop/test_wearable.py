@@ -28,6 +28,7 @@ IPHONE_PAYLOAD = "10" + "033a" + "0000" + "b2" * 16
 PLAIN_PAYLOAD = "00"
 # `herald wearable --payload test`: Simple payload 0x10, country 0, state 0, identifier 00 01 … 0f.
 TEST_PAYLOAD = "10" + "0000" + "0000" + "".join(f"{i:02x}" for i in range(16))
+TEST_ID = bytes(range(16)).hex()  # given explicitly: each wearable's test payload is its own by default
 
 
 class Radio:
@@ -162,7 +163,7 @@ def scenario(herald_bin, tmp_path_factory):
         iphone, t_iphone = phone(radio.paths[2], "C2:00:00:00:00:02", "iphone", IPHONE_PAYLOAD)
         plain, t_plain = phone(radio.paths[3], "C3:00:00:00:00:03", "plain", PLAIN_PAYLOAD)
         procs += [android, iphone, plain]
-        b = wearable(herald_bin, radio.paths[4], logs / "b", "--payload", "test")
+        b = wearable(herald_bin, radio.paths[4], logs / "b", "--payload", "test", "--test-identifier", TEST_ID)
         procs.append(b)
         start = time.monotonic()
         time.sleep(30)

@@ -16,6 +16,9 @@ public struct DeviceLog: Equatable {
     public var operatingSystemVersion: String
     /// This device's own payload short name (its "broadcast id"); nil if `detection.csv` is missing.
     public var shortName: String?
+    /// Every short name of a payload this device served (`served-payloads.csv`), with when it was
+    /// first served: a rotating payload has one per period. Empty for the reference apps' logs.
+    public var servedNames: [(time: Int64, name: String)] = []
     public var readings: [Reading] = []
     /// Measurements of targets never tied to a payload by a read (cannot be attributed to a peer).
     public var unattributedMeasurements = 0
@@ -23,6 +26,21 @@ public struct DeviceLog: Equatable {
     public var firstTime: Int64?
     public var lastTime: Int64?
     public var rows = 0
+
+    /// Every short name the device claims: its `detection.csv` name and each payload it served.
+    public var ownNames: Set<String> {
+        var names = Set(servedNames.map(\.name))
+        if let shortName { names.insert(shortName) }
+        return names
+    }
+
+    public static func == (a: DeviceLog, b: DeviceLog) -> Bool {
+        a.directory == b.directory && a.deviceName == b.deviceName && a.operatingSystem == b.operatingSystem
+            && a.operatingSystemVersion == b.operatingSystemVersion && a.shortName == b.shortName
+            && a.servedNames.map(\.time) == b.servedNames.map(\.time) && a.servedNames.map(\.name) == b.servedNames.map(\.name)
+            && a.readings == b.readings && a.unattributedMeasurements == b.unattributedMeasurements
+            && a.firstTime == b.firstTime && a.lastTime == b.lastTime && a.rows == b.rows
+    }
 
     /// `Model (OS version)` for tables, falling back to the directory name.
     public var label: String {
@@ -48,6 +66,10 @@ public enum DeviceLogReader {
         } else {
             bad.append(.init(file: detectionPath, line: 0, reason: "missing or unreadable: the device's own short name is unknown, so no other device can be matched to it"))
         }
+        let servedPath = (directory as NSString).appendingPathComponent(ServedPayloadLog.fileName)
+        if let text = try? String(contentsOfFile: servedPath, encoding: .utf8) {
+            parseServed(text, path: servedPath, into: &log, malformed: &bad)
+        }
         let contactsPath = (directory as NSString).appendingPathComponent(ContactLog.fileName)
         guard let data = FileManager.default.contents(atPath: contactsPath) else {
             throw AnalysisError("cannot read \(contactsPath)")
@@ -71,6 +93,21 @@ public enum DeviceLogReader {
         log.operatingSystem = f[1]
         log.operatingSystemVersion = f[2]
         log.shortName = f[3]
+    }
+
+    /// `time,shortName,payload` rows (`ServedPayloadLog`).
+    static func parseServed(_ text: String, path: String, into log: inout DeviceLog, malformed: inout [MalformedLine]) {
+        var lineNumber = 0
+        for line in ContactMatcher.lines(text) {
+            lineNumber += 1
+            if line.isEmpty || (lineNumber == 1 && line.hasPrefix("time,")) { continue }
+            let f = csvFields(line)
+            guard f.count == 3, let t = parseTime(f[0]), !f[1].isEmpty else {
+                malformed.append(.init(file: path, line: lineNumber, reason: "expected time,shortName,payload"))
+                continue
+            }
+            log.servedNames.append((t, f[1]))
+        }
     }
 
     /// Column positions, from the header when there is one: older Herald apps wrote nine columns
