@@ -19,6 +19,7 @@ struct BeaconCommand: ParsableCommand {
     @Flag(name: .long, help: "Advertise and serve the registered 16-bit service UUID 0xFCF6 instead of the 128-bit one.") var registeredUUID = false
     @Flag(name: .long, help: "One JSON object per event (JSON Lines) on standard output.") var jsonEvents = false
     @Option(name: .long, help: "Seconds to run (default: until interrupted).") var duration: Double?
+    @Option(name: .long, help: ByteOrderChoice.help) var byteOrder: ByteOrderChoice = .spec
 
     func validate() throws {
         guard (0...0xFFFF).contains(country), (0...0xFFFF).contains(state) else {
@@ -46,7 +47,8 @@ struct BeaconCommand: ParsableCommand {
             let header = PayloadHeader(protocolAndVersion: 0x30, countryCode: UInt16(country), stateCode: UInt16(state))
             let source: FixedPayloadSource<512>
             do {
-                source = try .venueBeacon(header: header, locationCode: locationCode, extendedData: extendedData.span)
+                source = try .venueBeacon(header: header, locationCode: locationCode, extendedData: extendedData.span,
+                                          order: byteOrder.order)
             } catch {
                 throw CLIError(exitCode: 2, message: "invalid beacon payload (--extended): \(error)")
             }
@@ -55,7 +57,8 @@ struct BeaconCommand: ParsableCommand {
                 identifiers: registeredUUID ? .registered : .specification, intervalMilliseconds: intervalMs)
             try runHeraldPeripheral(source: source, advertising: advertising, controller: controller,
                                     options: PeripheralRunOptions(role: "beacon", deviceName: "herald-beacon",
-                                                                  json: jsonEvents, duration: duration))
+                                                                  json: jsonEvents, duration: duration,
+                                                                  byteOrder: byteOrder.order))
         }
     }
 }

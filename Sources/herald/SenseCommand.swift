@@ -21,6 +21,7 @@ struct SenseCommand: ParsableCommand {
     @Flag(name: .long, help: "Leave out the per-advert RSSI measurements.") var quiet = false
     @Option(name: .long, help: "Also advertise and serve a fixed test Simple payload whose identifier is 16 × BYTE (0-255).")
     var testPayload: Int?
+    @Option(name: .long, help: ByteOrderChoice.help) var byteOrder: ByteOrderChoice = .spec
 
     func validate() throws {
         if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
@@ -39,7 +40,7 @@ struct SenseCommand: ParsableCommand {
             var peripheral: HeraldPeripheral<FixedPayloadSource<32>, 4, 32, 600>
             var database = try Self.database()
             do {
-                peripheral = try HeraldPeripheral(source: try .simpleTest(header: header, contactIdentifier: identifier),
+                peripheral = try HeraldPeripheral(source: try .simpleTest(header: header, contactIdentifier: identifier, order: byteOrder.order),
                                                   advertising: HeraldAdvertisingConfiguration(), clock: .system())
                 try peripheral.install(into: &database)
             } catch {

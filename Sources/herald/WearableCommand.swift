@@ -39,6 +39,7 @@ struct WearableCommand: ParsableCommand {
     @Flag(name: .long, help: "Advertise and serve the registered 16-bit service UUID 0xFCF6 instead of the 128-bit one.") var registeredUUID = false
     @Flag(name: .long, help: "One JSON object per sensor event (JSON Lines) on standard output.") var jsonEvents = false
     @Option(name: .long, help: "Seconds to run (default: until interrupted).") var duration: Double?
+    @Option(name: .long, help: ByteOrderChoice.help) var byteOrder: ByteOrderChoice = .spec
 
     func validate() throws {
         guard (0...0xFFFF).contains(country), (0...0xFFFF).contains(state) else {
@@ -84,10 +85,10 @@ struct WearableCommand: ParsableCommand {
                     throw CLIError(exitCode: 2, message: "the key schedule from epoch \(KeyTools.iso8601(keyEpoch.unixSeconds)) has run out; choose a later --epoch")
                 }
                 let source: SimplePayloadSource<InlineSecretKey>
-                do { source = try SimplePayloadSource(secretKey: secret.span, header: header, epoch: keyEpoch) } catch {
+                do { source = try SimplePayloadSource(secretKey: secret.span, header: header, epoch: keyEpoch, order: byteOrder.order) } catch {
                     throw CLIError(exitCode: 2, message: "secret key: \(error)")
                 }
-                guard let supplier = SimplePayloadDataSupplier(header: header, secretKey: secret.span, epoch: keyEpoch,
+                guard let supplier = SimplePayloadDataSupplier(header: header, secretKey: secret.span, epoch: keyEpoch, order: byteOrder.order,
                                                                unixSecondsAtZero: clock.unixMillisAtZero / 1000)
                 else { throw CLIError(exitCode: 2, message: "secret key: must be 2048 bytes") }
                 try runWearable(supplier: supplier, source: source, advertising: advertising, clock: clock)
@@ -95,7 +96,7 @@ struct WearableCommand: ParsableCommand {
                 let id = testIdentifier.flatMap(TestPayloadIdentity.parse)
                     ?? TestPayloadIdentity.derived(deviceName: name ?? ProcessInfo.processInfo.hostName, logDirectory: logDir)
                 let source: FixedPayloadSource<32>
-                do { source = try .simpleTest(header: header, contactIdentifier: id) } catch {
+                do { source = try .simpleTest(header: header, contactIdentifier: id, order: byteOrder.order) } catch {
                     throw CLIError(exitCode: 1, message: "internal error building the test payload: \(error)")
                 }
                 var bytes = FixedBytes<128>()
@@ -145,7 +146,8 @@ struct WearableCommand: ParsableCommand {
             logs.log(.info, category: "Peripheral", line)
         })
         peripheralSink.served = { payload in logs.recordServed(payload) }
-        let observer = PeripheralEventPrinter(json: jsonEvents, sink: peripheralSink)
+        var observer = PeripheralEventPrinter(json: jsonEvents, sink: peripheralSink)
+        observer.order = byteOrder.order
         logs.log(.info, category: "Wearable", "started; own payload \(payloadShortName(ownBytes))")
 
         let stack = BluetoothStack(configuration: StackSession<App, 4, 24, 256>.defaultConfiguration(), database: database,
@@ -234,6 +236,8 @@ struct PeripheralRunOptions {
     var deviceName: String
     var json: Bool
     var duration: Double?
+    /// How signal-written payloads are decoded in events (`--byte-order`).
+    var byteOrder: PayloadCodeByteOrder = .bigEndian
 }
 
 /// Runs a Herald peripheral on the controller until the duration passes or SIGINT/SIGTERM.
@@ -242,7 +246,8 @@ func runHeraldPeripheral<Source: HeraldPayloadSource>(
 ) throws {
     typealias App = HeraldPeripheralApplication<Source, PeripheralEventPrinter, 4, 512, 1024>
     let sink = PeripheralEventSink()
-    let printer = PeripheralEventPrinter(json: options.json, sink: sink)
+    var printer = PeripheralEventPrinter(json: options.json, sink: sink)
+    printer.order = options.byteOrder
     var peripheral: HeraldPeripheral<Source, 4, 512, 1024>
     var database: GATTDatabase<24, 256, 4>
     do {

@@ -185,3 +185,28 @@ def test_read_payloads_over_gatt_into_summary_and_logs(herald_bin, controllers, 
     assert rows[0] == "time,target,payload" and rows[1].endswith(f",{ADDRESS},{payload}")
     assert any(r.split(",")[4] == "2" and r.endswith(",AAGrq6") for r in (logs / "contacts.csv").read_text().splitlines())
     assert (logs / "detection.csv").read_text().rstrip().endswith(",AAGrq6")
+
+
+def test_beacon_and_scan_agree_on_the_apps_byte_order(herald_bin, controllers):
+    """`herald beacon --byte-order apps` writes the codes little-endian, as the reference apps do
+    (iOS VenueDiary reads 30 3a03 0400 40e20100 as 826/4/123456); `herald scan --byte-order apps`
+    decodes them back and says which order it used."""
+    c = controllers(2)
+    beacon = subprocess.Popen([herald_bin, "beacon", "--transport", f"tty:{c.paths[1]}", "--country", "826", "--state", "4",
+                               "--location-code", "123456", "--byte-order", "apps", "--json-events", "--duration", "30"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for line in beacon.stdout:
+            if '"ready"' in line:
+                break
+        r = subprocess.run([herald_bin, "scan", "--transport", f"tty:{c.paths[0]}", "--duration", "6", "--summary-only",
+                            "--json", "--read-payloads", "--byte-order", "apps"], capture_output=True, text=True, timeout=60)
+    finally:
+        stop(beacon)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)["summary"]
+    assert summary["byteOrder"] == "apps"
+    d = [x for x in summary["devices"] if x.get("payload")][0]
+    assert d["payload"].startswith("303a03040040e20100"), d
+    assert d["payloadFields"] == {"type": "venue", "protocolAndVersion": 0x30, "country": 826, "state": 4,
+                                  "locationCode": 123456, "byteOrder": "apps"}

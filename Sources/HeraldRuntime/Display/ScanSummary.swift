@@ -48,6 +48,8 @@ public struct ScanDeviceSummary: Encodable {
     public var payloadShortName: String?
     /// Why reading the payload failed.
     public var payloadError: String?
+    /// The payload's codes, decoded with the scan's `--byte-order`.
+    public var payloadFields: DecodedPayloadFields?
 }
 
 /// Per-device statistics of a scan, fed report by report from `stackDidReceive(advertisingReport:)`.
@@ -79,6 +81,8 @@ public struct ScanSummary {
     private var order: [String] = []
     private var payloads: [String: BenchPayloadReader.Outcome] = [:]
     public private(set) var reports = 0
+    /// Byte order of the country/state/location codes when decoding payloads read (`--byte-order`).
+    public var byteOrder: PayloadCodeByteOrder = .bigEndian
 
     /// Attaches a payload read (or its failure) to the advertiser with this address (`AA:BB:…`).
     public mutating func attach(_ outcome: BenchPayloadReader.Outcome, to address: String) { payloads[address] = outcome }
@@ -178,6 +182,7 @@ public struct ScanSummary {
         case .payload(let bytes)?:
             d.payload = bytes.map { hex($0).lowercased() }.joined()
             d.payloadShortName = payloadShortName(bytes)
+            d.payloadFields = DecodedPayloadFields.decode(bytes, order: byteOrder)
         case .failed(let why)?:
             d.payloadError = why
         case nil:
@@ -195,7 +200,8 @@ public struct ScanSummary {
         for d in devices {
             let interval: String = d.interval.map { "\(f($0.mean))/\(f($0.min))/\(f($0.max))" } ?? "-"
             let tx: String = (d.txPower ?? d.reportTxPower).map(String.init) ?? "-"
-            let payload: String = d.payloadShortName ?? (d.payloadError == nil ? "-" : "failed")
+            var payload: String = d.payloadShortName ?? (d.payloadError == nil ? "-" : "failed")
+            if let fields = d.payloadFields { payload += " " + fields.codes }
             var row: [String] = [d.kind, "\(d.address) (\(d.addressType))", d.pseudoAddress ?? "-", String(d.adverts), String(d.scanResponses)]
             row += [interval, String(d.rssi?.count ?? 0), f(d.rssi?.mean, 1), f(d.rssi?.sd ?? nil, 1), f(d.rssi?.min), f(d.rssi?.max), tx]
             if withPayloads { row.append(payload) }
@@ -205,6 +211,7 @@ public struct ScanSummary {
         var widths = [Int](repeating: 0, count: rows[0].count)
         for r in rows { for (i, c) in r.enumerated() { widths[i] = max(widths[i], c.count) } }
         var out = String(format: "%d device(s), %d report(s) in %.1f s\n", tracks.count, reports, durationSeconds)
+        if withPayloads { out += "payload codes decoded with --byte-order \(byteOrder.optionName) (\(byteOrder.explanation))\n" }
         for r in rows {
             out += r.enumerated().map { i, c in i == r.count - 1 ? c : c + String(repeating: " ", count: widths[i] - c.count) }
                 .joined(separator: "  ").trimmingCharacters(in: .whitespaces) + "\n"
