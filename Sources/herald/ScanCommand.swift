@@ -75,6 +75,8 @@ struct ScanCommand: ParsableCommand {
         var devices: [ScanDeviceSummary]
         /// How payload codes were decoded (`spec` or `apps`).
         var byteOrder: String
+        /// Apple devices the reference apps' device filter rules out.
+        var ignoredAppleDevices: Int
     }
 
     func finish(_ summary: ScanSummary, elapsed: Double, logs: LogDirectory?) throws {
@@ -83,7 +85,7 @@ struct ScanCommand: ParsableCommand {
             let e = JSONEncoder()
             e.outputFormatting = [.sortedKeys]
             let doc = SummaryDocument(durationSeconds: elapsed, reports: summary.reports, devices: summary.devices,
-                                      byteOrder: summary.byteOrder.optionName)
+                                      byteOrder: summary.byteOrder.optionName, ignoredAppleDevices: summary.ignoredAppleDevices)
             text = String(decoding: try e.encode(["summary": doc]), as: UTF8.self) + "\n"
         } else {
             text = summary.table(durationSeconds: elapsed)
@@ -196,4 +198,8 @@ extension ReportPrinter {
             }
         }
     }
+}
+
+extension ReportPrinter: ApplicationStatistics {
+    var applicationStatistics: [(String, Int)] { [("ignoredAppleDevices", summary.ignoredAppleDevices)] }
 }

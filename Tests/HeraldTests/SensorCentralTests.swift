@@ -71,6 +71,21 @@ struct SensorCentralTests {
         #expect(h.central.database[0]!.hasHeraldService == true)
     }
 
+    @Test func appleDevicesTheReferenceFilterRulesOutAreNotConnectedToButCounted() {
+        var h = CentralHarness<8, 2>()
+        // Apple TV: Nearby Info with action 0x14 (reference deviceFilterFeaturePatterns "^10....14").
+        let appleTV: [UInt8] = [0x02, 0x01, 0x1A, 0x0A, 0xFF, 0x4C, 0x00, 0x10, 0x05, 0x08, 0x14, 0x1B, 0xBA, 0x69]
+        h.advert(address(5), appleTV)
+        h.advert(address(5), appleTV)
+        #expect(h.control.connects.isEmpty)
+        #expect(h.central.database.count == 0)
+        #expect(h.delegate.events.isEmpty)
+        #expect(h.central.ignoredAppleAdverts == 2)
+        // An Apple device the filter lets through is still connected to, to check.
+        h.advert(address(6), AdvertData.apple)
+        #expect(h.control.connects == [address(6)])
+    }
+
     @Test func notHeraldAdvertsAreIgnored() {
         var h = CentralHarness<8, 2>()
         h.advert(address(3), AdvertData.other)

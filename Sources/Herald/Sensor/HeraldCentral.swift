@@ -83,6 +83,9 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     public internal(set) var immediateData = FixedBytes<128>()
     /// Adverts whose data did not parse.
     public internal(set) var malformedAdverts = 0
+    /// Adverts of Apple devices the reference apps' filter rules out (`AppleDeviceFilter`): never
+    /// filed or connected to (a device already known is still measured).
+    public internal(set) var ignoredAppleAdverts = 0
     /// The signal message being written, shared by every link, and the link writing it. Why one:
     /// a message may be 520 octets (a full payload-sharing list), kept for several round trips, and
     /// one per link cost 2 KB on a 4-link wearable, while the central writes on one link at a time
@@ -146,6 +149,10 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
         switch c.kind {
         case .herald: kind = .herald
         case .appleConnectToCheck: kind = .appleToCheck
+        case .appleIgnored:
+            ignoredAppleAdverts &+= 1
+            guard database.index(of: report.address) != nil else { return }
+            kind = .appleToCheck
         case .notHerald:
             // A scan response often carries nothing Herald; it still measures a device we know.
             guard database.index(of: report.address) != nil else { return }

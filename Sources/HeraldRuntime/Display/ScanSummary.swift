@@ -87,6 +87,10 @@ public struct ScanSummary {
     /// Attaches a payload read (or its failure) to the advertiser with this address (`AA:BB:…`).
     public mutating func attach(_ outcome: BenchPayloadReader.Outcome, to address: String) { payloads[address] = outcome }
 
+    /// Apple devices the reference apps' filter rules out from their adverts (`AppleDeviceFilter`):
+    /// a Herald sensor would not connect to them.
+    public var ignoredAppleDevices: Int { tracks.values.filter { $0.classification.kind == .appleIgnored }.count }
+
     /// Whether the advertiser has shown a Herald service UUID or pseudo device address so far.
     public func isHerald(_ address: DeviceAddress) -> Bool {
         tracks["\(address.address.description)/\(address.type.name)"]?.classification.kind == .herald
@@ -167,6 +171,7 @@ public struct ScanSummary {
         switch c.kind {
         case .herald: kind = "Herald"
         case .appleConnectToCheck: kind = "Apple"
+        case .appleIgnored: kind = "Apple-ignored"
         case .notHerald: kind = "other"
         }
         var pseudo: String?
@@ -211,6 +216,9 @@ public struct ScanSummary {
         var widths = [Int](repeating: 0, count: rows[0].count)
         for r in rows { for (i, c) in r.enumerated() { widths[i] = max(widths[i], c.count) } }
         var out = String(format: "%d device(s), %d report(s) in %.1f s\n", tracks.count, reports, durationSeconds)
+        if ignoredAppleDevices > 0 {
+            out += "\(ignoredAppleDevices) Apple device(s) ignored by the reference apps' device filter (kind Apple-ignored): a sensor does not connect to them\n"
+        }
         if withPayloads { out += "payload codes decoded with --byte-order \(byteOrder.optionName) (\(byteOrder.explanation))\n" }
         for r in rows {
             out += r.enumerated().map { i, c in i == r.count - 1 ? c : c + String(repeating: " ", count: widths[i] - c.count) }
