@@ -117,8 +117,15 @@ struct SensorSharingTests {
         let shared: [UInt8] = [0x03, 0xC4, 0xFF, 0x2D, 0x00] + simplePayload(1) + simplePayload(2) + [0x10, 0x00, 0x00]
         try h.central.didReceiveSignal(shared.span, from: writer, now: 2_002, layout: layout, delegate: &h.delegate)
         try h.central.didReceiveSignal([0x04, 0x02, 0x00, 0xAB, 0xCD].span, from: writer, now: 2_003, layout: layout, delegate: &h.delegate)
-        #expect(Array(h.delegate.events.suffix(3)) == [.measure(1, -60, nil), .share(1, [simplePayload(1), simplePayload(2)]),
-                                                      .receive(1, [0xAB, 0xCD])])
+        // The share, then per shared payload (integration guide): didRead from a generated target,
+        // didMeasure with the RSSI the sharer sent (-60), didMeasure:withPayload.
+        #expect(Array(h.delegate.events.suffix(9)) == [
+            .measure(1, -60, nil), .share(1, [simplePayload(1), simplePayload(2)]),
+            .read(2, simplePayload(1)), .measure(2, -60, nil), .measureWithPayload(2, -60, simplePayload(1)),
+            .read(3, simplePayload(2)), .measure(3, -60, nil), .measureWithPayload(3, -60, simplePayload(2)),
+            .receive(1, [0xAB, 0xCD])])
+        // Generated targets are not filed.
+        #expect(h.central.database.count == 1)
         // Receive-only devices are never connected to…
         #expect(h.control.connects.isEmpty)
         // …until they advertise; then they are Herald devices, connected once the payload they gave
@@ -136,6 +143,19 @@ struct SensorSharingTests {
             try h.central.didReceiveSignal([0x04, 0x05, 0x00, 0x01].span, from: address(10), now: 3_000, layout: layout, delegate: &h.delegate)
         }
         #expect(h.central.database.count == 1)
+    }
+
+    @Test func aSharedPayloadWeAlreadyHoldIsReportedUnderItsDevice() throws {
+        var h = CentralHarness<8, 2>()
+        let layout = SimplePayloadLayout()
+        // Device 1 read directly; a writer then shares its payload with RSSI -70.
+        h.advert(address(1), AdvertData.heraldUUID16)
+        var peer = FakePeer.herald(payload: simplePayload(0x70))
+        _ = h.drive(1, peer: &peer, from: h.connect(address(1), handle: 1))
+        let shared: [UInt8] = [0x03, 0xBA, 0xFF, 0x15, 0x00] + simplePayload(0x70)
+        try h.central.didReceiveSignal(shared.span, from: address(2), now: 5_000, layout: layout, delegate: &h.delegate)
+        #expect(Array(h.delegate.events.suffix(3)) == [.read(1, simplePayload(0x70)), .measure(1, -70, nil),
+                                                      .measureWithPayload(1, -70, simplePayload(0x70))])
     }
 
     @Test func sharedPayloadsSplitWithTheSupplier() {

@@ -65,7 +65,7 @@ extension HeraldCentral {
             peerDidWrite(rssi: message.rssi, from: peer, now: now, delegate: &delegate)
         case .payloadSharing:
             let payloads = SharedPayloads(splitting: message.data, with: layout)
-            peerDidShare(payloads, from: peer, now: now, delegate: &delegate)
+            peerDidShare(payloads, rssi: message.rssi, from: peer, now: now, delegate: &delegate)
         case .immediateSend:
             peerDidSend(immediate: message.data, from: peer, now: now, delegate: &delegate)
         }
@@ -100,11 +100,23 @@ extension HeraldCentral {
         delegate.sensor(.ble, didMeasure: Proximity(value: rssi), fromTarget: database[index]!.target)
     }
 
-    /// Signal message 0x03: payloads the writer has seen.
-    public mutating func peerDidShare<D: SensorDelegate>(_ payloads: borrowing SharedPayloads, from peer: DeviceAddress, now: UInt64,
-                                                         delegate: inout D) {
+    /// Signal message 0x03: payloads the writer has seen, and the RSSI at which it hears us. After
+    /// `didShare`, each payload is reported as the integration guide says: `didRead` from a target of
+    /// its own, `didMeasure` with the sharer's RSSI, then `didMeasure:withPayload`. The target is the
+    /// device already holding that payload when there is one (it is the same person); otherwise a
+    /// newly generated identifier, not filed (a 32-payload list must not evict devices we measure).
+    public mutating func peerDidShare<D: SensorDelegate>(_ payloads: borrowing SharedPayloads, rssi: Int16, from peer: DeviceAddress,
+                                                         now: UInt64, delegate: inout D) {
         let index = writer(peer, now: now, delegate: &delegate)
         delegate.sensor(.ble, didShare: payloads, fromTarget: database[index]!.target)
+        let proximity = Proximity(value: rssi)
+        for i in 0..<payloads.count {
+            let payload = payloads[i]
+            let target = database.index(ofPayload: payload).map { database[$0]!.target } ?? database.newTarget()
+            delegate.sensor(.ble, didRead: payload, fromTarget: target)
+            delegate.sensor(.ble, didMeasure: proximity, fromTarget: target)
+            delegate.sensor(.ble, didMeasure: proximity, fromTarget: target, withPayload: payload)
+        }
     }
 
     /// Signal message 0x04: immediate-send data.

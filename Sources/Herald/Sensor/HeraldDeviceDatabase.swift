@@ -171,6 +171,15 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
         return (slot, true)
     }
 
+    /// A target identifier no device of this run has had, for something reported but not filed
+    /// (a shared payload).
+    public mutating func newTarget() -> TargetIdentifier {
+        let t = TargetIdentifier(nextTarget)
+        nextTarget &+= 1
+        if nextTarget == 0 { nextTarget = 1 }
+        return t
+    }
+
     /// A free slot, evicting the least recently updated device when full.
     mutating func freeSlot(evicted: (TargetIdentifier) -> Void) -> Int {
         var oldest = 0
