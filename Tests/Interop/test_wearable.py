@@ -239,6 +239,20 @@ def test_immediate_send_from_standard_input(scenario):
     assert received and received[0]["data"] == "cafe01", (sent, signals[-12:])
 
 
+def test_iphone_gets_each_signal_message_in_one_write(scenario):
+    """The reference iOS peripheral decodes each Write Request on its own, so every message our
+    central writes to the iPhone is one whole message: the immediate send arrives as one write."""
+    iphone = scenario["iphone"]
+    writes = [l.split()[1] for _, l in iphone.lines if l.startswith("signal")]
+    assert "040300cafe01" in writes, writes
+    for w in writes:
+        data = bytes.fromhex(w)
+        declared = {0x01: 3, 0x03: 5, 0x04: 3}.get(data[0])
+        if declared is not None:
+            length = int.from_bytes(data[declared - 2:declared], "little")
+            assert len(data) == declared + length, f"a fragment, not a whole message: {w}"
+
+
 def test_clean_stop_summary_and_logs(scenario):
     for name in ("a", "b"):
         w = scenario[name]

@@ -11,16 +11,26 @@ extension HeraldCentral {
     /// the compiler copy the whole central (device database included) to keep the two accesses apart.
     mutating func loadOutgoing(_ kind: HeraldSignalWriteKind, link s: Int, now: UInt64) -> Bool {
         outgoing.removeAll()
+        let limit = slots[s]!.procedure.outgoingLimit
         switch kind {
         case .immediateSend:
             guard immediateData.count > 0 else { return false }
+            // Header: action code and 16-bit length (Herald signal characteristic, 0x04).
+            guard 3 + immediateData.count <= limit else {
+                // Too long for this peer's one write (an iOS peer at this MTU): undeliverable here, so
+                // the device is not kept pending (it would be reconnected to for nothing).
+                if let peer = database.index(of: slots[s]!.target) { database.entries[peer]!.immediateSendPending = false }
+                return false
+            }
             let data = immediateData
             do throws(DecodeError) { try SignalMessageEncoder.writeImmediateSend(data.span, to: &outgoing) } catch { return false }
             return true
         case .payloadSharing:
             guard let peer = database.index(of: slots[s]!.target) else { return false }
             var list = FixedBytes<510>()
-            guard sharingList(for: peer, now: now, into: &list) > 0 else { return false }
+            // Header: action code, 16-bit RSSI and 16-bit length (0x03).
+            let room = limit - 5
+            guard room > 0, sharingList(for: peer, now: now, into: &list, maximumBytes: room) > 0 else { return false }
             let rssi = Int16(database.entries[peer]!.rssi ?? 0)
             do throws(DecodeError) { try SignalMessageEncoder.writePayloadSharing(rssi: rssi, payloads: list.span, to: &outgoing) } catch { return false }
             return true
@@ -28,16 +38,17 @@ extension HeraldCentral {
     }
 
     /// The "calling card" for `peer`: whole payloads of Herald iOS and receive-only devices seen in the
-    /// sharing window, never the peer's own, up to 510 bytes. Returns how many payloads it holds.
-    /// Mutating only so that it reads the database in place (see `loadOutgoing`); it changes nothing.
-    public mutating func sharingList(for peer: Int, now: UInt64, into list: inout FixedBytes<510>) -> Int {
+    /// sharing window, never the peer's own, up to `maximumBytes` (at most 510). Returns how many
+    /// payloads it holds. Mutating only so that it reads the database in place (see `loadOutgoing`);
+    /// it changes nothing.
+    public mutating func sharingList(for peer: Int, now: UInt64, into list: inout FixedBytes<510>, maximumBytes: Int = 510) -> Int {
         guard let p = database.entries[peer] else { return 0 }
         var n = 0
         for i in 0..<devices where i != peer {
             guard let d = database.entries[i], d.hasPayload, d.os == .ios || d.kind == .receiveOnly,
                   now &- d.lastSeen <= configuration.sharingWindow else { continue }
             if p.hasPayload && p.payload.elementsEqual(d.payload.span) { continue }
-            guard d.payload.count <= list.freeCapacity else { continue }
+            guard d.payload.count <= list.freeCapacity, list.count + d.payload.count <= maximumBytes else { continue }
             list.append(contentsOf: d.payload.span)
             n += 1
         }
