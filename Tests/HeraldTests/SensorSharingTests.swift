@@ -311,3 +311,21 @@ struct SensorSharingTests {
         #expect(MemoryLayout<InlineSecretKey>.size == 2048)
     }
 }
+
+/// Found by Fuzz/HeraldCentral: a payload signal message with no payload (01 00 00) was filed as an
+/// empty payload and reported by didRead; every such writer would have merged into one device.
+@Suite struct FuzzRegressionCentralTests {
+    @Test func anEmptyWrittenPayloadIsRefused() {
+        var h = CentralHarness<8, 2>()
+        #expect(throws: DecodeError.invalidValue(field: "payload length", value: 0)) {
+            try h.central.didReceiveSignal([0x01, 0x00, 0x00].span, from: address(1), now: 1_000, layout: SimplePayloadLayout(),
+                                           delegate: &h.delegate)
+        }
+        h.central.peerDidWrite(payload: [UInt8]().span, from: address(2), now: 1_000, delegate: &h.delegate)
+        #expect(h.central.database.count == 0)
+        #expect(h.delegate.events.isEmpty)
+        var db = HeraldDeviceDatabase<2>()
+        _ = db.observe(address: address(3), pseudoAddress: nil, kind: .herald, now: 0) { _ in }
+        #expect(db.setPayload([UInt8]().span, at: 0, now: 1) == nil)
+    }
+}

@@ -71,6 +71,7 @@ extension HeraldCentral {
             guard message.data.count <= PayloadBytes.capacity else {
                 throw .badLength(field: "payload", declared: message.data.count, limit: PayloadBytes.capacity)
             }
+            guard message.data.count > 0 else { throw .invalidValue(field: "payload length", value: 0) }
             peerDidWrite(payload: message.data, from: peer, now: now, delegate: &delegate)
         case .rssi:
             peerDidWrite(rssi: message.rssi, from: peer, now: now, delegate: &delegate)
@@ -97,8 +98,10 @@ extension HeraldCentral {
         return index
     }
 
-    /// Signal message 0x01: the writer's own payload. Longer than `PayloadBytes.capacity`: ignored.
+    /// Signal message 0x01: the writer's own payload. Longer than `PayloadBytes.capacity`, or empty
+    /// (it names nobody, and every empty payload would merge into one device): ignored.
     public mutating func peerDidWrite<D: SensorDelegate>(payload: Span<UInt8>, from peer: DeviceAddress, now: UInt64, delegate: inout D) {
+        guard payload.count > 0 else { return }
         let index = writer(peer, now: now, delegate: &delegate)
         guard let (kept, merged) = database.setPayload(payload, at: index, now: now) else { return }
         if let gone = merged { delegate.sensor(.ble, available: false, didDeleteOrDetect: gone) }

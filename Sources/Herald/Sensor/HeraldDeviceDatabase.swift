@@ -195,9 +195,9 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
     /// Records a payload read from the device at `index`. When another entry already holds the same
     /// payload, that entry is the same person under an earlier address: it absorbs this one (address,
     /// RSSI, last seen) and this one is removed. Returns the surviving index and the removed target.
-    /// A payload longer than `HeraldSensorLimits.payloadCapacity` is refused (nil).
+    /// An empty payload, or one longer than `HeraldSensorLimits.payloadCapacity`, is refused (nil).
     public mutating func setPayload(_ payload: Span<UInt8>, at index: Int, now: UInt64) -> (index: Int, merged: TargetIdentifier?)? {
-        guard payload.count <= PayloadBytes.capacity, entries[index] != nil else { return nil }
+        guard payload.count > 0, payload.count <= PayloadBytes.capacity, entries[index] != nil else { return nil }
         if let other = self.index(ofPayload: payload, except: index) {
             let gone = entries[index]!
             var keep = entries[other]!
