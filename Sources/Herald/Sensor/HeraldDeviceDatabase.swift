@@ -43,14 +43,15 @@ public struct HeraldDevice {
     public var immediateSendPending = false
     /// The last advert was connectable (scan responses do not change it).
     public var connectable = true
-    /// Rounds of `maximumFailures` consecutive failures since the last success (the back-off step).
-    public var failureRounds: UInt8 = 0
     public var rssi: Int8?
     /// No connection attempts before this time.
     public var ignoreUntil: UInt64?
     public var txPower: Int8?
     /// The device is connected to us (we are its peripheral) on this link: no second link is made.
     public var inboundLink: UInt16?
+    /// Rounds of `maximumFailures` consecutive failures since the last success (the back-off step).
+    /// Here it fills padding before the next 64-bit field (on a 32-bit MCU; 8 octets per device elsewhere).
+    public var failureRounds: UInt8 = 0
     /// The last failed connection; the device is tried again only once heard after it.
     public var lastFailure: UInt64?
     public var pseudoAddress: PseudoDeviceAddress?
