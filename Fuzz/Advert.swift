@@ -71,7 +71,9 @@ func fuzzOne(_ input: Span<UInt8>) {
         case .herald:
             check(c.hasSpecificationServiceUUID || c.hasRegisteredServiceUUID || c.pseudoDeviceAddress != nil, "herald kind")
         case .appleConnectToCheck:
-            check(c.isApple && c.appleType != 0x02, "apple kind")
+            check(c.isApple && c.appleType != 0x02 && c.appleFilterMatch == nil, "apple kind")
+        case .appleIgnored:
+            check(c.isApple && c.appleFilterMatch != nil, "ignored apple kind")
         case .notHerald:
             check(!c.hasSpecificationServiceUUID && !c.hasRegisteredServiceUUID && c.pseudoDeviceAddress == nil, "not herald")
         }

@@ -10,6 +10,13 @@ enum Venue {
     static let header = PayloadHeader(protocolAndVersion: 0x30, countryCode: 826, stateCode: 4)
     static let locationCode: UInt32 = 0x0001_E240
     static let name: StaticString = "Herald Cafe"
+    /// Code byte order (the CLI's `--byte-order`): the specification's big-endian unless built with
+    /// `FIRMWARE_SWIFTFLAGS=-DHERALD_APPS_BYTE_ORDER`, the reference apps' little-endian.
+    #if HERALD_APPS_BYTE_ORDER
+    static let order = PayloadCodeByteOrder.littleEndian
+    #else
+    static let order = PayloadCodeByteOrder.bigEndian
+    #endif
 }
 
 /// Log lines for what the peripheral reports (SensorDelegate style).
@@ -112,7 +119,7 @@ func makeStack(into stack: UnsafeMutablePointer<BeaconStack>) {
     var premises = FixedBytes<32>()
     guard (try? ExtendedDataWriter.append(code: ExtendedDataCode.premisesName, text: Venue.name, to: &premises)) != nil,
           let source = try? FixedPayloadSource<64>.venueBeacon(header: Venue.header, locationCode: Venue.locationCode,
-                                                                extendedData: premises.span)
+                                                                extendedData: premises.span, order: Venue.order)
     else { halt("venue payload invalid") }
     Log.put("payload "); Log.put(hex: source.payload.span); Log.end()
     // No IRK: a venue beacon has nothing to hide and advertises its identity address. 100 ms, so

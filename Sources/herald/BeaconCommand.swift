@@ -22,6 +22,7 @@ struct BeaconCommand: ParsableCommand {
     @Flag(name: .customLong("json-events"), help: .hidden) var jsonEventsAlias = false
     var jsonEvents: Bool { json || jsonEventsAlias }
     @Option(name: .long, parsing: .unconditional, help: "Seconds to run (default: until interrupted).") var duration: Double?
+    @Option(name: .long, help: ByteOrderChoice.help) var byteOrder: ByteOrderChoice = .spec
 
     func validate() throws {
         guard (0...0xFFFF).contains(country), (0...0xFFFF).contains(state) else {
@@ -49,7 +50,8 @@ struct BeaconCommand: ParsableCommand {
             let header = PayloadHeader(protocolAndVersion: 0x30, countryCode: UInt16(country), stateCode: UInt16(state))
             let source: FixedPayloadSource<512>
             do {
-                source = try .venueBeacon(header: header, locationCode: locationCode, extendedData: extendedData.span)
+                source = try .venueBeacon(header: header, locationCode: locationCode, extendedData: extendedData.span,
+                                          order: byteOrder.order)
             } catch {
                 throw CLIError(exitCode: 2, message: "invalid beacon payload (--extended): \(error)")
             }
@@ -58,7 +60,8 @@ struct BeaconCommand: ParsableCommand {
                 identifiers: registeredUUID ? .registered : .specification, intervalMilliseconds: intervalMs)
             try runHeraldPeripheral(source: source, advertising: advertising, controller: controller,
                                     options: PeripheralRunOptions(role: "beacon", deviceName: "herald-beacon",
-                                                                  json: jsonEvents, duration: duration))
+                                                                  json: jsonEvents, duration: duration,
+                                                                  byteOrder: byteOrder.order))
         }
     }
 }

@@ -28,6 +28,7 @@ struct ScanCommand: ParsableCommand {
     @Option(name: .long, help: "Log each report to Herald logs in this directory (contacts.csv detect/measure rows).") var logDir: String?
     @Option(name: .long, help: "log.txt level: debug, info, fault or off.") var logLevel: String = "info"
     @Flag(name: .long, help: "Connect to each Herald advertiser once and read its payload over GATT.") var readPayloads = false
+    @Option(name: .long, help: ByteOrderChoice.help) var byteOrder: ByteOrderChoice = .spec
 
     func validate() throws {
         if let duration, !(duration > 0) { throw ValidationError("--duration must be positive") }
@@ -61,6 +62,7 @@ struct ScanCommand: ParsableCommand {
             let stop = SignalFlag.install()
             let started = MonotonicClock.now()
             session.app.summary = ScanSummary(start: started)
+            session.app.summary.byteOrder = byteOrder.order
             let deadline = duration.map { started + UInt64($0 * 1000) }
             var nextDraw: UInt64 = 0
             if live { FileHandle.standardOutput.write(Data("\u{1B}[2J".utf8)) }
@@ -103,6 +105,10 @@ struct ScanCommand: ParsableCommand {
         var durationSeconds: Double
         var reports: Int
         var devices: [ScanDeviceSummary]
+        /// How payload codes were decoded (`spec` or `apps`).
+        var byteOrder: String
+        /// Apple devices the reference apps' device filter rules out.
+        var ignoredAppleDevices: Int
     }
 
     func finish(_ summary: ScanSummary, elapsed: Double, logs: LogDirectory?) throws {
@@ -110,7 +116,8 @@ struct ScanCommand: ParsableCommand {
         if json {
             let e = JSONEncoder()
             e.outputFormatting = [.sortedKeys]
-            let doc = SummaryDocument(durationSeconds: elapsed, reports: summary.reports, devices: summary.devices)
+            let doc = SummaryDocument(durationSeconds: elapsed, reports: summary.reports, devices: summary.devices,
+                                      byteOrder: summary.byteOrder.optionName, ignoredAppleDevices: summary.ignoredAppleDevices)
             text = String(decoding: try e.encode(["summary": doc]), as: UTF8.self) + "\n"
         } else {
             text = summary.table(durationSeconds: elapsed)
@@ -228,4 +235,8 @@ extension ReportPrinter {
             }
         }
     }
+}
+
+extension ReportPrinter: ApplicationStatistics {
+    var applicationStatistics: [(String, Int)] { [("ignoredAppleDevices", summary.ignoredAppleDevices)] }
 }

@@ -24,6 +24,7 @@ struct SenseCommand: ParsableCommand {
     @Flag(name: .long, help: "Leave out the per-advert RSSI measurements.") var quiet = false
     @Option(name: .long, parsing: .unconditional, help: "Also advertise and serve a fixed test Simple payload whose identifier is 16 × BYTE (0-255).")
     var testPayload: Int?
+    @Option(name: .long, help: ByteOrderChoice.help) var byteOrder: ByteOrderChoice = .spec
 
     func validate() throws {
         if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
@@ -42,7 +43,7 @@ struct SenseCommand: ParsableCommand {
             var peripheral: HeraldPeripheral<FixedPayloadSource<32>, 4, 32, 600>
             var database = try Self.database()
             do {
-                peripheral = try HeraldPeripheral(source: try .simpleTest(header: header, contactIdentifier: identifier),
+                peripheral = try HeraldPeripheral(source: try .simpleTest(header: header, contactIdentifier: identifier, order: byteOrder.order),
                                                   advertising: HeraldAdvertisingConfiguration(), clock: .system())
                 try peripheral.install(into: &database)
             } catch {

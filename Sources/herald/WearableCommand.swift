@@ -25,8 +25,10 @@ struct WearableCommand: ParsableCommand {
     }
 
     @OptionGroup var controller: ControllerOptions
-    @Option(name: .long, help: "simple: the rotating Simple payload; test: a fixed Simple payload (identifier 000102…0f).")
+    @Option(name: .long, help: "simple: the rotating Simple payload; test: a fixed Simple payload, its identifier this device's own (see --test-identifier).")
     var payload: PayloadKind = .simple
+    @Option(name: .long, help: "With --payload test: the contact identifier, 32 hex digits (default: derived from --name and --log-dir, so each wearable has its own).")
+    var testIdentifier: String?
     @Option(name: .long, help: "Secret key file (2048 bytes, mode 0600) with its IRK beside it in FILE.irk.") var secretKeyFile: String?
     @Option(name: .long, help: "Directory for the logs (never the secret key: see below).")
     var logDir: String = "herald-logs"
@@ -41,6 +43,7 @@ struct WearableCommand: ParsableCommand {
     @Flag(name: .customLong("json-events"), help: .hidden) var jsonEventsAlias = false
     var jsonEvents: Bool { json || jsonEventsAlias }
     @Option(name: .long, parsing: .unconditional, help: "Seconds to run (default: until interrupted).") var duration: Double?
+    @Option(name: .long, help: ByteOrderChoice.help) var byteOrder: ByteOrderChoice = .spec
 
     func validate() throws {
         guard (0...0xFFFF).contains(country), (0...0xFFFF).contains(state) else {
@@ -48,6 +51,12 @@ struct WearableCommand: ParsableCommand {
         }
         guard (20...10_240).contains(intervalMs) else { throw ValidationError("--interval-ms must be 20...10240") }
         if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
+        if let testIdentifier {
+            guard payload == .test else { throw ValidationError("--test-identifier needs --payload test") }
+            guard TestPayloadIdentity.parse(testIdentifier) != nil else {
+                throw ValidationError("--test-identifier must be 32 hexadecimal digits (16 octets), got \"\(testIdentifier)\"")
+            }
+        }
     }
 
     func run() throws {
@@ -93,18 +102,18 @@ struct WearableCommand: ParsableCommand {
                     throw CLIError(exitCode: 2, message: "the key schedule from epoch \(KeyTools.iso8601(keyEpoch.unixSeconds)) has run out; choose a later --epoch")
                 }
                 let source: SimplePayloadSource<InlineSecretKey>
-                do { source = try SimplePayloadSource(secretKey: secret.span, header: header, epoch: keyEpoch) } catch {
+                do { source = try SimplePayloadSource(secretKey: secret.span, header: header, epoch: keyEpoch, order: byteOrder.order) } catch {
                     throw CLIError(exitCode: 2, message: "secret key: \(error)")
                 }
-                guard let supplier = SimplePayloadDataSupplier(header: header, secretKey: secret.span, epoch: keyEpoch,
+                guard let supplier = SimplePayloadDataSupplier(header: header, secretKey: secret.span, epoch: keyEpoch, order: byteOrder.order,
                                                                unixSecondsAtZero: clock.unixMillisAtZero / 1000)
                 else { throw CLIError(exitCode: 2, message: "secret key: must be 2048 bytes") }
                 try runWearable(supplier: supplier, source: source, advertising: advertising, clock: clock)
             case .test:
-                var id = ContactIdentifier(repeating: 0)
-                for i in 0..<16 { id[i] = UInt8(i) }
+                let id = testIdentifier.flatMap(TestPayloadIdentity.parse)
+                    ?? TestPayloadIdentity.derived(deviceName: name ?? ProcessInfo.processInfo.hostName, logDirectory: logDir)
                 let source: FixedPayloadSource<32>
-                do { source = try .simpleTest(header: header, contactIdentifier: id) } catch {
+                do { source = try .simpleTest(header: header, contactIdentifier: id, order: byteOrder.order) } catch {
                     throw CLIError(exitCode: 1, message: "internal error building the test payload: \(error)")
                 }
                 var bytes = FixedBytes<128>()
@@ -153,7 +162,9 @@ struct WearableCommand: ParsableCommand {
         let peripheralSink = PeripheralEventSink(write: jsonEvents ? hub.write : { line in
             logs.log(.info, category: "Peripheral", line)
         })
-        let observer = PeripheralEventPrinter(json: jsonEvents, sink: peripheralSink)
+        peripheralSink.served = { payload in logs.recordServed(payload) }
+        var observer = PeripheralEventPrinter(json: jsonEvents, sink: peripheralSink)
+        observer.order = byteOrder.order
         logs.log(.info, category: "Wearable", "started; \(DeviceLogReader.ownPayloadMarker)\(payloadShortName(ownBytes))")
 
         let stack = BluetoothStack(configuration: StackSession<App, 4, 24, 256>.defaultConfiguration(), database: database,
@@ -251,6 +262,8 @@ struct PeripheralRunOptions {
     var deviceName: String
     var json: Bool
     var duration: Double?
+    /// How signal-written payloads are decoded in events (`--byte-order`).
+    var byteOrder: PayloadCodeByteOrder = .bigEndian
 }
 
 /// Runs a Herald peripheral on the controller until the duration passes or SIGINT/SIGTERM.
@@ -259,7 +272,8 @@ func runHeraldPeripheral<Source: HeraldPayloadSource>(
 ) throws {
     typealias App = HeraldPeripheralApplication<Source, PeripheralEventPrinter, 4, 512, 1024>
     let sink = PeripheralEventSink()
-    let printer = PeripheralEventPrinter(json: options.json, sink: sink)
+    var printer = PeripheralEventPrinter(json: options.json, sink: sink)
+    printer.order = options.byteOrder
     var peripheral: HeraldPeripheral<Source, 4, 512, 1024>
     var database: GATTDatabase<24, 256, 4>
     do {

@@ -145,3 +145,17 @@ private let heraldAdvert: [UInt8] = [0x02, 0x01, 0x06, 0x03, 0x03, 0xF6, 0xFC, 0
         #expect(zip(points, points.dropFirst()).allSatisfy { $0.0 < $1.0 })
     }
 }
+
+@Suite struct ScanSummaryAppleFilterTests {
+    @Test func ignoredAppleDevicesAreCountedAndShown() throws {
+        var s = ScanSummary(start: 0)
+        // An Apple TV (Nearby Info action 0x14) and an iPhone in the background.
+        let appleTV: [UInt8] = [0x02, 0x01, 0x1A, 0x0A, 0xFF, 0x4C, 0x00, 0x10, 0x05, 0x08, 0x14, 0x1B, 0xBA, 0x69]
+        let iPhone: [UInt8] = [0x02, 0x01, 0x1A, 0x14, 0xFF, 0x4C, 0x00, 0x01] + [UInt8](repeating: 0, count: 10) + [0x20] + [UInt8](repeating: 0, count: 5)
+        feed(&s, advInd, address(1), rssi: -50, appleTV, at: 10)
+        feed(&s, advInd, address(2), rssi: -50, iPhone, at: 20)
+        #expect(s.ignoredAppleDevices == 1)
+        #expect(Set(s.devices.map(\.kind)) == ["Apple-ignored", "Apple"])
+        #expect(s.table(durationSeconds: 1).contains("1 Apple device(s) ignored"))
+    }
+}

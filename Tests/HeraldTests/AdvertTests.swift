@@ -89,3 +89,81 @@ import BluetoothHost
         #expect(scan.count == 31)
     }
 }
+
+/// The reference apps' Apple device filter, with the adverts of herald-for-android's
+/// `BLEDeviceFilterTest` (captured from real devices) and its default patterns.
+@Suite("Apple device filter (reference deviceFilterFeaturePatterns)")
+struct AppleDeviceFilterTests {
+    func appleData(_ advert: [UInt8]) -> [UInt8] {
+        // The Apple manufacturer data of the first 0x004C AD structure.
+        var i = 0
+        while i + 1 < advert.count {
+            let length = Int(advert[i])
+            if length >= 3, advert[i + 1] == 0xFF, advert[i + 2] == 0x4C, advert[i + 3] == 0x00 {
+                return Array(advert[(i + 4)..<min(advert.count, i + 1 + length)])
+            }
+            i += 1 + length
+        }
+        return []
+    }
+
+    func firstMatch(_ data: [UInt8]) -> Int? { AppleDeviceFilter.firstMatch(inAppleData: data.span) }
+    func matches(_ pattern: StaticString, _ data: [UInt8]) -> Bool { AppleDeviceFilter.matches(pattern, data.span) }
+
+    func kind(_ advert: String) throws -> HeraldAdvertKind {
+        let data = hex(advert)
+        return try HeraldAdvertClassification(advertisingData: data.span).kind
+    }
+
+    @Test func phonesAndMacsAreCheckedAppleTVIsIgnored() throws {
+        // iPhone X, iOS 12 background, iPhone SE background, iPhone 7, MacBook Pro: connect to check.
+        #expect(try kind("02011A020A0C0BFF4C001006071EA3DD89E014FF4C000100000000000000000000200000000000") == .appleConnectToCheck)
+        #expect(try kind("02011A14FF4C000100000000000000000000200000000000") == .appleConnectToCheck)
+        #expect(try kind("02011a020a0c14ff4c000100000000000000000000200000000000") == .appleConnectToCheck)
+        #expect(try kind("0bff4c001006061a396363ce") == .appleConnectToCheck)
+        #expect(try kind("0201060AFF4C001005421C1E616A") == .appleConnectToCheck)
+        #expect(try kind("02011a0aff4c001005031c0b4cac") == .appleConnectToCheck)
+        // Apple TV: Nearby Info with action 0x14.
+        #expect(try kind("02011a020a0c0aff4c00100508141bba69") == .appleIgnored)
+        // Coincidence: the bytes FF4C00 inside a message are data, not a second segment.
+        #expect(try kind("02011a020a0c0aff4c0010050814ff4c00") == .appleIgnored)
+        // Two messages in one segment, the first ignorable.
+        #expect(try kind("02011a0dff4c0010050814123456100101") == .appleIgnored)
+        // nRF Connect on an iPhone advertises Handoff (0x0C), which the reference patterns ignore.
+        #expect(try kind("1bff4c000c0e00c857ac085510515d52cf3862211006551eee51497a") == .appleIgnored)
+        // iPhone X with a 0x12 (Find My) message: not in the list.
+        #expect(try kind("1eff4c001219006d17255505df2aec6ef580be0ddeba8bb034c996de5b0200") == .appleConnectToCheck)
+        // A Herald advert wins over any Apple message.
+        #expect(try kind("0303f6fc 0aff4c00100508141bba69") == .herald)
+    }
+
+    @Test func messagesAreSplitAsTheReferenceParserDoes() {
+        // Each pattern index the reference tests expect to match (nil: none of the defaults).
+        let cases: [(String, Int?)] = [
+            ("02011a020a0c0aff4c00100508141bba69", 1),             // 10....14
+            ("02011a0dff4c0010050814123456100101", 1),
+            ("1bff4c000c0e00c857ac085510515d52cf3862211006551eee51497a", 11),  // 0C
+            ("02011A14FF4C000100000000000000000000200000000000", nil),
+            ("0bff4c001006061a396363ce", nil),
+        ]
+        for (advert, expected) in cases {
+            let data = appleData(hex(advert))
+            #expect(firstMatch(data) == expected, "\(advert)")
+        }
+        // An overflow area with no bits set: no app advertises a service.
+        #expect(firstMatch(([0x01] + [UInt8](repeating: 0, count: 16))) == 2)
+        // AirPods (proximity pairing 0x07), AirDrop (0x05), a length past the end cut to what is there.
+        #expect(firstMatch([0x07, 0x19, 0x01, 0x0E, 0x20]) == 4)
+        #expect(firstMatch([0x10, 0x05]) == nil)
+        #expect(firstMatch([0x10]) == nil)
+        #expect(firstMatch([UInt8]()) == nil)
+    }
+
+    @Test func patternsMatchHexTextCaseInsensitivelyFromTheStart() {
+        #expect(matches("10....04", [0x10, 0x06, 0x0C, 0x04, 0x4F]))
+        #expect(matches("10....1a", [0x10, 0x06, 0x06, 0x1A]))
+        #expect(!matches("10....04", [0x10, 0x06, 0x0C, 0x05]))
+        #expect(!matches("10....04", [0x01, 0x00, 0x60, 0xC0, 0x54]))
+        #expect(!matches("10....04", [0x10, 0x06]))
+    }
+}

@@ -71,6 +71,21 @@ struct SensorCentralTests {
         #expect(h.central.database[0]!.hasHeraldService == true)
     }
 
+    @Test func appleDevicesTheReferenceFilterRulesOutAreNotConnectedToButCounted() {
+        var h = CentralHarness<8, 2>()
+        // Apple TV: Nearby Info with action 0x14 (reference deviceFilterFeaturePatterns "^10....14").
+        let appleTV: [UInt8] = [0x02, 0x01, 0x1A, 0x0A, 0xFF, 0x4C, 0x00, 0x10, 0x05, 0x08, 0x14, 0x1B, 0xBA, 0x69]
+        h.advert(address(5), appleTV)
+        h.advert(address(5), appleTV)
+        #expect(h.control.connects.isEmpty)
+        #expect(h.central.database.count == 0)
+        #expect(h.delegate.events.isEmpty)
+        #expect(h.central.ignoredAppleAdverts == 2)
+        // An Apple device the filter lets through is still connected to, to check.
+        h.advert(address(6), AdvertData.apple)
+        #expect(h.control.connects == [address(6)])
+    }
+
     @Test func notHeraldAdvertsAreIgnored() {
         var h = CentralHarness<8, 2>()
         h.advert(address(3), AdvertData.other)
@@ -319,6 +334,35 @@ struct SensorCentralTests {
         #expect(steps.last == .done(.completed))
         #expect(array(h.central.database[0]!.payload) == payload)
         #expect(h.delegate.events.contains(.read(1, payload)))
+    }
+
+    /// The integration guide's performance payload (129 octets) and Herald's longest (510), read with
+    /// Read Blob at ATT_MTU 23 and at the MTU our stack offers.
+    @Test(arguments: [(129, 23), (510, 23), (129, 247), (510, 247)])
+    func payloadsUpTo510OctetsAreReadWhole(length: Int, mtu: Int) {
+        var h = CentralHarness<8, 2>()
+        let a = address(1)
+        h.advert(a, AdvertData.heraldUUID16, rssi: -52)
+        let payload = simplePayload(0x21) + (0..<(length - 21)).map { UInt8(truncatingIfNeeded: $0) }
+        var peer = FakePeer.herald(payload: payload, mtu: mtu)
+        let steps = h.drive(1, peer: &peer, from: h.connect(a, handle: 1))
+        #expect(steps.last == .done(.completed))
+        #expect(array(h.central.database[0]!.payload) == payload)
+        #expect(h.delegate.events.contains(.read(1, payload)))
+        #expect(h.delegate.events.last == .measureWithPayload(1, -52, payload))
+        #expect(h.central.database[0]!.consecutiveFailures == 0)
+    }
+
+    @Test func aPayloadLongerThan510OctetsFailsTheReadNotTruncated() {
+        var h = CentralHarness<8, 2>()
+        let a = address(1)
+        h.advert(a, AdvertData.heraldUUID16)
+        var peer = FakePeer.herald(payload: simplePayload(0x21) + [UInt8](repeating: 7, count: 511 - 21))
+        let steps = h.drive(1, peer: &peer, from: h.connect(a, handle: 1))
+        #expect(steps.last == .done(.failed))
+        #expect(!h.central.database[0]!.hasPayload)
+        #expect(h.central.database[0]!.consecutiveFailures == 1)
+        #expect(!h.delegate.events.contains { if case .read = $0 { true } else { false } })
     }
 
     @Test func noSecondLinkToADeviceConnectedToUs() {

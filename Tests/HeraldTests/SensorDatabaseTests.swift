@@ -149,6 +149,44 @@ struct SensorDatabaseTests {
         #expect(h.control.connects.count == 6)
     }
 
+    @Test func backOffDoublesFromOneMinuteThenGivesUp() {
+        var db = HeraldDeviceDatabase<2>()
+        _ = db.observe(address: address(1), pseudoAddress: nil, kind: .herald, now: 0) { _ in }
+        var periods: [UInt64?] = []
+        for _ in 0..<8 { periods.append(db.backOff(at: 0, now: 0)) }
+        #expect(periods == [60_000, 120_000, 240_000, 480_000, 960_000, 1_920_000, nil, nil])
+        #expect(db[0]!.isGivenUp)
+        #expect(db[0]!.isIgnored(at: .max - 1))
+    }
+
+    /// A device whose payload can never be read (here: every read fails) is tried in rounds of five,
+    /// backs off 1, 2, 4, 8, 16, 32 minutes, and after a seventh failed round is left alone: 35
+    /// connections in all, not one every few minutes for ever.
+    @Test func anUnreadableDeviceBacksOffThenIsGivenUp() {
+        var h = CentralHarness<8, 2>()
+        let a = address(9)
+        var handle: UInt16 = 1
+        var roundsEnded: [UInt64] = []
+        for _ in 0..<(4 * 3_600) {  // four hours, an advert every second
+            h.now += 1_000
+            let before = h.control.connects.count
+            h.advert(a, AdvertData.heraldUUID16)
+            guard h.control.connects.count > before else { continue }
+            var peer = FakePeer.herald(payload: [])  // an empty payload: the read fails
+            let steps = h.drive(handle, peer: &peer, from: h.connect(a, handle: handle))
+            #expect(steps.last == .done(.failed))
+            h.central.didDisconnect(handle: handle, now: h.now, control: &h.control)
+            handle &+= 1
+            if let until = h.central.database[0]!.ignoreUntil, until != .max, roundsEnded.last != until { roundsEnded.append(until) }
+        }
+        #expect(h.control.connects.count == 35)
+        #expect(h.central.database[0]!.isGivenUp)
+        // Each round's ignore period, measured from the round's last failure.
+        #expect(roundsEnded.count == 6)
+        // Still measured while given up.
+        #expect(h.delegate.events.last == .measure(1, -60, nil))
+    }
+
     @Test func aSuccessResetsTheFailureCount() {
         var h = CentralHarness<8, 2>()
         let a = address(8)
@@ -241,7 +279,8 @@ struct SensorDatabaseTests {
     @Test func oversizedPayloadIsRefused() {
         var db = HeraldDeviceDatabase<2>()
         _ = db.observe(address: address(1), pseudoAddress: nil, kind: .herald, now: 0) { _ in }
-        let big = [UInt8](repeating: 0x10, count: 129)
+        // One octet past `HeraldSensorLimits.payloadCapacity` (510; 128 in Embedded builds).
+        let big = [UInt8](repeating: 0x10, count: HeraldSensorLimits.payloadCapacity + 1)
         #expect(db.setPayload(big.span, at: 0, now: 1) == nil)
         #expect(db[0]!.hasPayload == false)
     }

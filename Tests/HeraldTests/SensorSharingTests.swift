@@ -58,15 +58,14 @@ struct SensorSharingTests {
         _ = Self.file(&h, address(2), payload: simplePayload(0x10), os: .ios, seen: 1_000)
         let a = address(1)
         h.advert(a, AdvertData.heraldUUID16, rssi: -48)
-        var peer = FakePeer.herald(payload: simplePayload(0x70), ios: true)
+        var peer = FakePeer.herald(payload: simplePayload(0x70), ios: true, mtu: 185)
         let steps = h.drive(1, peer: &peer, from: h.connect(a, handle: 1))
-        // 03, RSSI -48 (0xFFD0 LE), length 21, then the one payload: 26 bytes in 20 + 6.
+        // 03, RSSI -48 (0xFFD0 LE), length 21, then the one payload: 26 bytes in one Write Request,
+        // as the reference iOS peripheral decodes each request on its own.
         let expected: [UInt8] = [0x03, 0xD0, 0xFF, 0x15, 0x00] + simplePayload(0x10)
         #expect(steps == [.exchangeMTU, .discoverServices, .discoverCharacteristics(start: 6, end: 12), .readPayload(handle: 8),
-                          .writeSignal(handle: 10, offset: 0, length: 20), .writeSignal(handle: 10, offset: 20, length: 6),
-                          .done(.completed)])
-        #expect(peer.joinedWrites == expected)
-        #expect(peer.writes.map(\.count) == [20, 6])
+                          .writeSignal(handle: 10, offset: 0, length: 26), .done(.completed)])
+        #expect(peer.writes == [expected])
         let i = h.central.database.index(of: a)!
         #expect(h.central.database[i]!.lastShared == 1_000)
         h.central.didDisconnect(handle: 1, now: h.now, control: &h.control)
@@ -76,7 +75,7 @@ struct SensorSharingTests {
         let t = h.central.database[i]!.target
         #expect(h.central.immediateSend([0x42].span, to: t, now: h.now, control: &h.control))
         h.advert(a, AdvertData.heraldUUID16, rssi: -48)
-        var peer2 = FakePeer.herald(payload: simplePayload(0x70), ios: true)
+        var peer2 = FakePeer.herald(payload: simplePayload(0x70), ios: true, mtu: 185)
         _ = h.drive(2, peer: &peer2, from: h.connect(a, handle: 2))
         #expect(peer2.joinedWrites == [0x04, 0x01, 0x00, 0x42])
         h.central.didDisconnect(handle: 2, now: h.now, control: &h.control)
@@ -90,6 +89,36 @@ struct SensorSharingTests {
         // At ATT_MTU 185 each message fits one write (182 octets).
         #expect(steps3.filter { if case .writeSignal = $0 { return true } else { return false } }.count == 2)
         #expect(peer3.writes == [[0x04, 0x01, 0x00, 0x43], expected])
+    }
+
+    /// The reference iOS peripheral refuses a write whose value is not a whole message, so an iOS
+    /// peer never gets fragments: the sharing list is cut to whole payloads that fit ATT_MTU-3 with
+    /// the 5-octet header, and what cannot fit at all is not sent (nor kept pending for ever).
+    @Test func iosPeersGetEachMessageInOneWrite() {
+        var h = CentralHarness<16, 2>()
+        for k in 0..<4 { _ = Self.file(&h, address(UInt8(2 + k)), payload: simplePayload(UInt8(0x10 + 0x20 * k)), os: .ios, seen: 1_000) }
+        let a = address(1)
+        h.advert(a, AdvertData.heraldUUID16, rssi: -48)
+        // ATT_MTU 50: 47 octets per write, room for two 21-octet payloads after the header.
+        var peer = FakePeer.herald(payload: simplePayload(0x70), ios: true, mtu: 50)
+        _ = h.drive(1, peer: &peer, from: h.connect(a, handle: 1))
+        #expect(peer.writes.count == 1)
+        #expect(peer.writes[0].count == 5 + 2 * 21)
+        #expect(Array(peer.writes[0][3..<5]) == [42, 0])
+        h.central.didDisconnect(handle: 1, now: h.now, control: &h.control)
+
+        // At ATT_MTU 23 (20 octets) no payload fits: nothing is written, and a 30-octet immediate send
+        // for this peer is dropped rather than fragmented or left pending.
+        let b = address(9)
+        h.advert(b, AdvertData.heraldUUID16, rssi: -48)
+        let i = h.central.database.index(of: b)!
+        #expect(h.central.immediateSend([UInt8](repeating: 0x42, count: 30).span, to: h.central.database[i]!.target,
+                                        now: h.now, control: &h.control))
+        var small = FakePeer.herald(payload: simplePayload(0x71), ios: true)
+        let steps = h.drive(2, peer: &small, from: h.connect(b, handle: 2))
+        #expect(small.writes.isEmpty)
+        #expect(steps.last == .done(.completed))
+        #expect(h.central.database[i]!.immediateSendPending == false)
     }
 
     @Test func androidPeersGetNoSharing() {
@@ -117,8 +146,15 @@ struct SensorSharingTests {
         let shared: [UInt8] = [0x03, 0xC4, 0xFF, 0x2D, 0x00] + simplePayload(1) + simplePayload(2) + [0x10, 0x00, 0x00]
         try h.central.didReceiveSignal(shared.span, from: writer, now: 2_002, layout: layout, delegate: &h.delegate)
         try h.central.didReceiveSignal([0x04, 0x02, 0x00, 0xAB, 0xCD].span, from: writer, now: 2_003, layout: layout, delegate: &h.delegate)
-        #expect(Array(h.delegate.events.suffix(3)) == [.measure(1, -60, nil), .share(1, [simplePayload(1), simplePayload(2)]),
-                                                      .receive(1, [0xAB, 0xCD])])
+        // The share, then per shared payload (integration guide): didRead from a generated target,
+        // didMeasure with the RSSI the sharer sent (-60), didMeasure:withPayload.
+        #expect(Array(h.delegate.events.suffix(9)) == [
+            .measure(1, -60, nil), .share(1, [simplePayload(1), simplePayload(2)]),
+            .read(2, simplePayload(1)), .measure(2, -60, nil), .measureWithPayload(2, -60, simplePayload(1)),
+            .read(3, simplePayload(2)), .measure(3, -60, nil), .measureWithPayload(3, -60, simplePayload(2)),
+            .receive(1, [0xAB, 0xCD])])
+        // Generated targets are not filed.
+        #expect(h.central.database.count == 1)
         // Receive-only devices are never connected to…
         #expect(h.control.connects.isEmpty)
         // …until they advertise; then they are Herald devices, connected once the payload they gave
@@ -136,6 +172,19 @@ struct SensorSharingTests {
             try h.central.didReceiveSignal([0x04, 0x05, 0x00, 0x01].span, from: address(10), now: 3_000, layout: layout, delegate: &h.delegate)
         }
         #expect(h.central.database.count == 1)
+    }
+
+    @Test func aSharedPayloadWeAlreadyHoldIsReportedUnderItsDevice() throws {
+        var h = CentralHarness<8, 2>()
+        let layout = SimplePayloadLayout()
+        // Device 1 read directly; a writer then shares its payload with RSSI -70.
+        h.advert(address(1), AdvertData.heraldUUID16)
+        var peer = FakePeer.herald(payload: simplePayload(0x70))
+        _ = h.drive(1, peer: &peer, from: h.connect(address(1), handle: 1))
+        let shared: [UInt8] = [0x03, 0xBA, 0xFF, 0x15, 0x00] + simplePayload(0x70)
+        try h.central.didReceiveSignal(shared.span, from: address(2), now: 5_000, layout: layout, delegate: &h.delegate)
+        #expect(Array(h.delegate.events.suffix(3)) == [.read(1, simplePayload(0x70)), .measure(1, -70, nil),
+                                                      .measureWithPayload(1, -70, simplePayload(0x70))])
     }
 
     @Test func sharedPayloadsSplitWithTheSupplier() {
@@ -198,7 +247,7 @@ struct SensorSharingTests {
 
         var big = readyToRead()
         var offset = 0
-        while offset < 140 {
+        while offset <= HeraldSensorLimits.payloadCapacity {
             big.didRead(offset: offset, value: [UInt8](repeating: 1, count: 22).span)
             offset += 22
         }
@@ -260,5 +309,23 @@ struct SensorSharingTests {
         }
         #expect(MemoryLayout<StaticSecretKey>.size == MemoryLayout<UnsafeRawPointer>.size)
         #expect(MemoryLayout<InlineSecretKey>.size == 2048)
+    }
+}
+
+/// Found by Fuzz/HeraldCentral: a payload signal message with no payload (01 00 00) was filed as an
+/// empty payload and reported by didRead; every such writer would have merged into one device.
+@Suite struct FuzzRegressionCentralTests {
+    @Test func anEmptyWrittenPayloadIsRefused() {
+        var h = CentralHarness<8, 2>()
+        #expect(throws: DecodeError.invalidValue(field: "payload length", value: 0)) {
+            try h.central.didReceiveSignal([0x01, 0x00, 0x00].span, from: address(1), now: 1_000, layout: SimplePayloadLayout(),
+                                           delegate: &h.delegate)
+        }
+        h.central.peerDidWrite(payload: [UInt8]().span, from: address(2), now: 1_000, delegate: &h.delegate)
+        #expect(h.central.database.count == 0)
+        #expect(h.delegate.events.isEmpty)
+        var db = HeraldDeviceDatabase<2>()
+        _ = db.observe(address: address(3), pseudoAddress: nil, kind: .herald, now: 0) { _ in }
+        #expect(db.setPayload([UInt8]().span, at: 0, now: 1) == nil)
     }
 }

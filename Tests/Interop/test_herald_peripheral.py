@@ -28,6 +28,8 @@ pytestmark = pytest.mark.timeout(120)
 HERALD_SERVICE = UUID("428132af-4746-42d3-801e-4572d65bfd9b")
 PAYLOAD_CHAR = UUID("3e98c0f8-8f05-4829-a121-43e38f8933e7")
 SIGNAL_CHAR = UUID("f617b813-092e-437a-8324-e09a80821a11")
+# `--payload test` identifier 00 01 … 0f (each wearable has its own by default).
+LEGACY_TEST_ID = bytes(range(16)).hex()
 
 PAYLOAD2 = bytes.fromhex("10033a0002") + b"\xee" * 16
 SHARED3 = bytes.fromhex("10033a0003") + b"\x11" * 16
@@ -187,7 +189,8 @@ def test_wearable_decodes_signal_writes_whole_and_in_20_byte_fragments(herald_bi
     key = new_key(herald_bin, tmp_path)
     snoop = tmp_path / "wearable.btsnoop"
     herald = herald_process(herald_bin, "wearable", "--transport", f"tty:{c.paths[0]}", "--secret-key-file", key,
-                            "--payload", "test", "--duration", "60", "--btsnoop", str(snoop))
+                            "--payload", "test", "--test-identifier", LEGACY_TEST_ID, "--duration", "60",
+                            "--btsnoop", str(snoop))
     herald.wait_for(lambda e: e["event"] == "ready")
 
     async def write_all(peer, service, address):

@@ -5,14 +5,19 @@ connects, discovers the service, reads the payload characteristic and closes the
 import json
 import queue
 import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.timeout(120)
 
-# `herald wearable --payload test`: Simple payload 0x10, country 0, state 0, identifier 00 01 … 0f.
+PEERS = Path(__file__).parent / "peers"
+PEER_ADDRESS = "F0:F1:F2:F3:F4:F6"
+
+# `herald wearable --payload test --test-identifier 000102…0f`: Simple payload 0x10, country 0, state 0.
 TEST_PAYLOAD = "10" + "0000" + "0000" + "".join(f"{i:02x}" for i in range(16))
 
 
@@ -54,9 +59,10 @@ class Process:
                 self.proc.kill()
 
 
-def test_sense_reads_the_wearables_payload_and_disconnects(herald_bin, controllers):
+def test_sense_reads_the_wearables_payload_and_disconnects(herald_bin, controllers, tmp_path):
     c = controllers(2)
-    wearable = Process([herald_bin, "wearable", "--transport", f"tty:{c.paths[0]}", "--payload", "test", "--json-events"])
+    wearable = Process([herald_bin, "wearable", "--transport", f"tty:{c.paths[0]}", "--payload", "test",
+                        "--test-identifier", bytes(range(16)).hex(), "--log-dir", str(tmp_path / "logs"), "--json-events"])
     sense = None
     try:
         wearable.wait_for(lambda e: e.get("event") == "ready")
@@ -115,3 +121,40 @@ def test_sensor_with_the_peripheral_is_read_while_it_scans(herald_bin, controlle
     finally:
         for s in sensors:
             s.stop()
+
+
+@pytest.mark.parametrize("length", [129, 510])
+def test_sense_reads_long_payloads_with_read_blob(herald_bin, controllers, length):
+    """The integration guide's performance payload (129 octets) and Herald's longest (510): longer
+    than one Read Response at the MTU the sensor offers, so the sensor reads on with Read Blob.
+    A Bumble peer serves it."""
+    c = controllers(2)
+    payload = ("10" + "0000" + "0000" + bytes((i * 7) & 0xFF for i in range(length - 5)).hex())
+    assert len(payload) == 2 * length
+    peer = subprocess.Popen([sys.executable, str(PEERS / "payload_server.py"), f"serial:{c.paths[1]}", PEER_ADDRESS,
+                             payload], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    sense = None
+    try:
+        for line in peer.stdout:
+            if "advertising" in line:
+                break
+        sense = Process([herald_bin, "sense", "--transport", f"tty:{c.paths[0]}", "--json-events", "--quiet",
+                         "--duration", "60"])
+        read = sense.wait_for(lambda e: e.get("event") == "read")
+        assert read["payload"] == payload
+        # Read once: fresh for the payload update interval, so no second connection reads it again.
+        time.sleep(3)
+        while True:
+            try:
+                sense.seen.append(sense.events.get_nowait())
+            except queue.Empty:
+                break
+        assert [e.get("event") for e in sense.seen].count("read") == 1, sense.seen
+    finally:
+        if sense:
+            sense.stop()
+        peer.terminate()
+        try:
+            peer.wait(5)
+        except subprocess.TimeoutExpired:
+            peer.kill()

@@ -244,3 +244,47 @@ def test_report_path_checked_before_the_scan(herald_bin, controllers):
     assert r.returncode == 2, r.stderr
     assert r.stderr.startswith("herald scan: cannot write /proc/herald-no/report.html ("), r.stderr
     assert time.monotonic() - start < 10  # refused at once, not after the 30 s scan
+
+
+def test_beacon_and_scan_agree_on_the_apps_byte_order(herald_bin, controllers):
+    """`herald beacon --byte-order apps` writes the codes little-endian, as the reference apps do
+    (iOS VenueDiary reads 30 3a03 0400 40e20100 as 826/4/123456); `herald scan --byte-order apps`
+    decodes them back and says which order it used."""
+    c = controllers(2)
+    beacon = subprocess.Popen([herald_bin, "beacon", "--transport", f"tty:{c.paths[1]}", "--country", "826", "--state", "4",
+                               "--location-code", "123456", "--byte-order", "apps", "--json-events", "--duration", "30"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for line in beacon.stdout:
+            if '"ready"' in line:
+                break
+        r = subprocess.run([herald_bin, "scan", "--transport", f"tty:{c.paths[0]}", "--duration", "6", "--summary-only",
+                            "--json", "--read-payloads", "--byte-order", "apps"], capture_output=True, text=True, timeout=60)
+    finally:
+        stop(beacon)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)["summary"]
+    assert summary["byteOrder"] == "apps"
+    d = [x for x in summary["devices"] if x.get("payload")][0]
+    assert d["payload"].startswith("303a03040040e20100"), d
+    assert d["payloadFields"] == {"type": "venue", "protocolAndVersion": 0x30, "country": 826, "state": 4,
+                                  "locationCode": 123456, "byteOrder": "apps"}
+
+
+def test_scan_shows_and_counts_apple_devices_the_reference_filter_ignores(herald_bin, controllers):
+    """An Apple TV's Nearby Info message (action 0x14) matches the reference apps' device filter:
+    scan labels it Apple-ignored and --stats counts it."""
+    c = controllers(2)
+    peer = start_advertiser(c.paths[1], company="0x004C", data="100508141bba69", name="apple-tv")
+    try:
+        r = subprocess.run([herald_bin, "scan", "--transport", f"tty:{c.paths[0]}", "--duration", "4", "--summary-only",
+                            "--json", "--stats"], capture_output=True, text=True, timeout=60)
+    finally:
+        stop(peer)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)["summary"]
+    d = [x for x in summary["devices"] if x["address"] == ADDRESS][0]
+    assert d["kind"] == "Apple-ignored", d
+    assert summary["ignoredAppleDevices"] == 1
+    stats = json.loads(r.stderr.split("herald-stats: ", 1)[1].splitlines()[0])
+    assert stats["ignoredAppleDevices"] == 1

@@ -32,6 +32,7 @@ IPHONE_PAYLOAD = "10" + "033a" + "0000" + "b2" * 16
 PLAIN_PAYLOAD = "00"
 # `herald wearable --payload test`: Simple payload 0x10, country 0, state 0, identifier 00 01 … 0f.
 TEST_PAYLOAD = "10" + "0000" + "0000" + "".join(f"{i:02x}" for i in range(16))
+TEST_ID = bytes(range(16)).hex()  # given explicitly: each wearable's test payload is its own by default
 
 
 def stop(proc, sig=signal.SIGTERM):
@@ -148,7 +149,8 @@ def scenario(request, herald_bin, tmp_path_factory):
         iphone, t_iphone = phone(radio.paths[2], "C2:00:00:00:00:02", "iphone", IPHONE_PAYLOAD)
         plain, t_plain = phone(radio.paths[3], "C3:00:00:00:00:03", "plain", PLAIN_PAYLOAD)
         procs += [android, iphone, plain]
-        b = wearable(herald_bin, radio.paths[4], logs / "b", "--payload", "test", "--btsnoop", str(logs / "b.btsnoop"))
+        b = wearable(herald_bin, radio.paths[4], logs / "b", "--payload", "test", "--test-identifier", TEST_ID,
+                     "--btsnoop", str(logs / "b.btsnoop"))
         procs.append(b)
         start = time.monotonic()
         time.sleep(30)
@@ -244,6 +246,20 @@ def test_immediate_send_from_standard_input(scenario):
     signals = [e for _, e in b.lines if e.get("event") in ("signal", "connected", "disconnected")]
     sent = [l for l in a.stderr.splitlines() if l.startswith("send:")]
     assert received and received[0]["data"] == "cafe01", (sent, signals[-12:])
+
+
+def test_iphone_gets_each_signal_message_in_one_write(scenario):
+    """The reference iOS peripheral decodes each Write Request on its own, so every message our
+    central writes to the iPhone is one whole message: the immediate send arrives as one write."""
+    iphone = scenario["iphone"]
+    writes = [l.split()[1] for _, l in iphone.lines if l.startswith("signal")]
+    assert "040300cafe01" in writes, writes
+    for w in writes:
+        data = bytes.fromhex(w)
+        declared = {0x01: 3, 0x03: 5, 0x04: 3}.get(data[0])
+        if declared is not None:
+            length = int.from_bytes(data[declared - 2:declared], "little")
+            assert len(data) == declared + length, f"a fragment, not a whole message: {w}"
 
 
 def test_clean_stop_summary_and_logs(scenario):

@@ -49,6 +49,9 @@ public enum HeraldAdvertKind: Sendable, Equatable {
     /// An Apple device showing only Apple manufacturer data: a backgrounded iPhone hides its service
     /// UUIDs in Apple's "overflow area", so only connecting and discovering services can tell.
     case appleConnectToCheck
+    /// An Apple device the reference apps' filter rules out from its advert alone (`AppleDeviceFilter`):
+    /// no connection is spent on it.
+    case appleIgnored
     /// Anything else (including Apple iBeacons, which are beacons, not phones).
     case notHerald
 }
@@ -63,6 +66,8 @@ public struct HeraldAdvertClassification: Sendable, Equatable {
     public var isApple = false
     /// First octet of Apple's manufacturer payload (0x01 overflow area, 0x02 iBeacon, 0x10 nearby …).
     public var appleType: UInt8?
+    /// The first `AppleDeviceFilter.patterns` index an Apple message matched.
+    public var appleFilterMatch: Int?
     /// Tx Power Level AD structure, dBm.
     public var txPower: Int8?
 
@@ -77,7 +82,7 @@ public struct HeraldAdvertClassification: Sendable, Equatable {
     public var kind: HeraldAdvertKind {
         if hasSpecificationServiceUUID || hasRegisteredServiceUUID || pseudoDeviceAddress != nil { return .herald }
         // iBeacon: Apple type 0x02, length 0x15 — a fixed beacon, never a phone running Herald.
-        if isApple && appleType != 0x02 { return .appleConnectToCheck }
+        if isApple && appleType != 0x02 { return appleFilterMatch == nil ? .appleConnectToCheck : .appleIgnored }
         return .notHerald
     }
 
@@ -108,6 +113,7 @@ public struct HeraldAdvertClassification: Sendable, Equatable {
                 case HeraldIdentifiers.appleCompanyID:
                     isApple = true
                     if payload.count > 0 { appleType = payload[0] }
+                    if appleFilterMatch == nil { appleFilterMatch = AppleDeviceFilter.firstMatch(inAppleData: payload) }
                 default:
                     break
                 }

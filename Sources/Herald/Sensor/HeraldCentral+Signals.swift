@@ -11,16 +11,26 @@ extension HeraldCentral {
     /// the compiler copy the whole central (device database included) to keep the two accesses apart.
     mutating func loadOutgoing(_ kind: HeraldSignalWriteKind, link s: Int, now: UInt64) -> Bool {
         outgoing.removeAll()
+        let limit = slots[s]!.procedure.outgoingLimit
         switch kind {
         case .immediateSend:
             guard immediateData.count > 0 else { return false }
+            // Header: action code and 16-bit length (Herald signal characteristic, 0x04).
+            guard 3 + immediateData.count <= limit else {
+                // Too long for this peer's one write (an iOS peer at this MTU): undeliverable here, so
+                // the device is not kept pending (it would be reconnected to for nothing).
+                if let peer = database.index(of: slots[s]!.target) { database.entries[peer]!.immediateSendPending = false }
+                return false
+            }
             let data = immediateData
             do throws(DecodeError) { try SignalMessageEncoder.writeImmediateSend(data.span, to: &outgoing) } catch { return false }
             return true
         case .payloadSharing:
             guard let peer = database.index(of: slots[s]!.target) else { return false }
             var list = FixedBytes<510>()
-            guard sharingList(for: peer, now: now, into: &list) > 0 else { return false }
+            // Header: action code, 16-bit RSSI and 16-bit length (0x03).
+            let room = limit - 5
+            guard room > 0, sharingList(for: peer, now: now, into: &list, maximumBytes: room) > 0 else { return false }
             let rssi = Int16(database.entries[peer]!.rssi ?? 0)
             do throws(DecodeError) { try SignalMessageEncoder.writePayloadSharing(rssi: rssi, payloads: list.span, to: &outgoing) } catch { return false }
             return true
@@ -28,16 +38,17 @@ extension HeraldCentral {
     }
 
     /// The "calling card" for `peer`: whole payloads of Herald iOS and receive-only devices seen in the
-    /// sharing window, never the peer's own, up to 510 bytes. Returns how many payloads it holds.
-    /// Mutating only so that it reads the database in place (see `loadOutgoing`); it changes nothing.
-    public mutating func sharingList(for peer: Int, now: UInt64, into list: inout FixedBytes<510>) -> Int {
+    /// sharing window, never the peer's own, up to `maximumBytes` (at most 510). Returns how many
+    /// payloads it holds. Mutating only so that it reads the database in place (see `loadOutgoing`);
+    /// it changes nothing.
+    public mutating func sharingList(for peer: Int, now: UInt64, into list: inout FixedBytes<510>, maximumBytes: Int = 510) -> Int {
         guard let p = database.entries[peer] else { return 0 }
         var n = 0
         for i in 0..<devices where i != peer {
             guard let d = database.entries[i], d.hasPayload, d.os == .ios || d.kind == .receiveOnly,
                   now &- d.lastSeen <= configuration.sharingWindow else { continue }
             if p.hasPayload && p.payload.elementsEqual(d.payload.span) { continue }
-            guard d.payload.count <= list.freeCapacity else { continue }
+            guard d.payload.count <= list.freeCapacity, list.count + d.payload.count <= maximumBytes else { continue }
             list.append(contentsOf: d.payload.span)
             n += 1
         }
@@ -60,12 +71,13 @@ extension HeraldCentral {
             guard message.data.count <= PayloadBytes.capacity else {
                 throw .badLength(field: "payload", declared: message.data.count, limit: PayloadBytes.capacity)
             }
+            guard message.data.count > 0 else { throw .invalidValue(field: "payload length", value: 0) }
             peerDidWrite(payload: message.data, from: peer, now: now, delegate: &delegate)
         case .rssi:
             peerDidWrite(rssi: message.rssi, from: peer, now: now, delegate: &delegate)
         case .payloadSharing:
             let payloads = SharedPayloads(splitting: message.data, with: layout)
-            peerDidShare(payloads, from: peer, now: now, delegate: &delegate)
+            peerDidShare(payloads, rssi: message.rssi, from: peer, now: now, delegate: &delegate)
         case .immediateSend:
             peerDidSend(immediate: message.data, from: peer, now: now, delegate: &delegate)
         }
@@ -86,8 +98,10 @@ extension HeraldCentral {
         return index
     }
 
-    /// Signal message 0x01: the writer's own payload. Longer than `PayloadBytes.capacity`: ignored.
+    /// Signal message 0x01: the writer's own payload. Longer than `PayloadBytes.capacity`, or empty
+    /// (it names nobody, and every empty payload would merge into one device): ignored.
     public mutating func peerDidWrite<D: SensorDelegate>(payload: Span<UInt8>, from peer: DeviceAddress, now: UInt64, delegate: inout D) {
+        guard payload.count > 0 else { return }
         let index = writer(peer, now: now, delegate: &delegate)
         guard let (kept, merged) = database.setPayload(payload, at: index, now: now) else { return }
         if let gone = merged { delegate.sensor(.ble, available: false, didDeleteOrDetect: gone) }
@@ -100,11 +114,23 @@ extension HeraldCentral {
         delegate.sensor(.ble, didMeasure: Proximity(value: rssi), fromTarget: database[index]!.target)
     }
 
-    /// Signal message 0x03: payloads the writer has seen.
-    public mutating func peerDidShare<D: SensorDelegate>(_ payloads: borrowing SharedPayloads, from peer: DeviceAddress, now: UInt64,
-                                                         delegate: inout D) {
+    /// Signal message 0x03: payloads the writer has seen, and the RSSI at which it hears us. After
+    /// `didShare`, each payload is reported as the integration guide says: `didRead` from a target of
+    /// its own, `didMeasure` with the sharer's RSSI, then `didMeasure:withPayload`. The target is the
+    /// device already holding that payload when there is one (it is the same person); otherwise a
+    /// newly generated identifier, not filed (a 32-payload list must not evict devices we measure).
+    public mutating func peerDidShare<D: SensorDelegate>(_ payloads: borrowing SharedPayloads, rssi: Int16, from peer: DeviceAddress,
+                                                         now: UInt64, delegate: inout D) {
         let index = writer(peer, now: now, delegate: &delegate)
         delegate.sensor(.ble, didShare: payloads, fromTarget: database[index]!.target)
+        let proximity = Proximity(value: rssi)
+        for i in 0..<payloads.count {
+            let payload = payloads[i]
+            let target = database.index(ofPayload: payload).map { database[$0]!.target } ?? database.newTarget()
+            delegate.sensor(.ble, didRead: payload, fromTarget: target)
+            delegate.sensor(.ble, didMeasure: proximity, fromTarget: target)
+            delegate.sensor(.ble, didMeasure: proximity, fromTarget: target, withPayload: payload)
+        }
     }
 
     /// Signal message 0x04: immediate-send data.

@@ -35,7 +35,7 @@ public struct HeraldSensorConfiguration: Sendable {
     /// Purge runs this often and removes devices out of range for `outOfRange`.
     public var purgeInterval: UInt64 = 60_000
     public var outOfRange: UInt64 = 3_600_000
-    /// Consecutive connection failures before a device is ignored.
+    /// Consecutive connection failures before a device backs off (`HeraldDeviceDatabase.backOff`).
     public var maximumFailures = 5
     /// Only devices heard this recently are connected to (an old advert means the peer has gone).
     public var connectWindow: UInt64 = 10_000
@@ -88,6 +88,9 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     public internal(set) var immediateData = FixedBytes<128>()
     /// Adverts whose data did not parse.
     public internal(set) var malformedAdverts = 0
+    /// Adverts of Apple devices the reference apps' filter rules out (`AppleDeviceFilter`): never
+    /// filed or connected to (a device already known is still measured).
+    public internal(set) var ignoredAppleAdverts = 0
     /// The signal message being written, shared by every link, and the link writing it. Why one:
     /// a message may be 520 octets (a full payload-sharing list), kept for several round trips, and
     /// one per link cost 2 KB on a 4-link wearable, while the central writes on one link at a time
@@ -152,6 +155,10 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
         switch c.kind {
         case .herald: kind = .herald
         case .appleConnectToCheck: kind = .appleToCheck
+        case .appleIgnored:
+            ignoredAppleAdverts &+= 1
+            guard database.index(of: report.address) != nil else { return }
+            kind = .appleToCheck
         case .notHerald:
             // A scan response often carries nothing Herald; it still measures a device we know.
             guard database.index(of: report.address) != nil else { return }
@@ -317,7 +324,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
         database.entries[index]!.consecutiveFailures += 1
         database.entries[index]!.lastFailure = now
         database.entries[index]!.lastUpdated = now
-        if database[index]!.consecutiveFailures >= configuration.maximumFailures { database.ignore(at: index, now: now) }
+        if database[index]!.consecutiveFailures >= configuration.maximumFailures { database.backOff(at: index, now: now) }
     }
 
     /// The owner is closing the link itself (e.g. after an ATT timeout): no second request.
@@ -416,6 +423,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
             switch result {
             case .completed:
                 database.entries[i]!.consecutiveFailures = 0
+                database.entries[i]!.failureRounds = 0
                 database.entries[i]!.hasHeraldService = true
             case .noHeraldService:
                 // An Apple device without the service now may open the app later: check again after

@@ -77,6 +77,11 @@ public struct HeraldCentralProcedure {
     /// `SignalFragmenter.defaultFragmentSize` (20).
     public var fragmentSize: Int { max(SignalFragmenter.defaultFragmentSize, mtu - 3) }
 
+    /// The longest signal message this peer accepts: one Write Request for iOS (see `load`), the
+    /// largest message otherwise (written in `fragmentSize` pieces, as the Android reference
+    /// peripheral reassembles).
+    public var outgoingLimit: Int { os == .ios ? fragmentSize : Int.max }
+
     public var isFinished: Bool { phase == .finished }
 
     public mutating func start() -> HeraldGATTStep {
@@ -149,9 +154,15 @@ public struct HeraldCentralProcedure {
 
     /// The owner's answer to `.needMessage`: it holds an encoded signal message of `length` octets
     /// to write, and keeps it unchanged until the procedure leaves the writing phase.
+    ///
+    /// An iOS peer gets each message in one Write Request: the reference iOS peripheral
+    /// (herald-for-ios `BLETransmitter.peripheralManager(_:didReceiveWrite:)`) decodes every request's
+    /// value on its own and refuses one whose length is not the message's declared length, so the
+    /// fragments of a longer message would each be refused. A message for an iOS peer longer than
+    /// `fragmentSize` is dropped (`outgoingLimit` keeps the ones the central builds within it).
     public mutating func load(length: Int) -> HeraldGATTStep {
         guard phase == .awaitingMessage else { return outOfTurn() }
-        guard length > 0 else { return skip() }
+        guard length > 0, length <= outgoingLimit else { return skip() }
         messageLength = length
         writeOffset = 0
         lastFragment = 0

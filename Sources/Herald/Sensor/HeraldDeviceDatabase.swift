@@ -49,6 +49,9 @@ public struct HeraldDevice {
     public var txPower: Int8?
     /// The device is connected to us (we are its peripheral) on this link: no second link is made.
     public var inboundLink: UInt16?
+    /// Rounds of `maximumFailures` consecutive failures since the last success (the back-off step).
+    /// Here it fills padding before the next 64-bit field (on a 32-bit MCU; 8 octets per device elsewhere).
+    public var failureRounds: UInt8 = 0
     /// The last failed connection; the device is tried again only once heard after it.
     public var lastFailure: UInt64?
     public var pseudoAddress: PseudoDeviceAddress?
@@ -64,6 +67,10 @@ public struct HeraldDevice {
 
     /// The contact event: first detection to the last RSSI.
     public var contactEvent: (start: UInt64, end: UInt64) { (firstSeen, lastSeen) }
+
+    /// The failure back-off ran out: the device is measured but never connected to again while it
+    /// stays in the database (see `HeraldDeviceDatabase.backOff`).
+    public var isGivenUp: Bool { ignoreUntil == .max }
 
     public func isIgnored(at now: UInt64) -> Bool {
         if let until = ignoreUntil { return now < until }
@@ -165,6 +172,15 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
         return (slot, true)
     }
 
+    /// A target identifier no device of this run has had, for something reported but not filed
+    /// (a shared payload).
+    public mutating func newTarget() -> TargetIdentifier {
+        let t = TargetIdentifier(nextTarget)
+        nextTarget &+= 1
+        if nextTarget == 0 { nextTarget = 1 }
+        return t
+    }
+
     /// A free slot, evicting the least recently updated device when full.
     mutating func freeSlot(evicted: (TargetIdentifier) -> Void) -> Int {
         var oldest = 0
@@ -180,9 +196,9 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
     /// Records a payload read from the device at `index`. When another entry already holds the same
     /// payload, that entry is the same person under an earlier address: it absorbs this one (address,
     /// RSSI, last seen) and this one is removed. Returns the surviving index and the removed target.
-    /// A payload longer than `HeraldSensorLimits.payloadCapacity` is refused (nil).
+    /// An empty payload, or one longer than `HeraldSensorLimits.payloadCapacity`, is refused (nil).
     public mutating func setPayload(_ payload: Span<UInt8>, at index: Int, now: UInt64) -> (index: Int, merged: TargetIdentifier?)? {
-        guard payload.count <= PayloadBytes.capacity, entries[index] != nil else { return nil }
+        guard payload.count > 0, payload.count <= PayloadBytes.capacity, entries[index] != nil else { return nil }
         if let other = self.index(ofPayload: payload, except: index) {
             let gone = entries[index]!
             var keep = entries[other]!
@@ -220,6 +236,37 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
         entries[index]!.consecutiveFailures = 0
         entries[index]!.lastUpdated = now
         return period
+    }
+
+    /// The failure back-off: after each round of consecutive failed connections or reads (five by
+    /// default) a device is left alone for 1, 2, 4, 8, 16 then 32 minutes; a seventh failed round
+    /// (35 attempts over about 63 minutes) gives it up for as long as it stays in the database (it
+    /// leaves after `outOfRange` unheard, an hour). A success starts the schedule again.
+    ///
+    /// Why not the reference apps' ignore (60 s growing ×1.2 to about 3 minutes, for ever): a device
+    /// whose payload can never be read (too long, broken server) would be reconnected every few
+    /// minutes all day, the repeated-connection pattern the Herald lifecycle document warns makes
+    /// Android's Bluetooth unstable. Apple devices without the service keep that ignore (`ignore`).
+    public static var backOffSchedule: InlineArray<6, UInt64> {
+        [60_000, 120_000, 240_000, 480_000, 960_000, 1_920_000]
+    }
+
+    /// Applies the next back-off round to the device at `index`; returns the period, nil when the
+    /// schedule has run out and the device is given up.
+    @discardableResult
+    public mutating func backOff(at index: Int, now: UInt64) -> UInt64? {
+        guard entries[index] != nil else { return nil }
+        let round = Int(entries[index]!.failureRounds)
+        entries[index]!.consecutiveFailures = 0
+        entries[index]!.lastUpdated = now
+        let schedule = Self.backOffSchedule
+        guard round < schedule.count else {
+            entries[index]!.ignoreUntil = .max
+            return nil
+        }
+        entries[index]!.failureRounds = UInt8(truncatingIfNeeded: round + 1)
+        entries[index]!.ignoreUntil = now &+ schedule[round]
+        return schedule[round]
     }
 
     /// Removes devices not seen for `outOfRange` ms, reporting each target.

@@ -65,7 +65,7 @@ extension SensorCore: HeraldPeripheralDelegate {
     public mutating func heraldPeripheral(didShare payloads: SharedPayloadIterator, rssi: Int16, from link: HeraldLink) {
         // Split with our supplier, which knows the payload layout in use.
         let list = SharedPayloads(splitting: payloads.bytes, with: supplier)
-        central.peerDidShare(list, from: link.peer, now: now, delegate: &delegate)
+        central.peerDidShare(list, rssi: rssi, from: link.peer, now: now, delegate: &delegate)
     }
     public mutating func heraldPeripheral(didReceiveImmediateSend data: Span<UInt8>, from link: HeraldLink) {
         central.peerDidSend(immediate: data, from: link.peer, now: now, delegate: &delegate)

@@ -47,9 +47,13 @@ public struct Proximity: Sendable, Equatable {
 
 /// Fixed sizes of the sensor's stored data.
 public enum HeraldSensorLimits {
-    /// The longest payload stored and read: a Simple payload with 107 bytes of extended data. Longer
-    /// payloads are refused rather than stored truncated (a truncated payload could merge two people).
-    public static let payloadCapacity = 128
+    /// The longest payload stored and read. Herald supports fixed and variable payloads up to 510
+    /// octets (integration guide; its performance figures use a 129-octet payload), read with Read
+    /// Blob (Core 5.4 Vol 3 Part G 4.8.3). Embedded builds keep 128 octets (a Simple payload with 107
+    /// octets of extended data): 510 for each of a firmware wearable's 16 devices would add 6 KB of RAM.
+    /// Longer payloads are refused rather than stored truncated (a truncated payload could merge two
+    /// people), and the device backs off like any other whose read fails.
+    public static let payloadCapacity = PayloadBytes.capacity
     /// Largest payload-sharing list in one signal write (Herald: 510 bytes, so the message with its
     /// 5-byte header fits in one 512-byte attribute value, Core 5.4 Vol 3 Part F 3.2.9).
     public static let sharingCapacity = 510
@@ -59,8 +63,12 @@ public enum HeraldSensorLimits {
     public static let sharedPayloadsCapacity = 32
 }
 
-/// Payload bytes as stored for one device.
+/// Payload bytes as stored for one device (see `HeraldSensorLimits.payloadCapacity`).
+#if hasFeature(Embedded)
 public typealias PayloadBytes = FixedBytes<128>
+#else
+public typealias PayloadBytes = FixedBytes<510>
+#endif
 
 /// Supplies our payload and knows how payloads are laid out (Herald API `PayloadDataSupplier`).
 /// Used generically (`HeraldSensor<Supplier, ...>`), never as an existential.

@@ -21,6 +21,9 @@ public struct DeviceLog: Equatable {
     public var laterShortNames: [String] = []
     /// Every short name this device went by.
     public var shortNames: [String] { (shortName.map { [$0] } ?? []) + laterShortNames.filter { $0 != shortName } }
+    /// Every short name of a payload this device served (`served-payloads.csv`), with when it was
+    /// first served: a rotating payload has one per period. Empty for the reference apps' logs.
+    public var servedNames: [(time: Int64, name: String)] = []
     public var readings: [Reading] = []
     /// Measurements of targets never tied to a payload by a read (cannot be attributed to a peer).
     public var unattributedMeasurements = 0
@@ -28,6 +31,22 @@ public struct DeviceLog: Equatable {
     public var firstTime: Int64?
     public var lastTime: Int64?
     public var rows = 0
+
+    /// Every short name the device claims: its `detection.csv` name, each payload it served
+    /// (`served-payloads.csv`) and each it announced in log.txt (`own payload NAME`).
+    public var ownNames: Set<String> {
+        var names = Set(servedNames.map(\.name))
+        names.formUnion(shortNames)
+        return names
+    }
+
+    public static func == (a: DeviceLog, b: DeviceLog) -> Bool {
+        a.directory == b.directory && a.deviceName == b.deviceName && a.operatingSystem == b.operatingSystem
+            && a.operatingSystemVersion == b.operatingSystemVersion && a.shortName == b.shortName
+            && a.servedNames.map(\.time) == b.servedNames.map(\.time) && a.servedNames.map(\.name) == b.servedNames.map(\.name)
+            && a.readings == b.readings && a.unattributedMeasurements == b.unattributedMeasurements
+            && a.firstTime == b.firstTime && a.lastTime == b.lastTime && a.rows == b.rows
+    }
 
     /// `Model (OS version)` for tables, falling back to the directory name.
     public var label: String {
@@ -69,6 +88,10 @@ public enum DeviceLogReader {
         }
         let textPath = (directory as NSString).appendingPathComponent(TextLog.fileName)
         if let text = try? String(contentsOfFile: textPath, encoding: .utf8) { log.laterShortNames = ownShortNames(inTextLog: text) }
+        let servedPath = (directory as NSString).appendingPathComponent(ServedPayloadLog.fileName)
+        if let text = try? String(contentsOfFile: servedPath, encoding: .utf8) {
+            parseServed(text, path: servedPath, into: &log, malformed: &bad)
+        }
         let contactsPath = (directory as NSString).appendingPathComponent(ContactLog.fileName)
         let text: String
         do { text = try CommandMessage.readText(contactsPath) } catch { throw AnalysisError(error.description) }
@@ -91,6 +114,21 @@ public enum DeviceLogReader {
         log.operatingSystem = f[1]
         log.operatingSystemVersion = f[2]
         log.shortName = f[3]
+    }
+
+    /// `time,shortName,payload` rows (`ServedPayloadLog`).
+    static func parseServed(_ text: String, path: String, into log: inout DeviceLog, malformed: inout [MalformedLine]) {
+        var lineNumber = 0
+        for line in ContactMatcher.lines(text) {
+            lineNumber += 1
+            if line.isEmpty || (lineNumber == 1 && line.hasPrefix("time,")) { continue }
+            let f = csvFields(line)
+            guard f.count == 3, let t = parseTime(f[0]), !f[1].isEmpty else {
+                malformed.append(.init(file: path, line: lineNumber, reason: "expected time,shortName,payload"))
+                continue
+            }
+            log.servedNames.append((t, f[1]))
+        }
     }
 
     /// Column positions, from the header when there is one: older Herald apps wrote nine columns

@@ -10,8 +10,10 @@ import Foundation
 ///   two hours' missed-window percentages (0 means no degradation).
 ///
 /// A reading is a measure row attributed to a peer (through a read of that target) or a share row,
-/// as in the reference scripts; a peer is identified by its payload short name matching the short
-/// name another device wrote in its `detection.csv`.
+/// as in the reference scripts; a peer is identified by its payload short name matching a short name
+/// another device claims: the one in its `detection.csv` or any in its `served-payloads.csv` (every
+/// payload it served, so readings stay attributable across payload rotations). A name two devices
+/// claim is reported (`sharedNames`) and its readings are left out.
 public struct EfficacyOptions: Equatable {
     /// Unix milliseconds; nil: the latest first row over all devices (the last phone to join).
     public var start: Int64?
@@ -37,6 +39,14 @@ public struct PairContinuity: Equatable {
     public var continuity: Double
 }
 
+/// A short name more than one analysed device claims (e.g. devices serving one fixed test payload):
+/// nobody can tell whose its readings are.
+public struct SharedShortName: Equatable {
+    public var name: String
+    /// Indices into `EfficacyReport.devices`.
+    public var devices: [Int]
+}
+
 public struct EfficacyReport: Equatable {
     public var devices: [DeviceLog]
     public var start: Int64
@@ -54,8 +64,11 @@ public struct EfficacyReport: Equatable {
     public var longevityWindowsPerPair: Int
     public var longevityStartWindows: Int
     public var longevityEndWindows: Int
-    /// Readings of short names no analysed device claims (other apps, rotated payloads).
+    /// Readings of short names no analysed device claims (other apps, devices not analysed).
     public var unknownPeerReadings: Int
+    /// Names claimed by more than one device, and the readings of them left out.
+    public var sharedNames: [SharedShortName] = []
+    public var sharedNameReadings = 0
 
     public var detection: Double { maxPairs > 0 ? Double(detectedPairs) / Double(maxPairs) : 0 }
     public var continuity: Double { maxWindows > 0 ? Double(achievedWindows) / Double(maxWindows) : 0 }
@@ -87,9 +100,16 @@ public enum EfficacyAnalysis {
         let longevityWindows = min(Int((max(options.longevityMilliseconds, 0) + w - 1) / w), total)
 
         // Short name -> device index; a name two devices claim is ambiguous and left out.
-        var byName: [String: Int] = [:], claimed: [String: Int] = [:]
-        for (i, d) in devices.enumerated() { for s in d.shortNames { claimed[s, default: 0] += 1; byName[s] = i } }
-        for (s, n) in claimed where n > 1 { byName[s] = nil }
+        var byName: [String: Int] = [:], claimants: [String: [Int]] = [:]
+        let ownNames = devices.map(\.ownNames)
+        for (i, names) in ownNames.enumerated() { for s in names { claimants[s, default: []].append(i); byName[s] = i } }
+        var shared: [SharedShortName] = []
+        for (s, who) in claimants where who.count > 1 {
+            byName[s] = nil
+            shared.append(SharedShortName(name: s, devices: who))
+        }
+        shared.sort { $0.name < $1.name }
+        var sharedReadings = 0
 
         var pairs: [PairContinuity] = []
         var detected = 0, achieved = 0, startHits = 0, endHits = 0, unknown = 0
@@ -98,7 +118,8 @@ public enum EfficacyAnalysis {
             var counts: [Int: Int] = [:]
             for r in d.readings where r.time >= start && r.time <= end {
                 guard let j = byName[r.peer] else {
-                    if !d.shortNames.contains(r.peer) { unknown += 1 }
+                    if claimants[r.peer, default: []].count > 1 { sharedReadings += 1 }
+                    else if !ownNames[i].contains(r.peer) { unknown += 1 }
                     continue
                 }
                 guard j != i else { continue }
@@ -120,7 +141,8 @@ public enum EfficacyAnalysis {
                               pairs: pairs, maxPairs: n * (n - 1), detectedPairs: detected,
                               maxWindows: n * (n - 1) * total, achievedWindows: achieved,
                               longevityWindowsPerPair: longevityWindows, longevityStartWindows: startHits,
-                              longevityEndWindows: endHits, unknownPeerReadings: unknown)
+                              longevityEndWindows: endHits, unknownPeerReadings: unknown, sharedNames: shared,
+                              sharedNameReadings: sharedReadings)
     }
 }
 
@@ -166,6 +188,10 @@ extension EfficacyReport {
         lines.append("Detection   \(detectedPairs)/\(maxPairs) pairs = \(Self.pct(100 * detection))%")
         lines.append("Continuity  \(achievedWindows)/\(maxWindows) windows = \(Self.pct(100 * continuity))%")
         lines.append("Longevity   first \(longevityWindowsPerPair) windows missed \(Self.pct(longevityStartError))%, last missed \(Self.pct(longevityEndError))%: |Δ| = \(Self.pct(longevity)) points")
+        for s in sharedNames {
+            lines.append("warning: short name \(s.name) is claimed by \(s.devices.map { labels[$0] }.joined(separator: " and ")): whose readings are whose cannot be told, so they are left out (give each device its own payload)")
+        }
+        if sharedNameReadings > 0 { lines.append("(\(sharedNameReadings) readings of short names several devices claim were left out)") }
         if unknownPeerReadings > 0 { lines.append("(\(unknownPeerReadings) readings of short names no analysed device claims were left out)") }
         return lines.joined(separator: "\n") + "\n"
     }

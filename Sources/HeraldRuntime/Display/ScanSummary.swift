@@ -51,6 +51,8 @@ public struct ScanDeviceSummary: Encodable {
     public var payloadText: String?
     /// Why reading the payload failed.
     public var payloadError: String?
+    /// The payload's codes, decoded with the scan's `--byte-order`.
+    public var payloadFields: DecodedPayloadFields?
 }
 
 /// Per-device statistics of a scan, fed report by report from `stackDidReceive(advertisingReport:)`.
@@ -83,9 +85,15 @@ public struct ScanSummary {
     private var order: [String] = []
     private var payloads: [String: BenchPayloadReader.Outcome] = [:]
     public private(set) var reports = 0
+    /// Byte order of the country/state/location codes when decoding payloads read (`--byte-order`).
+    public var byteOrder: PayloadCodeByteOrder = .bigEndian
 
     /// Attaches a payload read (or its failure) to the advertiser with this address (`AA:BB:…`).
     public mutating func attach(_ outcome: BenchPayloadReader.Outcome, to address: String) { payloads[address] = outcome }
+
+    /// Apple devices the reference apps' filter rules out from their adverts (`AppleDeviceFilter`):
+    /// a Herald sensor would not connect to them.
+    public var ignoredAppleDevices: Int { tracks.values.filter { $0.classification.kind == .appleIgnored }.count }
 
     /// Whether the advertiser has shown a Herald service UUID or pseudo device address so far.
     public func isHerald(_ address: DeviceAddress) -> Bool {
@@ -166,8 +174,10 @@ public struct ScanSummary {
         let c = t.classification
         var payloadBytes: [UInt8]?
         if case .payload(let bytes)? = payloads[t.address] { payloadBytes = bytes }
-        let kind = DeviceKind.of(herald: c.kind == .herald, apple: c.kind == .appleConnectToCheck,
-                                 pseudoAddress: c.pseudoDeviceAddress != nil, payload: payloadBytes)
+        // An Apple device the reference apps' filter ignores is still an Apple device.
+        let kind = c.kind == .appleIgnored ? DeviceKind.appleOther
+            : DeviceKind.of(herald: c.kind == .herald, apple: c.kind == .appleConnectToCheck,
+                            pseudoAddress: c.pseudoDeviceAddress != nil, payload: payloadBytes)
         var pseudo: String?
         if let p = c.pseudoDeviceAddress {
             pseudo = (0..<6).map { hex(p.data[$0]).lowercased() }.joined()
@@ -182,6 +192,7 @@ public struct ScanSummary {
             d.payload = bytes.map { hex($0).lowercased() }.joined()
             d.payloadShortName = payloadShortName(bytes)
             d.payloadText = PayloadDescription.text(bytes)
+            d.payloadFields = DecodedPayloadFields.decode(bytes, order: byteOrder)
         case .failed(let why)?:
             d.payloadError = why
         case nil:
@@ -199,7 +210,8 @@ public struct ScanSummary {
         for d in devices {
             let interval: String = d.interval.map { "\(f($0.mean))/\(f($0.min))/\(f($0.max))" } ?? "-"
             let tx: String = (d.txPower ?? d.reportTxPower).map(String.init) ?? "-"
-            let payload: String = d.payloadText ?? (d.payloadError == nil ? "-" : "failed")
+            var payload: String = d.payloadText ?? (d.payloadError == nil ? "-" : "failed")
+            if let fields = d.payloadFields { payload += " " + fields.codes }
             var row: [String] = [d.kind.description, "\(d.address) (\(d.addressType))", d.pseudoAddress ?? "-", String(d.adverts), String(d.scanResponses)]
             row += [interval, String(d.rssi?.count ?? 0), f(d.rssi?.mean, 1), f(d.rssi?.sd ?? nil, 1), f(d.rssi?.min), f(d.rssi?.max), tx]
             if withPayloads { row.append(payload) }
@@ -209,6 +221,10 @@ public struct ScanSummary {
         var widths = [Int](repeating: 0, count: rows[0].count)
         for r in rows { for (i, c) in r.enumerated() { widths[i] = max(widths[i], c.count) } }
         var out = String(format: "%d device(s), %d report(s) in %.1f s\n", tracks.count, reports, durationSeconds)
+        if ignoredAppleDevices > 0 {
+            out += "\(ignoredAppleDevices) Apple device(s) ignored by the reference apps' device filter (kind Apple-ignored): a sensor does not connect to them\n"
+        }
+        if withPayloads { out += "payload codes decoded with --byte-order \(byteOrder.optionName) (\(byteOrder.explanation))\n" }
         for r in rows {
             out += r.enumerated().map { i, c in i == r.count - 1 ? c : c + String(repeating: " ", count: widths[i] - c.count) }
                 .joined(separator: "  ").trimmingCharacters(in: .whitespaces) + "\n"

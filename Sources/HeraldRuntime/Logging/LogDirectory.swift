@@ -5,8 +5,8 @@ public protocol SensorEventConsumer: AnyObject {
     func record(_ event: SensorEventRecord)
 }
 
-/// A directory of Herald logs: `contacts.csv`, `payloads.csv`, `statistics.csv`, `detection.csv` and
-/// `log.txt`, kept up to date from `SensorEventRecord`s.
+/// A directory of Herald logs: `contacts.csv`, `payloads.csv`, `statistics.csv`, `detection.csv`,
+/// `served-payloads.csv` and `log.txt`, kept up to date from `SensorEventRecord`s.
 ///
 /// `record` and `log` only enqueue: formatting and file I/O happen on a private serial queue, so the
 /// radio loop never waits on storage. A timer on that queue hands buffered lines to the kernel at
@@ -59,6 +59,8 @@ public final class LogDirectory: SensorEventConsumer, @unchecked Sendable {
     private let text: LogFile
     private let statisticsFile: LogFile
     private let detectionFile: LogFile
+    private let servedFile: LogFile
+    private var served = ServedPayloadLog()
     private var statistics: StatisticsLog
     private var detection: DetectionLog
     private var statisticsDirty = false
@@ -85,6 +87,12 @@ public final class LogDirectory: SensorEventConsumer, @unchecked Sendable {
         contacts = try LogFile(appending: file(ContactLog.fileName), header: ContactLog.header)
         payloads = try LogFile(appending: file(PayloadLog.fileName), header: PayloadLog.header)
         text = try LogFile(appending: file(TextLog.fileName), header: nil)
+        let servedFile = try LogFile(appending: file(ServedPayloadLog.fileName), header: ServedPayloadLog.header)
+        // Our payload at the start is ours whether or not anyone reads it.
+        var served = ServedPayloadLog()
+        if let first = served.line(serving: configuration.ownPayload, at: Date()) { try servedFile.append(first) }
+        self.servedFile = servedFile
+        self.served = served
         statistics = StatisticsLog(ownPayload: configuration.ownPayload)
         detection = DetectionLog(deviceName: configuration.deviceName, operatingSystem: configuration.operatingSystem,
                                  operatingSystemVersion: configuration.operatingSystemVersion, ownPayload: configuration.ownPayload)
@@ -102,7 +110,7 @@ public final class LogDirectory: SensorEventConsumer, @unchecked Sendable {
         // Every queued block holds `self`, so none is left to run: finishing here cannot race the queue.
         if !closed {
             flushOnQueue(sync: true)
-            for f in [contacts, payloads, text] { try? f.close() }
+            for f in [contacts, payloads, text, servedFile] { try? f.close() }
         }
     }
 
@@ -132,6 +140,15 @@ public final class LogDirectory: SensorEventConsumer, @unchecked Sendable {
         }
     }
 
+    /// Our payload was served (read by a peer) at `time`: a `served-payloads.csv` row when it differs
+    /// from the last one, so every payload this device served can be attributed to it.
+    public func recordServed(_ payload: [UInt8], at time: Date = Date()) {
+        queue.async { [self] in
+            guard !closed, let line = served.line(serving: payload, at: time) else { return }
+            do throws(LogError) { try servedFile.append(line) } catch { remember(error) }
+        }
+    }
+
     /// An entry in `log.txt`, kept if `level` is at or above the configured level.
     public func log(_ level: LogLevel, subsystem: String = "Sensor", category: String, _ message: String, at time: Date = Date()) {
         guard level != .off, level >= configuration.logLevel else { return }
@@ -147,7 +164,7 @@ public final class LogDirectory: SensorEventConsumer, @unchecked Sendable {
     }
 
     private func flushOnQueue(sync: Bool = false) {
-        for f in [contacts, payloads, text] {
+        for f in [contacts, payloads, text, servedFile] {
             do throws(LogError) { try f.flush() } catch { remember(error) }
         }
         if statisticsDirty || sync {
@@ -170,7 +187,7 @@ public final class LogDirectory: SensorEventConsumer, @unchecked Sendable {
             guard !closed else { return }
             closed = true
             flushOnQueue(sync: true)
-            for f in [contacts, payloads, text] {
+            for f in [contacts, payloads, text, servedFile] {
                 do throws(LogError) { try f.close() } catch { remember(error) }
             }
         }

@@ -9,6 +9,8 @@ public final class PeripheralEventSink {
     public private(set) var payloadReads = 0
     public private(set) var signalMessages = 0
     public var write: (String) -> Void
+    /// Each payload served, as bytes (the wearable logs them in `served-payloads.csv`).
+    public var served: (([UInt8]) -> Void)?
 
     public init(write: @escaping (String) -> Void = { line in
         print(line)
@@ -22,7 +24,10 @@ public final class PeripheralEventSink {
         write(line)
     }
 
-    func countPayloadRead() { payloadReads += 1 }
+    func countPayloadRead(_ payload: Span<UInt8>) {
+        payloadReads += 1
+        if let served { served((0..<payload.count).map { payload[$0] }) }
+    }
     func countSignal() { signalMessages += 1 }
 }
 
@@ -92,7 +97,7 @@ public struct PeripheralEventPrinter: HeraldPeripheralDelegate {
     }
 
     public mutating func heraldPeripheral(didServePayload payload: Span<UInt8>, to link: HeraldLink) {
-        sink.countPayloadRead()
+        sink.countPayloadRead(payload)
         var f = Self.linkFields(link)
         let h = Self.hex(payload)
         f["payload"] = h

@@ -227,7 +227,7 @@ public final class StackSession<App: LEApplication, let links: Int, let attribut
             ("connections", stack.le.connections.count), ("creditsInFlight", control.credits.inFlight),
             ("aclQueued", control.acl.count), ("aclQueueFullEvents", control.aclQueueFullEvents),
             ("droppedCommands", control.droppedCommands), ("restarts", restarts), ("reopens", reopens),
-        ]
+        ] + ((stack.le.app as? any ApplicationStatistics)?.applicationStatistics ?? [])
     }
 
     /// `statistics` as one JSON object.

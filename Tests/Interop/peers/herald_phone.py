@@ -78,10 +78,14 @@ async def main(transport: str, address: str, kind: str, payload: bytes) -> None:
             ]
         elif kind == "iphone":
             # What a backgrounded iOS app leaves in the advert: Apple's manufacturer data (the
-            # "overflow area" form, type 0x01), no service UUID.
+            # "overflow area" form, type 0x01, one bit per hashed service UUID), no service UUID.
+            # The bits are those of an iPhone SE running Herald in the background (herald-for-android
+            # BLEDeviceFilterTest); an all-zero area means no app advertises, and the reference
+            # apps' device filter, like ours, ignores it.
             fields = [
                 (AdvertisingData.FLAGS, bytes([0x1A])),
-                (AdvertisingData.MANUFACTURER_SPECIFIC_DATA, bytes([0x4C, 0x00, 0x01]) + bytes(16)),
+                (AdvertisingData.MANUFACTURER_SPECIFIC_DATA,
+                 bytes([0x4C, 0x00, 0x01]) + bytes.fromhex("00000000000000000020000000000000")),
             ]
         else:
             fields = [
