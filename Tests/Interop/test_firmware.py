@@ -32,12 +32,18 @@ def ensure_qemu() -> None:
         pytest.skip("qemu-system-arm is not installed and could not be installed with apt-get")
 
 
+STATIC_RAM: dict[str, int] = {}
+
+
 @pytest.fixture(scope="session")
 def firmware_images() -> Path:
     ensure_qemu()
     out = subprocess.run([str(FIRMWARE), "build"], cwd=ROOT, capture_output=True, text=True, timeout=1800)
     assert out.returncode == 0, out.stderr[-3000:]
     print(out.stdout)
+    for line in out.stdout.splitlines():
+        if "static RAM" in line:
+            STATIC_RAM[line.split(":")[0]] = int(line.split("static RAM ")[1].split()[0])
     return OUT
 
 
@@ -83,6 +89,13 @@ class Firmware:
             line = self.last(prefix)
             if line:
                 print(f"{self.image}: {line}")
+        # RAM all in, as Firmware/README.md measures it, with the main loop's measured peak.
+        value, start, loop = (self.last(p) for p in ("memory stack_value=", "memory start-up", "memory stack_peak="))
+        if value and start and loop and self.image in STATIC_RAM:
+            peak = max(int(field(start, "stack_peak")), int(field(loop, "stack_peak")))
+            total = STATIC_RAM[self.image] + int(field(value, "stack_value")) + peak
+            print(f"{self.image}: RAM all in {total} B = static {STATIC_RAM[self.image]} + stack value "
+                  f"{field(value, 'stack_value')} + stack peak {peak} (measured)")
         try:
             os.killpg(self.proc.pid, 15)
         except ProcessLookupError:
