@@ -90,8 +90,9 @@ func makeStack(into stack: UnsafeMutablePointer<WearableStack>) {
           (try? peripheral.install(into: &database)) != nil
     else { halt("GATT database does not fit") }
     // A fixed seed for the static random address; a product derives it from the chip's unique ID.
-    stack.initialize(to: BluetoothStack(configuration: HostConfiguration(randomAddressSeed: [0x57, 0x45, 0x41, 0x52, 0x41, 0x42]),
-                                        database: database,
-                                        app: WearableApp(supplier: supplier, delegate: SensorLog(),
-                                                         peripheral: LoggedPeripheral(inner: peripheral))))
+    // Built part by part in its place (`BluetoothStack.initialize(_:...)`), the application too.
+    WearableStack.initialize(stack, configuration: HostConfiguration(randomAddressSeed: [0x57, 0x45, 0x41, 0x52, 0x41, 0x42]),
+                             database: database) { app in
+        WearableApp.initialize(app, supplier: supplier, delegate: SensorLog(), peripheral: LoggedPeripheral(inner: peripheral))
+    }
 }
