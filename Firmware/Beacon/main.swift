@@ -94,6 +94,7 @@ public func firmwareMain() -> Never {
     // The stack is built in place in memory of its own: as a local here it was built in a
     // temporary and copied (two copies of the value in this frame).
     guard let stack = Board.reserve(BeaconStack.self) else { halt("no room for the stack") }
+    Board.logReservation(BeaconStack.self)
     makeStack(into: stack)
     // Construction's peak (temporaries moved from value to value) is reported apart from the main
     // loop's: the loop's is what a product must budget for beyond start-up.

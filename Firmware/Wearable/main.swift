@@ -61,6 +61,7 @@ public func firmwareMain() -> Never {
     // The stack is built in place in memory of its own: as a local here it was built in a
     // temporary and copied (two 21 KB values in this frame).
     guard let stack = Board.reserve(WearableStack.self) else { halt("no room for the stack") }
+    Board.logReservation(WearableStack.self)
     makeStack(into: stack)
     // Construction's peak (temporaries moved from value to value) is reported apart from the main
     // loop's: the loop's is what a product must budget for beyond start-up.

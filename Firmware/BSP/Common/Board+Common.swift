@@ -26,6 +26,13 @@ extension Board {
               let raw = bsp_reserve(UInt32(truncatingIfNeeded: MemoryLayout<T>.size)) else { return nil }
         return raw.bindMemory(to: T.self, capacity: 1)
     }
+
+    /// Logs what `reserve` took and what stack is left, before anything can run out of it: an image
+    /// too big for the board's RAM stops during start-up, and this line says by how much it missed.
+    static func logReservation<T>(_ type: T.Type) {
+        Log.put("memory reserved stack_value="); Log.put(MemoryLayout<T>.size)
+        Log.put(" stack_left="); Log.put(Board.stackSize); Log.end()
+    }
 }
 
 /// Extends the 32-bit tick count to the 64-bit milliseconds the stack takes.
