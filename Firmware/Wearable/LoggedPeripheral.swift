@@ -62,9 +62,6 @@ struct LoggedPeripheral: HeraldSensorPeripheral {
                                       control: &control, delegate: &d)
         }
     }
-    mutating func sensorScanningDidChange(_ scan: (active: Bool, interval: UInt16)?) {
-        inner.sensorScanningDidChange(scan)
-    }
 }
 
 /// Logs the peripheral events a tester looks for, and forwards every event to the sensor's core.

@@ -42,6 +42,17 @@ struct FakeController {
     var aclLength: UInt16 = 27
     var aclCount: UInt8 = 3
     var seen: [UInt16] = []
+    /// The rules of Zephyr's link layer (v2.5.0), which Bumble's virtual controller does not keep:
+    /// LE Create Connection while scanning and LE Set Advertising Enable (0) while not advertising
+    /// are refused with 0x0C Command Disallowed.
+    var zephyrRules = true
+    var scanning = false
+    var advertising = false
+    /// Status for LE Create Connection's Command Status when it is not refused for scanning.
+    var createConnectionStatus: UInt8 = 0
+    /// Every non-zero status the controller answered with, by opcode: a host that keeps the
+    /// controller's rules leaves this empty.
+    var refusals: [(opcode: UInt16, status: UInt8)] = []
 
     static func commandComplete(_ opcode: UInt16, _ params: [UInt8]) -> [UInt8] {
         [0x04, 0x0E, UInt8(3 + params.count), 0x01, UInt8(opcode & 0xFF), UInt8(opcode >> 8)] + params
@@ -61,16 +72,30 @@ struct FakeController {
             return Self.commandComplete(opcode, [ok, 0x0D, 0x00, 0x00, 0x0D, UInt8(manufacturer & 0xFF), UInt8(manufacturer >> 8), 0x00, 0x00])
         case 0x1002:  // Read Local Supported Commands
             var bitmap = [UInt8](repeating: 0, count: 64)
-            bitmap[15] |= 0x02; bitmap[34] |= 0x01; bitmap[35] |= 0x08
+            bitmap[15] |= 0x02; bitmap[33] |= 0x40; bitmap[34] |= 0x01; bitmap[35] |= 0x08  // 33.6: LE Set Data Length
             if supportsBufferSizeV2 { bitmap[41] |= 0x20 }
             return Self.commandComplete(opcode, [ok] + bitmap)
         case 0x1003: return Self.commandComplete(opcode, [ok] + [UInt8](repeating: 0, count: 8))
         case 0x0C01, 0x2001, 0x2024, 0x2005: return Self.commandComplete(opcode, [ok])
+        case 0x200A:  // LE Set Advertising Enable
+            let enable = packet.count > 4 && packet[4] == 1
+            if zephyrRules, !enable, !advertising { return refuse(opcode, 0x0C, complete: true) }
+            advertising = enable
+            return Self.commandComplete(opcode, [ok])
+        case 0x200C:  // LE Set Scan Enable
+            scanning = packet.count > 4 && packet[4] == 1
+            return Self.commandComplete(opcode, [ok])
         // Advertising, scanning and Create Connection Cancel complete at once.
-        case 0x2006, 0x2008, 0x2009, 0x200A, 0x200B, 0x200C, 0x200E: return Self.commandComplete(opcode, [ok])
-        // LE Create Connection, Disconnect and LE Connection Update answer with Command Status; their
-        // result comes later in its own event (Core 5.4 Vol 4 Part E 7.8.12, 7.1.6, 7.8.18).
-        case 0x200D, 0x0406, 0x2013: return [0x04, 0x0F, 0x04, ok, 0x01, UInt8(opcode & 0xFF), UInt8(opcode >> 8)]
+        case 0x2006, 0x2008, 0x2009, 0x200B, 0x200E: return Self.commandComplete(opcode, [ok])
+        // LE Set Data Length, LE Remote Connection Parameter Request (Negative) Reply: the handle.
+        case 0x2020, 0x2021, 0x2022: return Self.commandComplete(opcode, [ok, packet[4], packet[5]])
+        case 0x200D:  // LE Create Connection: refused while the scanner runs on Zephyr
+            if zephyrRules, scanning { return refuse(opcode, 0x0C, complete: false) }
+            if createConnectionStatus != 0 { return refuse(opcode, createConnectionStatus, complete: false) }
+            return [0x04, 0x0F, 0x04, ok, 0x01, UInt8(opcode & 0xFF), UInt8(opcode >> 8)]
+        // Disconnect and LE Connection Update answer with Command Status; their result comes later
+        // in its own event (Core 5.4 Vol 4 Part E 7.1.6, 7.8.18).
+        case 0x0406, 0x2013: return [0x04, 0x0F, 0x04, ok, 0x01, UInt8(opcode & 0xFF), UInt8(opcode >> 8)]
         case 0x2002:  // LE Read Buffer Size v1
             return Self.commandComplete(opcode, [ok, UInt8(aclLength & 0xFF), UInt8(aclLength >> 8), aclCount])
         case 0x2060:  // v2
@@ -93,6 +118,12 @@ struct FakeController {
         default:
             return Self.commandComplete(opcode, [0x01])  // Unknown HCI Command
         }
+    }
+
+    mutating func refuse(_ opcode: UInt16, _ status: UInt8, complete: Bool) -> [UInt8] {
+        refusals.append((opcode, status))
+        return complete ? Self.commandComplete(opcode, [status])
+                        : [0x04, 0x0F, 0x04, status, 0x01, UInt8(opcode & 0xFF), UInt8(opcode >> 8)]
     }
 }
 

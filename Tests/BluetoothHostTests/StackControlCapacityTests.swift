@@ -20,7 +20,7 @@ struct StackControlCapacityTests {
         var control = StackControl()
         // LE Set Scan Enable is a 6-octet packet; the queue adds a 5-octet record header to each.
         let fits = StackControl.commandCapacity / 11
-        for _ in 0..<(fits + 3) { control.stopScanning() }
+        for _ in 0..<(fits + 3) { control.send(HCILESetScanEnable(enable: false, filterDuplicates: false), tag: .gap) }
         #expect(control.commands.count == fits)
         #expect(control.droppedCommands == 3)
         // What was kept is intact: every record is a whole Scan Enable (disable) packet.

@@ -154,6 +154,24 @@ struct SensorCentralTests {
         #expect(h.central.pending != nil)
     }
 
+    /// A peer that connects to us before we hear it advertise is not connected to a second time
+    /// once its advert arrives: two links between one pair of devices help nobody, and on Zephyr's
+    /// controller such crossing links crashed it (see `LEStack.dataLengthDelay`).
+    @Test func aPeerLinkedToUsBeforeItsFirstAdvertIsNotConnectedToAgain() {
+        var h = CentralHarness<8, 2>()
+        let a = address(1)
+        #expect(h.central.didConnect(handle: 7, peer: a, isCentral: false, now: h.now, control: &h.control) == nil)
+        h.advert(a, AdvertData.heraldUUID16)
+        #expect(h.control.connects.isEmpty)
+        let i = h.central.database.index(of: a)
+        #expect(i.flatMap { h.central.database[$0]?.inboundLink } == 7)
+        // Once that link is gone, the next advert connects.
+        h.central.didDisconnect(handle: 7, now: h.now, control: &h.control)
+        h.now += 100
+        h.advert(a, AdvertData.heraldUUID16)
+        #expect(h.control.connects == [a])
+    }
+
     @Test func immediateSendGoesFirst() {
         var h = CentralHarness<8, 2>()
         let a = address(1), b = address(2)

@@ -49,9 +49,9 @@ struct SensorPeripheralTests {
         var rig = try Rig()
         rig.sensor.start(now: 0, control: &rig.control)
         rig.sensor.stackDidBecomeReady(ControllerInfo(), now: 0, control: &rig.control)
-        // The advertiser knows we scan actively at 100 ms, to pause it around address changes.
-        let pause = rig.sensor.peripheral.advertiser.activeScanToPause
-        #expect(pause?.active == true && pause?.interval == 0x00A0)
+        // The stack holds the sensor's scan (active, 100 ms), to pause and resume it around
+        // address changes and connection attempts.
+        #expect(rig.control.scanning == ScanIntent(active: true, interval: 0x00A0))
 
         // A phone we hear advertising connects to us and writes immediate-send data.
         let phone = address(1)
@@ -90,9 +90,9 @@ struct SensorPeripheralTests {
         #expect(rig.sensor.read(id: 0x7777, connection: 0, offset: 0, into: &sink) == .readNotPermitted)
         #expect(rig.sensor.write(id: 0x7777, connection: 0, offset: 0, value: [1].span) == .writeNotPermitted)
 
-        // Stopping the sensor tells the advertiser there is no scan to pause.
+        // Stopping the sensor leaves no scan to resume.
         rig.sensor.stop(control: &rig.control)
-        #expect(rig.sensor.peripheral.advertiser.activeScanToPause == nil)
+        #expect(rig.control.scanning == nil)
     }
 
     @Test func peripheralDeadlineIsPartOfTheApplicationDeadline() throws {

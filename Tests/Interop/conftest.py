@@ -1,12 +1,11 @@
 """Shared fixtures for interop tests: Bumble virtual controllers on ptys, and our `herald` binary."""
 import os
 import subprocess
-import sys
-import tempfile
-import time
 from pathlib import Path
 
 import pytest
+
+from radio import KINDS, open_radio
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -22,40 +21,38 @@ def herald_bin() -> str:
     return path
 
 
-class Controllers:
-    """N Bumble virtual controllers linked by one simulated radio, each on its own pty."""
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "controllers(*kinds, reason): run only on these controller kinds (bumble, zephyr); "
+                   "the reason says why the other cannot run it")
 
-    def __init__(self, count: int):
-        self.dir = tempfile.mkdtemp(prefix="herald-ctl-")
-        # At least two (one alone has nobody to talk to); extra ones just sit on the simulated radio.
-        # Our own script: bumble.apps.controllers accepts exactly two transports.
-        self.paths = [os.path.join(self.dir, f"hci{i}") for i in range(max(count, 2))]
-        script = Path(__file__).parent / "peers" / "controllers.py"
-        args = [sys.executable, str(script)] + [f"pty:{p}" for p in self.paths]
-        self.log = open(os.path.join(self.dir, "controllers.log"), "w")
-        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.time() + 20
-        while not all(os.path.exists(p) for p in self.paths):
-            if self.proc.poll() is not None or time.time() > deadline:
-                raise RuntimeError(f"bumble controllers did not start: {open(self.log.name).read()}")
-            time.sleep(0.05)
 
-    def close(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-        self.log.close()
+def wanted_kinds():
+    """HERALD_CONTROLLERS=bumble (or zephyr) narrows a run to one kind; CI runs both."""
+    chosen = os.environ.get("HERALD_CONTROLLERS")
+    return tuple(k for k in KINDS if not chosen or k in chosen.split(","))
+
+
+def pytest_generate_tests(metafunc):
+    """Every test that takes `controller_kind` (and so every test using `controllers`) runs once per
+    kind of controller, unless marked `@pytest.mark.controllers(kind, reason=...)`."""
+    if "controller_kind" not in metafunc.fixturenames:
+        return
+    marker = metafunc.definition.get_closest_marker("controllers")
+    if marker is not None and not marker.kwargs.get("reason"):
+        raise pytest.UsageError(f"{metafunc.definition.nodeid}: @pytest.mark.controllers needs a reason")
+    kinds = [k for k in (marker.args if marker else KINDS) if k in wanted_kinds()]
+    metafunc.parametrize("controller_kind", kinds)
 
 
 @pytest.fixture
-def controllers(request):
-    """`controllers(n)` starts n linked virtual controllers; they stop at the end of the test."""
+def controllers(request, controller_kind):
+    """`controllers(n)` starts n linked controllers of this test's kind (Bumble's virtual ones or
+    Zephyr's simulated nRF52s); they stop at the end of the test."""
     started = []
 
-    def start(count: int = 2) -> Controllers:
-        c = Controllers(count)
+    def start(count: int = 2):
+        c = open_radio(controller_kind, count)
         started.append(c)
         return c
 

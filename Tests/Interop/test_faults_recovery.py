@@ -7,7 +7,6 @@ import json
 import os
 import struct
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -16,7 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from test_faults import Herald  # noqa: E402
 from test_faults_peers import central, read_payload  # noqa: E402
-from test_recovery import start_controllers  # noqa: E402
+from radio import open_radio  # noqa: E402
 
 pytestmark = pytest.mark.timeout(150)
 
@@ -35,9 +34,9 @@ def sent_commands(snoop_path):
     return out
 
 
-def test_wearable_advertises_and_serves_again_after_its_controller_dies_and_comes_back(herald_bin, tmp_path):
-    d = tempfile.mkdtemp(prefix="herald-faults-")
-    controllers, a, b = start_controllers(d)
+def test_wearable_advertises_and_serves_again_after_its_controller_dies_and_comes_back(herald_bin, tmp_path, controller_kind):
+    radio = open_radio(controller_kind, 2)
+    a, b = radio.paths
     snoop = str(tmp_path / "wearable.btsnoop")
     herald = Herald(herald_bin, "wearable", "--transport", f"tty:{a}", "--payload", "test", "--json-events",
                     "--log-dir", str(tmp_path), "--btsnoop", snoop, "--duration", "60")
@@ -46,13 +45,13 @@ def test_wearable_advertises_and_serves_again_after_its_controller_dies_and_come
         before = asyncio.run(central(b, read_payload))
         herald.wait_out(lambda l: '"payload-read"' in l)
 
+        # Every controller dies (the Zephyr simulation as a whole) and comes back behind the same path.
         killed_at = time.time()
-        controllers.kill()
-        controllers.wait()
+        radio.stop()
         noticed = herald.wait_err("lost", timeout=5, after=killed_at)
         assert noticed - killed_at < 5
         time.sleep(1)
-        controllers, a, b = start_controllers(d)
+        radio.start()
         back_at = time.time()
         herald.wait_err("reopened", timeout=10, after=back_at)
         after = asyncio.run(central(b, read_payload))
@@ -60,7 +59,7 @@ def test_wearable_advertises_and_serves_again_after_its_controller_dies_and_come
         herald.stop()
     finally:
         herald.stop()
-        controllers.kill()
+        radio.close()
     assert before == after and before[:1] == b"\x10"
     print(herald.stderr_text())
     assert herald.proc.returncode == 0, herald.stderr_text()

@@ -27,18 +27,28 @@ def start_peer(script, *args):
     raise AssertionError(f"peer did not start: {''.join(seen)}")
 
 
-def test_info_reports_a_static_random_address(herald_bin, controllers):
+def test_info_reports_a_static_random_address(herald_bin, controllers, controller_kind):
     c = controllers(1)
     r = run_herald(herald_bin, "info", "--transport", f"tty:{c.paths[0]}", "--json")
     assert r.returncode == 0, r.stderr
     info = json.loads(r.stdout)
-    # Bumble's controller reports BD_ADDR 00:00:00:00:00:00 and is no Zephyr controller:
-    # the host must generate a static random address (two top bits set).
+    # Neither controller has a public address: Bumble's reports BD_ADDR 00:00:00:00:00:00, and the
+    # simulated nRF52 has no factory static address (Zephyr's Read Static Addresses returns none;
+    # a real nRF52 returns its FICR address). The host generates a static random address (two top
+    # bits set).
     assert info["addressType"] == "random"
     assert "generated" in info["addressSource"]
     assert int(info["address"].split(":")[0], 16) & 0xC0 == 0xC0
     assert info["aclBuffers"]["length"] > 0 and info["aclBuffers"]["count"] > 0
-    assert info["manufacturer"]["id"] == 0xFFFF
+    if controller_kind == "zephyr":
+        # Zephyr's link layer: The Linux Foundation's company id, its vendor version, and the
+        # hci_uart build's 7 x 251-octet buffers and 251-octet data length.
+        assert info["manufacturer"]["id"] == 0x05F1
+        assert info["zephyr"]["firmwareVersion"].startswith("2.5"), info.get("zephyr")
+        assert (info["aclBuffers"]["length"], info["aclBuffers"]["count"]) == (251, 7)
+        assert info["maximumDataLength"]["maxTxOctets"] == 251
+    else:
+        assert info["manufacturer"]["id"] == 0xFFFF
 
 
 def test_info_on_missing_port_exits_2_naming_it(herald_bin):

@@ -35,7 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_vs_bumble import find, start_controllers  # noqa: E402
 
 NOTIFYING = UUID("4c4d0004-7e57-4e3a-9d8c-5a1f3c2b1a00")
-ACL_BUFFER = 27  # Bumble's Controller.le_acl_data_packet_length (what LE Read Buffer Size reports)
+# What LE Read Buffer Size reports: Bumble's Controller.le_acl_data_packet_length; Zephyr's hci_uart
+# as built in ../shared/controllers/zephyr-bsim (7 x 251 octets).
+ACL_BUFFER = {"bumble": 27, "zephyr": 251}
 
 
 class BenchServe:
@@ -138,10 +140,12 @@ def main():
     p.add_argument("--notifications", type=int, default=3000)
     p.add_argument("--mtu", type=int, default=247)
     p.add_argument("--size", type=int, default=0, help="notification octets (0: ATT_MTU - 3)")
+    p.add_argument("--controller", choices=["bumble", "zephyr"], default="bumble")
     args = p.parse_args()
     rate = args.baud / 10  # 8N1
     workdir = tempfile.mkdtemp(prefix="bench-uart-")
-    controllers, paths = start_controllers(2, workdir)
+    controllers, paths = start_controllers(2, workdir, args.controller)
+    acl_buffer = ACL_BUFFER[args.controller]
     procs = [controllers]
     link = os.path.join(workdir, "herald-uart")
     proxy = PacingProxy(paths[0], link, rate)
@@ -163,10 +167,10 @@ def main():
     payload = sizes[-1]
     seconds = times[-1] - times[0]
     measured = sum(sizes[1:]) / seconds
-    fragments = math.ceil((payload + 3 + 4) / ACL_BUFFER)
+    fragments = math.ceil((payload + 3 + 4) / acl_buffer)
     wire = payload + 3 + 4 + fragments * (1 + 4)
     ideal = rate * payload / wire
-    print(f"bench-uart: {args.baud} baud 8N1 ({rate:.0f} B/s each way), controller LE ACL buffer {ACL_BUFFER} octets, MTU {r['mtu']}")
+    print(f"bench-uart: {args.baud} baud 8N1 ({rate:.0f} B/s each way), {args.controller} controller, LE ACL buffer {acl_buffer} octets, MTU {r['mtu']}")
     print(f"  {len(times)} notifications of {payload} octets in {seconds:.3f} s: {measured:.0f} payload B/s")
     print(f"  ideal {ideal:.0f} payload B/s ({payload}/{wire} of the line: {fragments} ACL fragment(s)); "
           f"achieved {measured / ideal * 100:.1f} % of ideal")

@@ -31,7 +31,30 @@ LONG = UUID("4c4d0002-7e57-4e3a-9d8c-5a1f3c2b1a00")
 NOTIFYING = UUID("4c4d0004-7e57-4e3a-9d8c-5a1f3c2b1a00")
 
 
-def start_controllers(count: int, workdir: str):
+class RadioProcess:
+    """A `radio.ZephyrRadio` where the benchmarks expect a process (terminate, wait, kill)."""
+
+    def __init__(self, radio):
+        self.radio = radio
+
+    def terminate(self):
+        self.radio.close()
+
+    def wait(self, timeout=None):
+        return 0
+
+    def kill(self):
+        self.radio.close()
+
+
+def start_controllers(count: int, workdir: str, kind: str = "bumble"):
+    """`count` controllers on one radio: Bumble's virtual ones, or Zephyr's link layer on the
+    simulated nRF52 (../shared/controllers/zephyr-bsim, Tests/Interop/radio.py)."""
+    if kind == "zephyr":
+        sys.path.insert(0, str(HERE.parents[1] / "Tests" / "Interop"))
+        from radio import ZephyrRadio
+        radio = ZephyrRadio(count)
+        return RadioProcess(radio), radio.paths
     paths = [os.path.join(workdir, f"hci{i}") for i in range(count)]
     log = open(os.path.join(workdir, "controllers.log"), "w")
     proc = subprocess.Popen([sys.executable, str(HERE.parents[1] / "Tests" / "Interop" / "peers" / "controllers.py")] + [f"pty:{p}" for p in paths],
@@ -143,9 +166,10 @@ def main():
     p.add_argument("--reads", type=int, default=1000)
     p.add_argument("--notifications", type=int, default=2000)
     p.add_argument("--mtu", type=int, default=247)
+    p.add_argument("--controller", choices=["bumble", "zephyr"], default="bumble")
     args = p.parse_args()
     workdir = tempfile.mkdtemp(prefix="bench-vs-bumble-")
-    controllers, paths = start_controllers(3, workdir)
+    controllers, paths = start_controllers(3, workdir, args.controller)
     procs = [controllers]
     try:
         herald = Herald(args.herald, paths[0], args.notifications, workdir)
@@ -160,7 +184,8 @@ def main():
             except subprocess.TimeoutExpired:
                 proc.kill()
     h, b = results["herald"], results["bumble"]
-    print(f"bench-vs-bumble: Bumble central, Bumble virtual controllers (LocalLink), MTU {h['mtu']}")
+    where = "Zephyr 2.5 controllers (simulated nRF52)" if args.controller == "zephyr" else "Bumble virtual controllers (LocalLink)"
+    print(f"bench-vs-bumble: Bumble central, {where}, MTU {h['mtu']}")
     print(f"  200-octet reads x{args.reads}:   herald {h['readsPerSecond']:8.0f}/s ({h['usPerRead']:.0f} us/read)   "
           f"bumble {b['readsPerSecond']:8.0f}/s ({b['usPerRead']:.0f} us/read)   ratio {h['readsPerSecond'] / b['readsPerSecond']:.2f}")
     print(f"  notifications x{args.notifications}: herald {h['notificationsPerSecond']:8.0f}/s ({h['notifications']} received)   "

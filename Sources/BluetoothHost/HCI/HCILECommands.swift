@@ -184,6 +184,53 @@ public struct HCILEConnectionUpdate: HCICommand, Equatable, Sendable {
     }
 }
 
+/// LE Remote Connection Parameter Request Reply (Core 5.4 Vol 4 Part E 7.8.31): accepts the peer's
+/// Connection Parameters Request with these values. Completes with Command Complete (handle).
+public struct HCILERemoteConnectionParameterRequestReply: HCICommand, Equatable, Sendable {
+    public static let opcode = HCIOpcode(ogf: 0x08, ocf: 0x0020)
+    public var handle: UInt16
+    public var intervalMin: UInt16
+    public var intervalMax: UInt16
+    public var maxLatency: UInt16
+    public var timeout: UInt16
+
+    /// The peer's own request, accepted as it stands.
+    public init(accepting request: HCILERemoteConnectionParameterRequestEvent) {
+        handle = request.handle
+        intervalMin = request.intervalMin
+        intervalMax = request.intervalMax
+        maxLatency = request.maxLatency
+        timeout = request.timeout
+    }
+
+    public func writeParameters<S: ByteSink>(to sink: inout S) {
+        sink.append(u16: handle)
+        sink.append(u16: intervalMin)
+        sink.append(u16: intervalMax)
+        sink.append(u16: maxLatency)
+        sink.append(u16: timeout)
+        sink.append(u16: 0)  // Min_CE_Length: no preference
+        sink.append(u16: 0)  // Max_CE_Length
+    }
+}
+
+/// LE Remote Connection Parameter Request Negative Reply (Core 5.4 Vol 4 Part E 7.8.32).
+public struct HCILERemoteConnectionParameterRequestNegativeReply: HCICommand, Equatable, Sendable {
+    public static let opcode = HCIOpcode(ogf: 0x08, ocf: 0x0021)
+    public var handle: UInt16
+    public var reason: HCIStatus
+
+    public init(handle: UInt16, reason: HCIStatus = .unacceptableConnectionParameters) {
+        self.handle = handle
+        self.reason = reason
+    }
+
+    public func writeParameters<S: ByteSink>(to sink: inout S) {
+        sink.append(u16: handle)
+        sink.append(reason.rawValue)
+    }
+}
+
 /// LE Set Data Length (Core 5.4 Vol 4 Part E 7.8.33): asks the link layer for longer PDUs
 /// (27...251 octets, 328...17040 µs).
 public struct HCILESetDataLength: HCICommand, Equatable, Sendable {

@@ -163,6 +163,44 @@ public struct HCILEConnectionUpdateCompleteEvent: Equatable, Sendable {
     }
 }
 
+/// LE Remote Connection Parameter Request (Core 5.4 Vol 4 Part E 7.7.65.6): the peer started the
+/// link layer's Connection Parameters Request procedure (Vol 6 Part B 5.1.7) and the controller
+/// waits for the host's reply or negative reply. Unanswered, the procedure times out after 40 s
+/// and the link drops (Vol 6 Part B 5.2).
+public struct HCILERemoteConnectionParameterRequestEvent: Equatable, Sendable {
+    public static let subevent = HCILESubeventCode.remoteConnectionParameterRequest
+    public var handle: UInt16
+    public var intervalMin: UInt16
+    public var intervalMax: UInt16
+    public var maxLatency: UInt16
+    public var timeout: UInt16
+
+    public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
+        var r = try ByteReader(parameters, exactly: 10)
+        handle = try r.u16() & 0x0FFF
+        intervalMin = try r.u16()
+        intervalMax = try r.u16()
+        maxLatency = try r.u16()
+        timeout = try r.u16()
+        try r.expectEnd()
+    }
+
+    public init(_ meta: HCILEMetaEvent) throws(DecodeError) {
+        try expectSubevent(meta.subevent, Self.subevent)
+        try self.init(parsing: meta.parameters)
+    }
+
+    /// Whether the request is one the Core allows (Vol 4 Part E 7.8.31 ranges, the same as the
+    /// L2CAP request's, Vol 3 Part A 4.20): interval 7.5 ms…4 s with min ≤ max, latency ≤ 499,
+    /// timeout 100 ms…32 s and longer than (1 + latency) × interval max × 2.
+    public var isValid: Bool {
+        guard (0x0006...0x0C80).contains(intervalMin), (0x0006...0x0C80).contains(intervalMax),
+              intervalMin <= intervalMax, maxLatency <= 0x01F3, (0x000A...0x0C80).contains(timeout) else { return false }
+        // timeout (10 ms units) × 10 > (1 + latency) × intervalMax (1.25 ms units) × 1.25 × 2
+        return UInt32(timeout) &* 4 > (1 &+ UInt32(maxLatency)) &* UInt32(intervalMax)
+    }
+}
+
 /// LE Data Length Change (Core 5.4 Vol 4 Part E 7.7.65.7): the PDU sizes now in use on a link.
 public struct HCILEDataLengthChangeEvent: Equatable, Sendable {
     public static let subevent = HCILESubeventCode.dataLengthChange

@@ -29,12 +29,33 @@ public struct ConnectionTiming: Sendable, Equatable {
     }
 }
 
+/// The link-layer PDU sizes in use on a link, each direction: 27 octets / 328 µs on LE 1M until the
+/// Data Length Update procedure changes them (Core 5.4 Vol 6 Part B 4.5.10, 5.1.9), as LE Data Length
+/// Change reports (Vol 4 Part E 7.7.65.7).
+public struct LinkDataLength: Sendable, Equatable {
+    public var maxTxOctets: UInt16
+    public var maxTxTime: UInt16
+    public var maxRxOctets: UInt16
+    public var maxRxTime: UInt16
+
+    public init(maxTxOctets: UInt16, maxTxTime: UInt16, maxRxOctets: UInt16, maxRxTime: UInt16) {
+        self.maxTxOctets = maxTxOctets
+        self.maxTxTime = maxTxTime
+        self.maxRxOctets = maxRxOctets
+        self.maxRxTime = maxRxTime
+    }
+
+    /// What every link starts with (Vol 6 Part B 4.5.10).
+    public static var initial: LinkDataLength { LinkDataLength(maxTxOctets: 27, maxTxTime: 328, maxRxOctets: 27, maxRxTime: 328) }
+}
+
 /// One live LE link: identity, timing, inbound reassembly and upper-layer state.
 public struct Connection<let pduCapacity: Int, Extra: ConnectionExtra> {
     public let handle: UInt16
     public let role: ConnectionRole
     public let peer: DeviceAddress
     public var timing: ConnectionTiming
+    public var dataLength = LinkDataLength.initial
     public var reassembler: ACLReassembler<pduCapacity>
     /// Identifiers and outstanding requests of the LE signalling channel.
     public var signaling: L2CAPSignalingState

@@ -13,6 +13,8 @@ public protocol LEApplication: GATTServerDelegate {
     /// Our LE Create Connection to `peer` failed or timed out (status 0x08 Connection Timeout then).
     mutating func stackDidFailToConnect(to peer: DeviceAddress, status: HCIStatus, now: UInt64, control: inout StackControl)
     mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl)
+    /// The link layer's PDU sizes on `handle` changed (Data Length Update, Core 5.4 Vol 6 Part B 5.1.9).
+    mutating func stackDidChangeDataLength(handle: UInt16, _ length: LinkDataLength, now: UInt64, control: inout StackControl)
     /// An ATT PDU for the client role (responses, notifications, indications) on `handle`.
     mutating func stackDidReceiveATT(handle: UInt16, pdu: Span<UInt8>, now: UInt64, control: inout StackControl)
     /// The peer confirmed our indication of `attribute`.
@@ -46,6 +48,7 @@ extension LEApplication {
     public mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {}
     public mutating func stackDidFailToConnect(to peer: DeviceAddress, status: HCIStatus, now: UInt64, control: inout StackControl) {}
     public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {}
+    public mutating func stackDidChangeDataLength(handle: UInt16, _ length: LinkDataLength, now: UInt64, control: inout StackControl) {}
     public mutating func stackDidReceiveATT(handle: UInt16, pdu: Span<UInt8>, now: UInt64, control: inout StackControl) {}
     public mutating func stackIndicationConfirmed(handle: UInt16, attribute: UInt16, now: UInt64, control: inout StackControl) {}
     public mutating func stackCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus,
@@ -65,6 +68,9 @@ public struct LinkState: ConnectionExtra {
     /// `LEStack.sendHeldResponses`). One is enough: the client sends no new request before it has
     /// the response to the last (Core 5.4 Vol 3 Part F 3.3.2).
     public internal(set) var heldResponse = FixedBytes<247>()
+    /// When to ask for the Data Length Update on this link (`LEStack.requestDataLengths`); nil once
+    /// asked, or when the controller cannot.
+    public internal(set) var dataLengthDue: UInt64?
     public init() {}
 }
 
@@ -79,5 +85,11 @@ public struct LEStackCounters: Equatable, Sendable {
     public var attResponses = 0
     /// ATT responses that waited for room in the outbound queue.
     public var heldResponses = 0
+    /// LE Data Length Change events applied to a link, and the sizes the latest one reported.
+    public var dataLengthChanges = 0
+    /// Our Connection Parameter Update Requests the central refused.
+    public var refusedParameterRequests = 0
+    public var lastTxOctets: UInt16 = 0
+    public var lastRxOctets: UInt16 = 0
     public init() {}
 }

@@ -12,6 +12,9 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
     public private(set) var router = L2CAPFixedChannelRouter()
     public private(set) var counters = LEStackCounters()
     public private(set) var isReady = false
+    /// What LE Set Data Length asks for on each new link, when the controller supports the Data
+    /// Length Update procedure; nil otherwise (see `hostDidBecomeReady`).
+    public private(set) var linkDataLength: (octets: UInt16, time: UInt16)?
     /// The time of the call in progress; HCI callbacks do not carry it.
     var now: UInt64 = 0
 
@@ -36,6 +39,16 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
                                       leTotalPackets: UInt8(clamping: info.aclDataPacketCount))
         }
         control.ownAddressType = info.addressType == .publicDevice ? .publicAddress : .randomAddress
+        // The largest LE 1M PDU, 251 octets in 2120 µs (Core 5.4 Vol 6 Part B 4.5.10), within what
+        // the controller supports. Controllers do not start the Data Length Update on their own
+        // (Zephyr's does not), so without asking, links stay at 27 octets whatever the buffers.
+        // LE Set Data Length is octet 33 bit 6 of the supported commands (Core 5.4 Vol 4 Part E 6.27).
+        if info.leFeatures?.dataPacketLengthExtension == true, info.supports(octet: 33, bit: 6),
+           let max = info.maximumDataLength {
+            linkDataLength = (min(251, max.supportedMaxTxOctets), min(2120, max.supportedMaxTxTime))
+        } else {
+            linkDataLength = nil
+        }
         isReady = true
         let resume = control.advertising
         let requests = control.advertisingRequests
@@ -62,8 +75,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
     public mutating func hostCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus, returnParameters: Span<UInt8>) {
         // A refused LE Create Connection completes with Command Status; nothing else will follow.
         if App.connectsAsCentral, opcode == HCILECreateConnection.opcode, status != .success, let c = control.connecting {
-            control.connecting = nil
-            app.stackDidFailToConnect(to: c.peer, status: status, now: now, control: &control)
+            endAttempt(c, status: status)
             return
         }
         if tag == .gap || tag == .connection { return }
@@ -73,8 +85,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
     public mutating func hostCommandDidTimeOut(tag: CommandTag, opcode: HCIOpcode) {
         // A Create Connection the controller never acknowledged: the attempt is over.
         if App.connectsAsCentral, opcode == HCILECreateConnection.opcode, let c = control.connecting {
-            control.connecting = nil
-            app.stackDidFailToConnect(to: c.peer, status: .connectionTimeout, now: now, control: &control)
+            endAttempt(c, status: .connectionTimeout)
             return
         }
         app.stackCommandDidTimeOut(tag: tag, opcode: opcode, control: &control)
@@ -104,6 +115,18 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             case HCILESubeventCode.enhancedConnectionCompleteV1, HCILESubeventCode.enhancedConnectionCompleteV2:
                 guard let c = try? HCILEEnhancedConnectionCompleteEvent(meta) else { return malformedEvent() }
                 linkUp(c.basic)
+            case HCILESubeventCode.dataLengthChange:
+                guard let d = try? HCILEDataLengthChangeEvent(meta) else { return malformedEvent() }
+                let length = LinkDataLength(maxTxOctets: d.maxTxOctets, maxTxTime: d.maxTxTime,
+                                            maxRxOctets: d.maxRxOctets, maxRxTime: d.maxRxTime)
+                guard connections.update(handle: d.handle, { $0.dataLength = length }) != nil else { return }
+                counters.dataLengthChanges &+= 1
+                counters.lastTxOctets = d.maxTxOctets
+                counters.lastRxOctets = d.maxRxOctets
+                app.stackDidChangeDataLength(handle: d.handle, length, now: now, control: &control)
+            case HCILESubeventCode.remoteConnectionParameterRequest:
+                guard let r = try? HCILERemoteConnectionParameterRequestEvent(meta) else { return malformedEvent() }
+                answer(r)
             case HCILESubeventCode.connectionUpdateComplete:
                 guard let u = try? HCILEConnectionUpdateCompleteEvent(meta), u.status == .success else { return }
                 _ = connections.update(handle: u.handle) { link in
@@ -141,13 +164,12 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
 
     mutating func linkUp(_ c: HCILEConnectionCompleteEvent) {
         let peer = c.peer
-        if App.connectsAsCentral, c.role == .central, let pending = control.connecting {
+        // A failed LE Connection Complete carries no role worth trusting (7.7.65.1); with an attempt
+        // under way it is that attempt's end (after our cancel: 0x02 Unknown Connection Identifier).
+        if App.connectsAsCentral, let pending = control.connecting, c.role == .central || c.status != .success {
             control.connecting = nil
             if c.status != .success {
-                // After our own timeout we cancelled: the controller reports Unknown Connection
-                // Identifier (Core 5.4 Vol 4 Part E 7.8.13); tell the application it timed out.
-                let status: HCIStatus = control.cancelSent ? .connectionTimeout : c.status
-                app.stackDidFailToConnect(to: pending.peer, status: status, now: now, control: &control)
+                endAttempt(pending, status: pending.reported(c.status))
                 return
             }
         }
@@ -164,17 +186,118 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             return
         }
         control.credits.open(handle: c.handle)
-        if c.role == .peripheral, let a = control.advertising, a.restartAfterConnection {
-            control.send(HCILESetAdvertisingEnable(true), tag: .gap)
+        if linkDataLength != nil {
+            _ = connections.update(handle: c.handle) { $0.extra.dataLengthDue = now &+ Self.dataLengthDelay }
+        }
+        if c.role == .peripheral, control.advertiserEnabled {
+            // Legacy connectable advertising stops when a central connects (Core 5.4 Vol 6 Part B
+            // 4.4.2.3); more centrals can find us if it starts again.
+            control.advertiserEnabled = false
+            if let a = control.advertising, a.restartAfterConnection {
+                control.send(HCILESetAdvertisingEnable(true), tag: .gap)
+                control.advertiserEnabled = true
+            }
+        }
+        // The peer we are initiating to connected to us first: a second link between the same two
+        // devices would only duplicate this one, so the attempt is cancelled and reported as
+        // 0x0B Connection Already Exists; the application works over this link instead.
+        if App.connectsAsCentral, c.role == .peripheral, let pending = control.connecting,
+           pending.peer.address == peer.address {
+            control.cancelAttempt(reason: .connectionAlreadyExists, now: now)
         }
         let summary = ConnectionSummary(handle: c.handle, role: c.role, peer: peer, timing: timing,
                                         slot: connections.index(of: c.handle) ?? 0)
         app.stackDidConnect(summary, now: now, control: &control)
+        if c.role == .central { control.resumeScanning() }
+    }
+
+    /// Ends a connection attempt that did not produce a link: the application hears why, then the
+    /// scan it wants resumes unless its callback started another attempt.
+    mutating func endAttempt(_ attempt: ConnectionAttempt, status: HCIStatus) {
+        control.connecting = nil
+        app.stackDidFailToConnect(to: attempt.peer, status: status, now: now, control: &control)
+        control.resumeScanning()
+    }
+
+    /// Answers the peer's Connection Parameters Request: accepted as asked when the Core allows it
+    /// (the link is the peer's as much as ours, and a Herald phone asks for what its OS needs),
+    /// refused with 0x3B Unacceptable Connection Parameters otherwise.
+    mutating func answer(_ request: HCILERemoteConnectionParameterRequestEvent) {
+        if request.isValid {
+            control.send(HCILERemoteConnectionParameterRequestReply(accepting: request), tag: .connection)
+        } else {
+            control.send(HCILERemoteConnectionParameterRequestNegativeReply(handle: request.handle), tag: .connection)
+        }
+    }
+
+    /// How long after a link comes up the stack asks for the Data Length Update (ms).
+    ///
+    /// Not at once: two devices that connect to each other at the same moment get two links
+    /// between them, one in each role, within a few milliseconds; Zephyr's link layer (v2.5.0, on
+    /// the simulated nRF52) dies of a division by zero (SIGFPE) when the Data Length Update runs on
+    /// both at once (captures: two `herald wearable`s on Zephyr controllers, every run). Waiting
+    /// lets such a twin appear first; a link with a twin waits until the twin is gone.
+    public static var dataLengthDelay: UInt64 { 250 }
+
+    /// Asks for the Data Length Update on every link whose time has come and that has no twin (a
+    /// second link to the same peer).
+    mutating func requestDataLengths(now: UInt64) {
+        guard let length = linkDataLength else { return }
+        for position in 0..<links {
+            guard let due = connections.entries[position]?.extra.dataLengthDue, now >= due else { continue }
+            let handle = connections.entries[position]!.handle
+            let peer = connections.entries[position]!.peer.address
+            var twins = 0
+            for other in 0..<links where connections.entries[other]?.peer.address == peer { twins += 1 }
+            if twins > 1 {
+                connections.entries[position]!.extra.dataLengthDue = .max
+                continue
+            }
+            connections.entries[position]!.extra.dataLengthDue = nil
+            control.send(HCILESetDataLength(handle: handle, txOctets: length.octets, txTime: length.time), tag: .gap)
+        }
+    }
+
+    /// Asks the central of a link where we are peripheral for other connection parameters, with the
+    /// L2CAP Connection Parameter Update Request (Core 5.4 Vol 3 Part A 4.20), which every central
+    /// understands; the link layer's own request (Vol 6 Part B 5.1.7) needs both controllers to
+    /// support it. False when this is no peripheral link, or a request is still unanswered.
+    ///
+    /// A server calls this when a client starts working it hard (streaming reads or notifications):
+    /// each ATT round trip costs a connection event, and centrals connect at 30–50 ms by default.
+    @discardableResult
+    public mutating func requestConnectionParameters(handle: UInt16, intervalMin: UInt16, intervalMax: UInt16,
+                                                     latency: UInt16 = 0, supervisionTimeout: UInt16) -> Bool {
+        let n = now
+        guard let request = connections.update(handle: handle, { link -> L2CAPConnectionParameterUpdateRequest? in
+            guard link.role == .peripheral else { return nil }
+            return link.signaling.makeParameterUpdateRequest(intervalMin: intervalMin, intervalMax: intervalMax,
+                                                             latency: latency, timeout: supervisionTimeout, now: n)
+        }) ?? nil else { return false }
+        var pdu = FixedBytes<23>()
+        request.write(to: &pdu)
+        return control.sendL2CAP(handle: handle, channel: .leSignaling, payload: pdu.span)
+    }
+
+    /// The connection timing in use on `handle`.
+    public func timing(handle: UInt16) -> ConnectionTiming? {
+        connections[handle: handle]?.timing
+    }
+
+    /// The LL PDU sizes in use on `handle` (27 octets until a Data Length Update).
+    public func dataLength(handle: UInt16) -> LinkDataLength? {
+        connections[handle: handle]?.dataLength
     }
 
     mutating func linkDown(handle: UInt16, reason: HCIStatus) {
         if let i = connections.index(of: handle) { database.resetLink(i) }
-        guard connections.remove(handle: handle) != nil else { return }
+        guard let gone = connections.remove(handle: handle) else { return }
+        // A link that waited for its twin to go (see `requestDataLengths`) may ask now.
+        if linkDataLength != nil {
+            for position in 0..<links where connections.entries[position]?.peer.address == gone.peer.address {
+                if connections.entries[position]!.extra.dataLengthDue != nil { connections.entries[position]!.extra.dataLengthDue = now }
+            }
+        }
         control.credits.close(handle: handle)
         control.acl.removeAll(handle: handle)
         app.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control)
@@ -197,6 +320,11 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         switch inbound {
         case .att:
             handleATT(link: link, pdu: payload)
+        case .signaling(.connectionParameterUpdateResponse(let identifier, let accepted)):
+            // Our own request (`requestConnectionParameters`) answered: the central applies what it
+            // accepted with the link layer's update, reported as LE Connection Update Complete.
+            let matched = connections.update(handle: link.handle) { $0.signaling.resolve(identifier: identifier) } ?? false
+            if matched, !accepted { counters.refusedParameterRequests &+= 1 }
         case .signaling(.updateConnectionParameters(let request)) where App.connectsAsCentral:
             // We are central: accept what passed validation and apply it (Core 5.4 Vol 3 Part A 4.21).
             var response = FixedBytes<23>()
@@ -290,7 +418,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
 
     /// How long after LE Create Connection Cancel the stack waits for the controller's LE Connection
     /// Complete before it reports the attempt failed on its own.
-    public static var cancelGrace: UInt64 { 2_000 }
+    public static var cancelGrace: UInt64 { LEStackTiming.cancelGrace }
 
     public var nextDeadline: UInt64? {
         var d: UInt64? = nil
@@ -300,7 +428,10 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             take(c.deadline)
         }
         for position in 0..<links {
-            if let link = connections.entries[position] { take(link.extra.bearer.nextDeadline) }
+            if let link = connections.entries[position] {
+                take(link.extra.bearer.nextDeadline)
+                take(link.extra.dataLengthDue)
+            }
         }
         take(app.applicationDeadline)
         return d
@@ -314,18 +445,16 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
 
     mutating func tick(now: UInt64) {
         self.now = now
+        requestDataLengths(now: now)
         if App.connectsAsCentral, let c = control.connecting, now >= c.deadline {
-            if !control.cancelSent {
-                control.cancelSent = true
-                control.send(HCILECreateConnectionCancel(), tag: .connection)
-                control.connecting = (c.peer, now &+ Self.cancelGrace)
-            } else {
+            switch c.phase {
+            case .initiating:
+                control.cancelAttempt(reason: .connectionTimeout, now: now)
+            case .cancelling(let reason):
                 // The controller should end a cancelled attempt with LE Connection Complete (Unknown
                 // Connection Identifier, Core 5.4 Vol 4 Part E 7.8.13); some (Bumble's virtual one)
                 // never do. Without this the attempt would stay open and block every later connect.
-                control.connecting = nil
-                control.cancelSent = false
-                app.stackDidFailToConnect(to: c.peer, status: .connectionTimeout, now: now, control: &control)
+                endAttempt(c, status: reason)
             }
         }
         for position in 0..<links {

@@ -23,12 +23,21 @@ public struct StackControl {
     public internal(set) var credits = ACLCredits<16>()
     /// The outstanding LE Create Connection, if any: the controller's own connect procedure has no
     /// timeout, so the host keeps one and cancels (Core 5.4 Vol 4 Part E 7.8.13).
-    public internal(set) var connecting: (peer: DeviceAddress, deadline: UInt64)?
-    var cancelSent = false
+    public internal(set) var connecting: ConnectionAttempt?
+    /// The scan the application asked for (`startScanning`), held through connection attempts:
+    /// the stack pauses the scanner to initiate and resumes this when the attempt ends.
+    public internal(set) var scanning: ScanIntent?
+    /// Whether our last LE Set Scan Enable turned the controller's scanner on. Kept so that no
+    /// command restates a state the controller already holds (Zephyr answers some with 0x0C).
+    public internal(set) var scannerEnabled = false
     /// Our identity: which own-address type to use in advertising, scanning and connecting.
     public internal(set) var ownAddressType: HCIOwnAddressType = .randomAddress
     /// Advertising the application asked for; re-enabled after a peripheral connection if wanted.
     public internal(set) var advertising: AdvertisingIntent?
+    /// Whether our last LE Set Advertising Enable through `startAdvertising` turned advertising on
+    /// (and no connection has stopped it since). Disabling advertising that is off is refused by
+    /// some controllers (Zephyr 2.5 answers 0x0C), so it is only sent when on.
+    public internal(set) var advertiserEnabled = false
     /// Counts `startAdvertising`/`stopAdvertising` calls, so the stack can tell whether the
     /// application configured advertising during a callback.
     var advertisingRequests = 0
@@ -64,25 +73,6 @@ public struct StackControl {
         sendL2CAP(handle: handle, channel: .att, payload: pdu)
     }
 
-    /// Starts connecting to `peer` as central, with our own timeout. One attempt at a time: the
-    /// controller allows a single LE Create Connection (Core 5.4 Vol 4 Part E 7.8.12); returns false
-    /// when one is already under way.
-    @discardableResult
-    public mutating func connect(to peer: DeviceAddress, now: UInt64, timeout: UInt64 = 8_000,
-                                 interval: UInt16 = 0x0018, supervisionTimeout: UInt16 = 0x0048) -> Bool {
-        guard connecting == nil else { return false }
-        connecting = (peer, now &+ timeout)
-        cancelSent = false
-        // Peer address types 0x02/0x03 (identity) are only meaningful with a resolving list, which
-        // this host does not use: connect to the address as advertised (Core 5.4 Vol 4 Part E 7.8.12).
-        let peerType: AddressType = peer.type == .publicDevice || peer.type == .publicIdentity ? .publicDevice : .randomDevice
-        send(HCILECreateConnection(
-            peerAddressType: peerType, peerAddress: peer.address, ownAddressType: ownAddressType,
-            connectionIntervalMin: interval, connectionIntervalMax: interval, maxLatency: 0,
-            supervisionTimeout: supervisionTimeout), tag: .connection)
-        return true
-    }
-
     public mutating func disconnect(handle: UInt16, reason: HCIStatus = .remoteUserTerminated) {
         send(HCIDisconnect(handle: handle, reason: reason), tag: .connection)
     }
@@ -95,28 +85,21 @@ public struct StackControl {
         advertisingRequests &+= 1
         var parameters = intent.parameters
         parameters.ownAddressType = ownAddressType
-        send(HCILESetAdvertisingEnable(false), tag: .gap)
+        // Parameters cannot change while advertising (Core 5.4 Vol 4 Part E 7.8.5).
+        if advertiserEnabled { send(HCILESetAdvertisingEnable(false), tag: .gap) }
         send(parameters, tag: .gap)
         send(HCILESetAdvertisingData(data: intent.data), tag: .gap)
         send(HCILESetScanResponseData(data: intent.scanResponse), tag: .gap)
         send(HCILESetAdvertisingEnable(true), tag: .gap)
+        advertiserEnabled = true
     }
 
     public mutating func stopAdvertising() {
         advertising = nil
         advertisingRequests &+= 1
+        guard advertiserEnabled else { return }
         send(HCILESetAdvertisingEnable(false), tag: .gap)
-    }
-
-    /// Scans continuously (interval = window) until `stopScanning`.
-    public mutating func startScanning(active: Bool, interval: UInt16 = 0x00A0) {
-        send(HCILESetScanParameters(scanType: active ? .active : .passive, interval: interval, window: interval,
-                                    ownAddressType: ownAddressType, filterPolicy: .acceptAll), tag: .gap)
-        send(HCILESetScanEnable(enable: true, filterDuplicates: false), tag: .gap)
-    }
-
-    public mutating func stopScanning() {
-        send(HCILESetScanEnable(enable: false, filterDuplicates: false), tag: .gap)
+        advertiserEnabled = false
     }
 
     /// Drops everything tied to the controller (after a failure or Reset).
@@ -125,7 +108,9 @@ public struct StackControl {
         acl = ACLOutboundQueue()
         credits = ACLCredits()
         connecting = nil
-        cancelSent = false
+        scanning = nil
+        scannerEnabled = false
+        advertiserEnabled = false
     }
 }
 

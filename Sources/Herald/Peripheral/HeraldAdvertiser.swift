@@ -91,9 +91,6 @@ public struct HeraldAdvertiser {
     public private(set) var advertisement: HeraldAdvertisement
     /// False to stop advertising (e.g. a sensor that wants to be invisible); see `setAdvertising`.
     public private(set) var wanted = true
-    /// Set by an embedding application while it scans actively: active scanning also uses our
-    /// address, so the scan is stopped around the address change and restarted with these settings.
-    public var activeScanToPause: (active: Bool, interval: UInt16)?
 
     /// The address in use (nil before the first one, or without an IRK).
     public private(set) var currentAddress: BDAddress?
@@ -376,16 +373,20 @@ public struct HeraldAdvertiser {
     /// two addresses.
     mutating func apply<D: HeraldPeripheralDelegate>(_ address: BDAddress, for p: Int64, control: inout StackControl,
                                                      delegate: inout D) {
-        let scan = activeScanToPause
-        if scan != nil { control.stopScanning() }
-        control.send(HCILESetAdvertisingEnable(false), tag: HeraldCommandTag.advertising)
+        // LE Set Random Address is refused while scanning or initiating (Core 5.4 Vol 4 Part E
+        // 7.8.4; Zephyr answers 0x0C): the scanner pauses and a connection attempt is cancelled (the
+        // central hears 0x44 and tries again later), then the scan the application wants resumes.
+        control.pauseScanner()
+        control.cancelConnecting(now: lastNow)
+        // Only when on: disabling advertising that is off is refused by Zephyr 2.5 (0x0C).
+        if isAdvertising { control.send(HCILESetAdvertisingEnable(false), tag: HeraldCommandTag.advertising) }
         isAdvertising = false
         control.send(HCILESetRandomAddress(address: address), tag: HeraldCommandTag.advertising)
         currentAddress = address
         addressPeriod = p
         delegate.heraldPeripheral(didChangeAddress: address, unixMillis: clock.unixMillis(now: lastNow))
         configureAndEnable(ownAddressType: .randomAddress, control: &control)
-        if let scan { control.startScanning(active: scan.active, interval: scan.interval) }
+        control.resumeScanning()
     }
 
     mutating func configureAndEnable(ownAddressType: HCIOwnAddressType, control: inout StackControl) {

@@ -77,6 +77,10 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     public internal(set) var pending: (target: TargetIdentifier, address: DeviceAddress, since: UInt64)?
     public internal(set) var isOn = false
     public internal(set) var isScanning = false
+    /// Links peers made to us before we heard them advertise (handle, their address): once an advert
+    /// files them, their device is marked as connected to us, so that we do not make a second link
+    /// to a peer already linked to us (a crossing link: see `LEStack.dataLengthDelay`).
+    public internal(set) var inboundStrangers: InlineArray<links, (handle: UInt16, address: DeviceAddress)?>
     var scanPeriodStart: UInt64 = 0
     var nextPurge: UInt64 = 0
     /// The immediate-send message waiting for every device flagged `immediateSendPending`.
@@ -98,6 +102,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     public init(configuration: HeraldSensorConfiguration = HeraldSensorConfiguration()) {
         self.configuration = configuration
         slots = InlineArray(repeating: nil)
+        inboundStrangers = InlineArray(repeating: nil)
     }
 
     // MARK: On and off
@@ -121,7 +126,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
 
     /// The controller failed: every link and attempt is gone; the stack brings it up again.
     public mutating func controllerDidFail() {
-        for i in 0..<links { slots[i] = nil }
+        for i in 0..<links { slots[i] = nil; inboundStrangers[i] = nil }
         outgoingLink = nil
         pending = nil
         isScanning = false
@@ -155,6 +160,10 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
                                               now: now) { gone in delegate.sensor(.ble, available: false, didDeleteOrDetect: gone) }
         let target = database[index]!.target
         if isNew {
+            for s in 0..<links where inboundStrangers[s]?.address.address == report.address.address {
+                database.entries[index]!.inboundLink = inboundStrangers[s]!.handle
+                inboundStrangers[s] = nil
+            }
             delegate.sensor(.ble, didDetect: target)
             delegate.sensor(.ble, available: true, didDeleteOrDetect: target)
         }
@@ -252,7 +261,13 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
             // A peer connected to us: no second link to the same device is made while it lasts (two
             // links between one pair of devices help nobody, and crossing attempts stall). If it is a
             // Herald device whose payload we need, read it over this link instead.
-            guard let i = database.index(of: peer) else { return nil }
+            guard let i = database.index(of: peer) else {
+                for s in 0..<links where inboundStrangers[s] == nil {
+                    inboundStrangers[s] = (handle, peer)
+                    break
+                }
+                return nil
+            }
             database.entries[i]!.inboundLink = handle
             let d = database[i]!
             guard d.hasHeraldService == true || d.kind == .herald, needsPayload(d, now: now),
@@ -285,12 +300,16 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
         return nil
     }
 
-    /// Our connection attempt failed or timed out.
-    public mutating func didFailToConnect<C: HeraldCentralControl>(to peer: DeviceAddress, now: UInt64, control: inout C) {
+    /// Our connection attempt failed or timed out. An attempt the stack cancelled itself (the peer
+    /// connected to us first: 0x0B; our own address change: 0x44) is no failure of the peer's. The
+    /// next attempt waits for the next advert: the stack has resumed scanning, and starting one at
+    /// once would keep the scanner paused through attempt after attempt.
+    public mutating func didFailToConnect<C: HeraldCentralControl>(to peer: DeviceAddress, status: HCIStatus = .connectionTimeout,
+                                                                   now: UInt64, control: inout C) {
         guard let p = pending, p.address == peer else { return }
         pending = nil
+        guard status != .connectionAlreadyExists, status != .operationCancelledByHost else { return }
         if let i = database.index(of: p.target) { recordFailure(at: i, now: now) }
-        schedule(now: now, control: &control)
     }
 
     mutating func recordFailure(at index: Int, now: UInt64) {
@@ -309,6 +328,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     /// A link went down. The contact event is untouched: it ends at the last RSSI, not here.
     public mutating func didDisconnect<C: HeraldCentralControl>(handle: UInt16, now: UInt64, control: inout C) {
         for i in 0..<devices where database[i]?.inboundLink == handle { database.entries[i]!.inboundLink = nil }
+        for s in 0..<links where inboundStrangers[s]?.handle == handle { inboundStrangers[s] = nil }
         guard let slot = linkIndex(handle: handle) else {
             schedule(now: now, control: &control)
             return

@@ -53,7 +53,6 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
         wantsOn = true
         guard controllerReady, !core.central.isOn else { return }
         core.central.start(now: now, control: &control)
-        syncScanning()
         delegate.sensor(.ble, didUpdateState: .on)
     }
 
@@ -61,14 +60,9 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
         wantsOn = false
         guard core.central.isOn else { return }
         core.central.stop(control: &control)
-        syncScanning()
         delegate.sensor(.ble, didUpdateState: .off)
     }
 
-    /// Tells the peripheral whether we scan, so it can pause the scan around address changes.
-    mutating func syncScanning() {
-        peripheral.sensorScanningDidChange(core.central.isScanning ? (true, HeraldCentral<devices, links>.scanInterval) : nil)
-    }
 
     @discardableResult
     public mutating func immediateSend(_ data: Span<UInt8>, to target: TargetIdentifier, now: UInt64, control: inout StackControl) -> Bool {
@@ -106,7 +100,6 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
         for i in 0..<links { clients[i] = nil }
         peripheral.stackControllerDidFail()
         core.central.controllerDidFail()
-        syncScanning()
         if core.central.isOn {
             core.central.isOn = false
             delegate.sensor(.ble, didUpdateState: .unavailable)
@@ -132,7 +125,7 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
 
     public mutating func stackDidFailToConnect(to peer: DeviceAddress, status: HCIStatus, now: UInt64, control: inout StackControl) {
         core.now = now
-        core.central.didFailToConnect(to: peer, now: now, control: &control)
+        core.central.didFailToConnect(to: peer, status: status, now: now, control: &control)
     }
 
     public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
@@ -177,7 +170,6 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
             afterClient(action, reply: FixedBytes<247>(), slot: slot, handle: handle, now: now, control: &control)
         }
         core.central.tick(now: now, control: &control, delegate: &core.delegate)
-        syncScanning()
         if let t = peripheral.deadline, now >= t {
             core.now = now
             peripheral.stackTimerFired(now: now, control: &control, delegate: &core)

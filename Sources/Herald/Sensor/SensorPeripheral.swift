@@ -27,16 +27,9 @@ public protocol HeraldSensorPeripheral {
     mutating func stackCommandDidComplete<D: HeraldPeripheralDelegate>(
         tag: CommandTag, opcode: HCIOpcode, status: HCIStatus, returnParameters: Span<UInt8>,
         control: inout StackControl, delegate: inout D) -> Bool
-    /// The sensor's scanning changed (nil: not scanning). Changing our random address needs the scan
-    /// stopped (Core 5.4 Vol 4 Part E 7.8.4), so the peripheral must know what to restart.
-    mutating func sensorScanningDidChange(_ scan: (active: Bool, interval: UInt16)?)
 }
 
-extension HeraldPeripheral: HeraldSensorPeripheral {
-    public mutating func sensorScanningDidChange(_ scan: (active: Bool, interval: UInt16)?) {
-        advertiser.activeScanToPause = scan
-    }
-}
+extension HeraldPeripheral: HeraldSensorPeripheral {}
 
 /// No peripheral role: nothing advertised, nothing served.
 public struct NoSensorPeripheral: HeraldSensorPeripheral {
@@ -58,7 +51,6 @@ public struct NoSensorPeripheral: HeraldSensorPeripheral {
     public mutating func stackCommandDidComplete<D: HeraldPeripheralDelegate>(
         tag: CommandTag, opcode: HCIOpcode, status: HCIStatus, returnParameters: Span<UInt8>,
         control: inout StackControl, delegate: inout D) -> Bool { false }
-    public mutating func sensorScanningDidChange(_ scan: (active: Bool, interval: UInt16)?) {}
 }
 
 /// What the peripheral reports becomes sensor events: a peer that writes to us is a target like any

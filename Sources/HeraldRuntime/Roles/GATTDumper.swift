@@ -28,6 +28,12 @@ public struct GATTDump: Encodable {
 
     public var address: String
     public var mtu: Int = 23
+    /// Link-layer PDU sizes (octets each way): 27 until a Data Length Update.
+    public var dataLength = DataLength()
+    public struct DataLength: Encodable {
+        public var txOctets = 27
+        public var rxOctets = 27
+    }
     public var services: [Service] = []
     /// Milliseconds: connect, MTU exchange, discovery, reading values.
     public var timings: [String: UInt64] = [:]
@@ -136,6 +142,11 @@ public struct GATTDumper: LEApplication {
 
     public mutating func stackDidFailToConnect(to peer: DeviceAddress, status: HCIStatus, now: UInt64, control: inout StackControl) {
         state = .failedToConnect(status)
+    }
+
+    public mutating func stackDidChangeDataLength(handle: UInt16, _ length: LinkDataLength, now: UInt64, control: inout StackControl) {
+        guard handle == self.handle else { return }
+        collector.dump.dataLength = .init(txOctets: Int(length.maxTxOctets), rxOctets: Int(length.maxRxOctets))
     }
 
     public mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {

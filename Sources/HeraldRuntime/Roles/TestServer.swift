@@ -42,6 +42,9 @@ public struct TestServerEvent: Encodable, Equatable {
     public var peerType: String?
     public var reason: String?
     public var mtu: Int?
+    /// LL PDU sizes after a Data Length Update (octets each way).
+    public var txOctets: Int?
+    public var rxOctets: Int?
     public var attribute: UInt16?
     public var notify: Bool?
     public var indicate: Bool?
@@ -63,6 +66,7 @@ public struct TestServerEvent: Encodable, Equatable {
         if let peer { s += " peer=\(peer)" }
         if let reason { s += " reason=\(reason)" }
         if let mtu { s += " mtu=\(mtu)" }
+        if let txOctets, let rxOctets { s += " tx=\(txOctets) rx=\(rxOctets)" }
         if let attribute { s += " attribute=0x\(hex(attribute).lowercased())" }
         if let notify { s += " notify=\(notify)" }
         if let indicate { s += " indicate=\(indicate)" }
@@ -92,6 +96,8 @@ public struct TestServer: LEApplication {
     struct Slot {
         var handle: UInt16?
         var mtu = 23
+        /// Whether this link's central was asked for a short interval (see `pump`).
+        var askedForInterval = false
         var notifying = false
         var indicating = false
         var notified = 0
@@ -226,6 +232,15 @@ public struct TestServer: LEApplication {
         record(e)
     }
 
+    public mutating func stackDidChangeDataLength(handle: UInt16, _ length: LinkDataLength, now: UInt64, control: inout StackControl) {
+        self.now = now
+        var e = event("data-length")
+        e.handle = handle
+        e.txOctets = Int(length.maxTxOctets)
+        e.rxOctets = Int(length.maxRxOctets)
+        record(e)
+    }
+
     public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
         self.now = now
         var e = event("disconnected")
@@ -316,6 +331,19 @@ public struct TestServer: LEApplication {
                 e.connection = i
                 e.mtu = mtu
                 le.app.record(e)
+            }
+            // A client that exchanged a larger MTU or subscribed is about to stream: ask for 7.5–15 ms
+            // (a 200-octet read takes one round trip of connection events; Bumble's central connects at
+            // 30–60 ms). Supervision timeout 720 ms. Once per link; the central may refuse.
+            if !le.app.slots[i].askedForInterval, le.app.slots[i].mtu > 23 || le.app.slots[i].notifying || le.app.slots[i].indicating,
+               let timing = le.timing(handle: handle), timing.interval > 0x000C {
+                le.app.slots[i].askedForInterval = true
+                if le.requestConnectionParameters(handle: handle, intervalMin: 0x0006, intervalMax: 0x000C, supervisionTimeout: 0x0048) {
+                    var e = le.app.event("interval-requested")
+                    e.handle = handle
+                    e.connection = i
+                    le.app.record(e)
+                }
             }
             let count = le.app.count
             while le.app.slots[i].notifying, le.app.slots[i].notified < count,

@@ -59,9 +59,6 @@ public struct WearablePeripheral<Inner: HeraldSensorPeripheral, Observer: Herald
                                       control: &control, delegate: &d)
         }
     }
-    public mutating func sensorScanningDidChange(_ scan: (active: Bool, interval: UInt16)?) {
-        inner.sensorScanningDidChange(scan)
-    }
 }
 
 /// Two peripheral delegates as one; the first is borrowed for the duration of one call.

@@ -222,6 +222,8 @@ public final class StackSession<App: LEApplication, let links: Int, let attribut
             ("oversizePackets", f.oversizePackets),
             ("malformedACL", le.malformedACL), ("malformedEvents", le.malformedEvents),
             ("rejectedConnections", le.rejectedConnections), ("attResponses", le.attResponses),
+            ("dataLengthChanges", le.dataLengthChanges), ("lastTxOctets", Int(le.lastTxOctets)),
+            ("lastRxOctets", Int(le.lastRxOctets)),
             ("connections", stack.le.connections.count), ("creditsInFlight", control.credits.inFlight),
             ("aclQueued", control.acl.count), ("aclQueueFullEvents", control.aclQueueFullEvents),
             ("droppedCommands", control.droppedCommands), ("restarts", restarts), ("reopens", reopens),

@@ -1,0 +1,73 @@
+"""Reads the btsnoop captures `--btsnoop` writes (v1, datalink 1002: whole H4 packets), for tests that
+check what crossed HCI: every command the controller refused, the data length a link reached."""
+import struct
+from dataclasses import dataclass
+
+# Opcodes by name for readable failures (Core 5.4 Vol 4 Part E 7).
+NAMES = {
+    0x0406: "Disconnect", 0x0C03: "Reset", 0x2005: "LE Set Random Address",
+    0x2006: "LE Set Advertising Parameters", 0x2008: "LE Set Advertising Data",
+    0x2009: "LE Set Scan Response Data", 0x200A: "LE Set Advertising Enable",
+    0x200B: "LE Set Scan Parameters", 0x200C: "LE Set Scan Enable", 0x200D: "LE Create Connection",
+    0x200E: "LE Create Connection Cancel", 0x2013: "LE Connection Update", 0x2017: "LE Encrypt",
+    0x2018: "LE Rand", 0x2020: "LE Remote Connection Parameter Request Reply",
+    0x2021: "LE Remote Connection Parameter Request Negative Reply", 0x2022: "LE Set Data Length",
+}
+
+
+@dataclass
+class Refusal:
+    opcode: int
+    status: int
+
+    def __str__(self):
+        return f"{NAMES.get(self.opcode, hex(self.opcode))} -> status 0x{self.status:02X}"
+
+
+def packets(path):
+    """(received, h4 bytes) for every record."""
+    data = open(path, "rb").read()
+    if data[:8] != b"btsnoop\0":
+        raise ValueError(f"{path}: not a btsnoop file")
+    version, datalink = struct.unpack(">II", data[8:16])
+    if datalink != 1002:
+        raise ValueError(f"{path}: datalink {datalink}, expected 1002 (H4)")
+    offset = 16
+    while offset + 24 <= len(data):
+        _orig, incl, flags, _drops, _ts = struct.unpack(">IIIIq", data[offset:offset + 24])
+        offset += 24
+        yield bool(flags & 1), data[offset:offset + incl]
+        offset += incl
+
+
+def refusals(path):
+    """Every Command Complete or Command Status with a non-zero status, in order."""
+    out = []
+    for received, p in packets(path):
+        if not received or len(p) < 3 or p[0] != 0x04:
+            continue
+        code, params = p[1], p[3:]
+        if code == 0x0E and len(params) >= 4:      # Command Complete: ncmd, opcode, status
+            opcode, status = params[1] | params[2] << 8, params[3]
+        elif code == 0x0F and len(params) >= 4:    # Command Status: status, ncmd, opcode
+            status, opcode = params[0], params[2] | params[3] << 8
+        else:
+            continue
+        if opcode != 0 and status != 0:
+            out.append(Refusal(opcode, status))
+    return out
+
+
+def data_length_changes(path):
+    """(handle, max tx octets, max rx octets) of every LE Data Length Change (7.7.65.7)."""
+    out = []
+    for received, p in packets(path):
+        if received and len(p) >= 14 and p[0] == 0x04 and p[1] == 0x3E and p[3] == 0x07:
+            handle, tx, _txt, rx, _rxt = struct.unpack("<HHHHH", p[4:14])
+            out.append((handle & 0x0FFF, tx, rx))
+    return out
+
+
+def commands(path):
+    """Opcodes of every command sent, in order."""
+    return [p[1] | p[2] << 8 for received, p in packets(path) if not received and len(p) >= 4 and p[0] == 0x01]
