@@ -489,6 +489,7 @@ extension LEStack {
         le.router = L2CAPFixedChannelRouter()
         le.counters = LEStackCounters()
         le.isReady = false
+        le.linkDataLength = nil
         le.now = 0
     }
 }

@@ -141,9 +141,11 @@ extension StackControl {
         assignInPlace(&acl) { ACLOutboundQueue() }
         assignInPlace(&credits) { ACLCredits() }
         connecting = nil
-        cancelSent = false
+        scanning = nil
+        scannerEnabled = false
         ownAddressType = .randomAddress
         advertising = nil
+        advertiserEnabled = false
         advertisingRequests = 0
         aclQueueFullEvents = 0
     }

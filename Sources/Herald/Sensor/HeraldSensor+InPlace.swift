@@ -34,6 +34,7 @@ extension HeraldCentral {
         pending = nil
         isOn = false
         isScanning = false
+        initializeAbsent(&inboundStrangers)
         scanPeriodStart = 0
         nextPurge = 0
         immediateData = FixedBytes()
