@@ -99,13 +99,10 @@ struct GAPProcedureTests {
         h.feed(StackHarness.connectionComplete(handle: 0x0040, role: 0x00))
         #expect(h.stack.app.connected.count == 1)
         #expect(h.stack.le.control.connecting == nil)
-        // The scan the application wants resumed; the Data Length Update (251 octets, 2120 µs)
-        // follows once the link has stood alone for `dataLengthDelay`.
-        #expect(h.commands == CentralHarness.resume)
+        // Data Length Update started (251 octets, 2120 µs), and the scan the application wants resumed.
+        #expect(h.commands == [0x2022] + CentralHarness.resume)
+        #expect(h.wireDataLengthHandles == [0x0040])
         #expect(h.controller.scanning)
-        h.commands.removeAll()
-        h.tick(at: LEStack<ScanningCentral, 4, 24, 256>.dataLengthDelay)
-        #expect(h.commands == [0x2022])
         #expect(h.controller.refusals.isEmpty)
     }
 
@@ -156,7 +153,7 @@ struct GAPProcedureTests {
         h.pump()
         #expect(h.commands.isEmpty)  // not while initiating
         h.feed(StackHarness.connectionComplete(handle: 0x0041, role: 0x00))
-        #expect(h.commands == CentralHarness.resume)
+        #expect(h.commands == [0x2022] + CentralHarness.resume)
         // Asking again for the scan in progress sends nothing; stopping it stays stopped.
         h.commands.removeAll()
         h.stack.perform(now: 0, output: &h.wire) { le in le.control.startScanning(active: false, interval: 0x0060) }
@@ -177,7 +174,7 @@ struct GAPProcedureTests {
         // The peer we initiate to (F0:F1:…:F5) connects to us: we are peripheral on that link.
         h.feed(StackHarness.connectionComplete(handle: 0x0043, role: 0x01))
         #expect(h.stack.app.connected.map(\.role) == [.peripheral])
-        #expect(h.commands == [0x200E])
+        #expect(h.commands == [0x2022, 0x200E])
         h.feed(StackHarness.connectionComplete(handle: 0, role: 0x00, status: 0x02))
         #expect(h.stack.app.failed.map(\.1) == [.connectionAlreadyExists])
         #expect(h.controller.scanning)
@@ -205,23 +202,6 @@ struct GAPProcedureTests {
         h.feed(StackHarness.connectionComplete(handle: 0x0040, role: 0x01))
         h.tick(at: 1_000)
         #expect(!h.commands.contains(0x2022))
-    }
-
-    /// Two devices that connect to each other at once get two links, one in each role; Zephyr's
-    /// link layer crashed when both ran the Data Length Update (see `LEStack.dataLengthDelay`).
-    @Test func aLinkWithATwinWaitsForTheTwinToGoBeforeItsDataLengthUpdate() throws {
-        var h = try CentralHarness(app: ScanningCentral(scanAtReady: false))
-        h.feed(StackHarness.connectionComplete(handle: 0x0040, role: 0x01))
-        h.now = 5
-        h.feed(StackHarness.connectionComplete(handle: 0x0041, role: 0x00))  // same peer, other role
-        h.commands.removeAll()
-        h.tick(at: 1_000)
-        #expect(h.commands.isEmpty)
-        // The twin goes (Disconnection Complete, Core 5.4 Vol 4 Part E 7.7.5): the other asks at once.
-        h.feed([0x04, 0x05, 0x04, 0x00, 0x41, 0x00, 0x16])
-        h.tick(at: 1_001)
-        #expect(h.commands == [0x2022])
-        #expect(h.wireDataLengthHandles == [0x0040])
     }
 
     @Test func thePeersConnectionParametersRequestIsAnswered() throws {
@@ -266,7 +246,7 @@ struct GAPProcedureTests {
         // A central connects: advertising stops (legacy) and is enabled again, without a disable.
         h.commands.removeAll()
         h.feed(StackHarness.connectionComplete(handle: 0x0040, role: 0x01))
-        #expect(h.commands == [0x200A])
+        #expect(h.commands == [0x2022, 0x200A])
         h.commands.removeAll()
         h.stack.perform(now: 0, output: &h.wire) { le in le.control.stopAdvertising() }
         h.pump()

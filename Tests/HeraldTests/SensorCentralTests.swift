@@ -155,8 +155,8 @@ struct SensorCentralTests {
     }
 
     /// A peer that connects to us before we hear it advertise is not connected to a second time
-    /// once its advert arrives: two links between one pair of devices help nobody, and on Zephyr's
-    /// controller such crossing links crashed it (see `LEStack.dataLengthDelay`).
+    /// once its advert arrives: two links between one pair of devices help nobody (seen on Zephyr's
+    /// controllers: two wearables, each reading the other over its own link as well as the peer's).
     @Test func aPeerLinkedToUsBeforeItsFirstAdvertIsNotConnectedToAgain() {
         var h = CentralHarness<8, 2>()
         let a = address(1)

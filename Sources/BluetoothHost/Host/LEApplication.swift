@@ -68,9 +68,6 @@ public struct LinkState: ConnectionExtra {
     /// `LEStack.sendHeldResponses`). One is enough: the client sends no new request before it has
     /// the response to the last (Core 5.4 Vol 3 Part F 3.3.2).
     public internal(set) var heldResponse = FixedBytes<247>()
-    /// When to ask for the Data Length Update on this link (`LEStack.requestDataLengths`); nil once
-    /// asked, or when the controller cannot.
-    public internal(set) var dataLengthDue: UInt64?
     public init() {}
 }
 

@@ -186,8 +186,8 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             return
         }
         control.credits.open(handle: c.handle)
-        if linkDataLength != nil {
-            _ = connections.update(handle: c.handle) { $0.extra.dataLengthDue = now &+ Self.dataLengthDelay }
+        if let length = linkDataLength {
+            control.send(HCILESetDataLength(handle: c.handle, txOctets: length.octets, txTime: length.time), tag: .gap)
         }
         if c.role == .peripheral, control.advertiserEnabled {
             // Legacy connectable advertising stops when a central connects (Core 5.4 Vol 6 Part B
@@ -230,34 +230,6 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         }
     }
 
-    /// How long after a link comes up the stack asks for the Data Length Update (ms).
-    ///
-    /// Not at once: two devices that connect to each other at the same moment get two links
-    /// between them, one in each role, within a few milliseconds; Zephyr's link layer (v2.5.0, on
-    /// the simulated nRF52) dies of a division by zero (SIGFPE) when the Data Length Update runs on
-    /// both at once (captures: two `herald wearable`s on Zephyr controllers, every run). Waiting
-    /// lets such a twin appear first; a link with a twin waits until the twin is gone.
-    public static var dataLengthDelay: UInt64 { 250 }
-
-    /// Asks for the Data Length Update on every link whose time has come and that has no twin (a
-    /// second link to the same peer).
-    mutating func requestDataLengths(now: UInt64) {
-        guard let length = linkDataLength else { return }
-        for position in 0..<links {
-            guard let due = connections.entries[position]?.extra.dataLengthDue, now >= due else { continue }
-            let handle = connections.entries[position]!.handle
-            let peer = connections.entries[position]!.peer.address
-            var twins = 0
-            for other in 0..<links where connections.entries[other]?.peer.address == peer { twins += 1 }
-            if twins > 1 {
-                connections.entries[position]!.extra.dataLengthDue = .max
-                continue
-            }
-            connections.entries[position]!.extra.dataLengthDue = nil
-            control.send(HCILESetDataLength(handle: handle, txOctets: length.octets, txTime: length.time), tag: .gap)
-        }
-    }
-
     /// Asks the central of a link where we are peripheral for other connection parameters, with the
     /// L2CAP Connection Parameter Update Request (Core 5.4 Vol 3 Part A 4.20), which every central
     /// understands; the link layer's own request (Vol 6 Part B 5.1.7) needs both controllers to
@@ -291,13 +263,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
 
     mutating func linkDown(handle: UInt16, reason: HCIStatus) {
         if let i = connections.index(of: handle) { database.resetLink(i) }
-        guard let gone = connections.remove(handle: handle) else { return }
-        // A link that waited for its twin to go (see `requestDataLengths`) may ask now.
-        if linkDataLength != nil {
-            for position in 0..<links where connections.entries[position]?.peer.address == gone.peer.address {
-                if connections.entries[position]!.extra.dataLengthDue != nil { connections.entries[position]!.extra.dataLengthDue = now }
-            }
-        }
+        guard connections.remove(handle: handle) != nil else { return }
         control.credits.close(handle: handle)
         control.acl.removeAll(handle: handle)
         app.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control)
@@ -428,10 +394,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             take(c.deadline)
         }
         for position in 0..<links {
-            if let link = connections.entries[position] {
-                take(link.extra.bearer.nextDeadline)
-                take(link.extra.dataLengthDue)
-            }
+            if let link = connections.entries[position] { take(link.extra.bearer.nextDeadline) }
         }
         take(app.applicationDeadline)
         return d
@@ -445,7 +408,6 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
 
     mutating func tick(now: UInt64) {
         self.now = now
-        requestDataLengths(now: now)
         if App.connectsAsCentral, let c = control.connecting, now >= c.deadline {
             switch c.phase {
             case .initiating:

@@ -79,7 +79,8 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     public internal(set) var isScanning = false
     /// Links peers made to us before we heard them advertise (handle, their address): once an advert
     /// files them, their device is marked as connected to us, so that we do not make a second link
-    /// to a peer already linked to us (a crossing link: see `LEStack.dataLengthDelay`).
+    /// to a peer already linked to us (two links between one pair of devices help nobody, and
+    /// Bumble's virtual radio cannot keep them apart).
     public internal(set) var inboundStrangers: InlineArray<links, (handle: UInt16, address: DeviceAddress)?>
     var scanPeriodStart: UInt64 = 0
     var nextPurge: UInt64 = 0
