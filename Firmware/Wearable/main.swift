@@ -44,7 +44,9 @@ struct SensorLog: SensorDelegate {
 
 typealias WearableApp = HeraldSensor<SimplePayloadDataSupplier<StaticSecretKey>, SensorLog, 16, 1, LoggedPeripheral>
 typealias WearablePeripheral = HeraldPeripheral<SimplePayloadSource<StaticSecretKey>, 2, 32, 64>
-typealias WearableStack = BluetoothStack<WearableApp, 2, 20, 192>
+/// GATT capacities as used (16 attributes, 112 octets of values, the name without spare room); a
+/// database that outgrows them stops the image at boot ("GATT database does not fit").
+typealias WearableStack = BluetoothStack<WearableApp, 2, 16, 112>
 
 @_silgen_name("wearable_secret_key") func wearable_secret_key() -> UnsafePointer<UInt8>
 
@@ -59,6 +61,7 @@ public func firmwareMain() -> Never {
     // The stack is built in place in memory of its own: as a local here it was built in a
     // temporary and copied (two 21 KB values in this frame).
     guard let stack = Board.reserve(WearableStack.self) else { halt("no room for the stack") }
+    Board.logReservation(WearableStack.self)
     makeStack(into: stack)
     // Construction's peak (temporaries moved from value to value) is reported apart from the main
     // loop's: the loop's is what a product must budget for beyond start-up.
@@ -84,14 +87,15 @@ func makeStack(into stack: UnsafeMutablePointer<WearableStack>) {
         clock: HeraldClock(unixMillisAtZero: Wearable.unixTimeAtReset * 1000))
     else { halt("advertisement does not fit") }
     let deviceName: StaticString = "Herald Wearable"
-    guard var database = try? GATTDatabase<20, 192, 2>(deviceName: Span(_unsafeStart: deviceName.utf8Start,
+    guard var database = try? GATTDatabase<16, 112, 2>(deviceName: Span(_unsafeStart: deviceName.utf8Start,
                                                                          count: deviceName.utf8CodeUnitCount),
-                                                       features: SensorLog.serverFeatures),
+                                                       deviceNameMaxLength: 0, features: SensorLog.serverFeatures),
           (try? peripheral.install(into: &database)) != nil
     else { halt("GATT database does not fit") }
     // A fixed seed for the static random address; a product derives it from the chip's unique ID.
-    stack.initialize(to: BluetoothStack(configuration: HostConfiguration(randomAddressSeed: [0x57, 0x45, 0x41, 0x52, 0x41, 0x42]),
-                                        database: database,
-                                        app: WearableApp(supplier: supplier, delegate: SensorLog(),
-                                                         peripheral: LoggedPeripheral(inner: peripheral))))
+    // Built part by part in its place (`BluetoothStack.initialize(_:...)`), the application too.
+    WearableStack.initialize(stack, configuration: HostConfiguration(randomAddressSeed: [0x57, 0x45, 0x41, 0x52, 0x41, 0x42]),
+                             database: database) { app in
+        WearableApp.initialize(app, supplier: supplier, delegate: SensorLog(), peripheral: LoggedPeripheral(inner: peripheral))
+    }
 }

@@ -155,7 +155,7 @@ private let heraldAdvert: [UInt8] = [0x02, 0x01, 0x06, 0x03, 0x03, 0xF6, 0xFC, 0
         feed(&s, advInd, address(1), rssi: -50, appleTV, at: 10)
         feed(&s, advInd, address(2), rssi: -50, iPhone, at: 20)
         #expect(s.ignoredAppleDevices == 1)
-        #expect(Set(s.devices.map(\.kind)) == ["Apple-ignored", "Apple"])
+        #expect(s.devices.map(\.kind) == [.appleOther, .appleOther])  // both Apple; one ignored, one to check
         #expect(s.table(durationSeconds: 1).contains("1 Apple device(s) ignored"))
     }
 }

@@ -1,6 +1,6 @@
-"""The core on a microcontroller: firmware images (Embedded Swift, Cortex-M4) running under QEMU's
-mps2-an386, talking HCI over their UART to a Bumble virtual controller, and Bumble peers reading
-what they serve over the simulated radio."""
+"""The core on a microcontroller: firmware images (Embedded Swift) running under QEMU, on mps2-an386
+(Cortex-M4) and on the micro:bit (nRF51822, Cortex-M0), talking HCI over their UART to a Bumble
+virtual controller, and Bumble peers reading what they serve over the simulated radio."""
 import asyncio
 import os
 import shutil
@@ -32,12 +32,18 @@ def ensure_qemu() -> None:
         pytest.skip("qemu-system-arm is not installed and could not be installed with apt-get")
 
 
+STATIC_RAM: dict[str, int] = {}
+
+
 @pytest.fixture(scope="session")
 def firmware_images() -> Path:
     ensure_qemu()
     out = subprocess.run([str(FIRMWARE), "build"], cwd=ROOT, capture_output=True, text=True, timeout=1800)
     assert out.returncode == 0, out.stderr[-3000:]
     print(out.stdout)
+    for line in out.stdout.splitlines():
+        if "static RAM" in line:
+            STATIC_RAM[line.split(":")[0]] = int(line.split("static RAM ")[1].split()[0])
     return OUT
 
 
@@ -83,6 +89,13 @@ class Firmware:
             line = self.last(prefix)
             if line:
                 print(f"{self.image}: {line}")
+        # RAM all in, as Firmware/README.md measures it, with the main loop's measured peak.
+        value, start, loop = (self.last(p) for p in ("memory stack_value=", "memory start-up", "memory stack_peak="))
+        if value and start and loop and self.image in STATIC_RAM:
+            peak = max(int(field(start, "stack_peak")), int(field(loop, "stack_peak")))
+            total = STATIC_RAM[self.image] + int(field(value, "stack_value")) + peak
+            print(f"{self.image}: RAM all in {total} B = static {STATIC_RAM[self.image]} + stack value "
+                  f"{field(value, 'stack_value')} + stack peak {peak} (measured)")
         try:
             os.killpg(self.proc.pid, 15)
         except ProcessLookupError:
@@ -150,15 +163,18 @@ async def find_and_read(path: str, phone_payload: bytes | None = None, timeout: 
 
 
 @pytest.mark.timeout(600)
-def test_beacon_firmware_serves_venue_payload(firmware_images, controllers):
+@pytest.mark.parametrize("image", ["beacon", "beacon@microbit"])
+def test_beacon_firmware_serves_venue_payload(firmware_images, controllers, image):
+    """The beacon on each board: mps2-an386 (Cortex-M4, CMSDK UART) and the micro:bit (nRF51822,
+    Cortex-M0, 16 KB RAM, HCI on the nRF5 UART). A Bumble phone finds it and reads its payload."""
     ctl = controllers(2)
-    fw = Firmware("beacon", ctl.paths[0])
+    fw = Firmware(image, ctl.paths[0])
     try:
         ready = fw.wait_for("ready ")
         advertising = fw.wait_for("advertising ")
         expected = bytes.fromhex(fw.wait_for("payload ").split()[1])
         address, value, seen_after, _ = asyncio.run(find_and_read(ctl.paths[1]))
-        print(f"beacon: {ready}; {advertising}; advert seen by the phone {seen_after:.2f}s after it began scanning;"
+        print(f"{image}: {ready}; {advertising}; advert seen by the phone {seen_after:.2f}s after it began scanning;"
               f" wall time from QEMU start to read {time.monotonic() - fw.started:.1f}s")
         # The phone connected to the address the firmware chose at bring-up.
         assert address.split("/")[0].upper() == field(ready, "address").upper()
@@ -244,5 +260,59 @@ def test_wearable_firmware_connects_to_a_phone_and_reads_it(firmware_images, con
         assert "role=central" in fw.wait_for("connected ")
         print(f"wearable as central: {fw.wait_for('sensor didDetect ')}; {did_read}")
         time.sleep(2.5)  # one more memory line: the stack peak after the central's GATT run
+    finally:
+        fw.close()
+
+
+ZEPHYR_BSIM = Path(os.environ.get("ZEPHYR_BSIM", ROOT.parent / "shared" / "controllers" / "zephyr-bsim"))
+
+
+@pytest.fixture
+def zephyr_pair(tmp_path):
+    """Two of Zephyr's own controllers (v2.5.0 link layer on simulated nRF52s, one BabbleSim radio),
+    each on a pty: the firmware's and the phone's. A simulation id of this test process's own."""
+    import signal
+    script = ZEPHYR_BSIM / "run-controllers.sh"
+    if not script.exists():
+        pytest.skip(f"no Zephyr controllers at {ZEPHYR_BSIM}")
+    paths = [str(tmp_path / "z0"), str(tmp_path / "z1")]
+    log = open(tmp_path / "zephyr.log", "w")
+    proc = subprocess.Popen([str(script), "-s", f"herald_fw_{os.getpid()}", "-x", "-hci_pty_poll_us=1000", *paths],
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not all(os.path.exists(p) for p in paths):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            os.killpg(proc.pid, signal.SIGTERM)
+            pytest.fail("Zephyr controllers did not start: " + (tmp_path / "zephyr.log").read_text()[-2000:])
+        time.sleep(0.1)
+    try:
+        yield paths
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+        log.close()
+
+
+@pytest.mark.timeout(600)
+def test_microbit_beacon_on_zephyr_controller(firmware_images, zephyr_pair):
+    """The nRF51 image against the controller an nRF52 runs (Zephyr's, simulated): bring-up with its
+    vendor commands answered, advertising, and a Bumble phone on the other Zephyr controller reading
+    the venue payload over the simulated radio."""
+    fw = Firmware("beacon@microbit", zephyr_pair[0])
+    try:
+        ready = fw.wait_for("ready ", timeout=90)
+        fw.wait_for("advertising ", timeout=60)
+        expected = bytes.fromhex(fw.wait_for("payload ").split()[1])
+        address, value, seen_after, _ = asyncio.run(find_and_read(zephyr_pair[1], timeout=90))
+        print(f"beacon@microbit on Zephyr: {ready}; advert seen after {seen_after:.2f}s;"
+              f" wall time from QEMU start to read {time.monotonic() - fw.started:.1f}s")
+        assert address.split("/")[0].upper() == field(ready, "address").upper()
+        assert value == expected
+        assert b"Herald Cafe" in value[9:]
+        fw.wait_for("payload read connection=")
+        time.sleep(2.5)
     finally:
         fw.close()

@@ -273,7 +273,7 @@ def test_beacon_and_scan_agree_on_the_apps_byte_order(herald_bin, controllers):
 
 def test_scan_shows_and_counts_apple_devices_the_reference_filter_ignores(herald_bin, controllers):
     """An Apple TV's Nearby Info message (action 0x14) matches the reference apps' device filter:
-    scan labels it Apple-ignored and --stats counts it."""
+    scan shows it as an Apple device (kind apple-other), counts it as ignored, and so does --stats."""
     c = controllers(2)
     peer = start_advertiser(c.paths[1], company="0x004C", data="100508141bba69", name="apple-tv")
     try:
@@ -284,7 +284,7 @@ def test_scan_shows_and_counts_apple_devices_the_reference_filter_ignores(herald
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout)["summary"]
     d = [x for x in summary["devices"] if x["address"] == ADDRESS][0]
-    assert d["kind"] == "Apple-ignored", d
+    assert d["kind"] == "apple-other", d
     assert summary["ignoredAppleDevices"] == 1
     stats = json.loads(r.stderr.split("herald-stats: ", 1)[1].splitlines()[0])
     assert stats["ignoredAppleDevices"] == 1

@@ -229,3 +229,21 @@ public struct ConnectionSummary: Sendable, Equatable {
         self.slot = slot
     }
 }
+
+extension ConnectionTable {
+    /// `init()` for memory that holds no table yet, one position at a time (`BluetoothStack.initialize`):
+    /// `InlineArray(repeating: nil)` composed the links (reassembly buffer and ATT bearer each) in
+    /// temporaries first, 6.2 KB of stack for the beacon's two, and `entries[i] = nil` one link
+    /// (0.9 KB) each. An absent link is only the optional's tag; it is stored through a pointer.
+    /// `BluetoothStackInPlaceTests` checks this leaves no property unset.
+    @inline(never)
+    mutating func initializeInPlace() {
+        withUnsafeMutablePointer(to: &entries) { p in
+            let links = UnsafeMutableRawPointer(p).assumingMemoryBound(to: Link?.self)
+            for i in 0..<capacity { (links + i).initialize(to: nil) }
+        }
+        for i in 0..<capacity { handles[i] = Self.vacant }
+        count = 0
+        unknownHandlePackets = 0
+    }
+}

@@ -430,3 +430,28 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
 
     mutating func malformedEvent() { counters.malformedEvents &+= 1 }
 }
+
+// MARK: In-place construction
+
+extension LEStack {
+    /// Fills `le`, memory that holds no value yet, one stored property at a time, each built in a
+    /// call of its own: `init` composes the whole value in a temporary and copies it out, which on
+    /// firmware costs the value's size again in stack at start-up (BluetoothStack+InPlace.swift).
+    /// `makeApp` initialises the application in its place.
+    @inline(never)
+    static func initialize(_ le: inout Self, database: GATTDatabase<attributes, values, links>,
+                           maximumMTU: UInt16, app makeApp: (UnsafeMutablePointer<App>) -> Void) {
+        precondition(database.databaseHashHandle == 0 || App.serverFeatures.databaseHash,
+                     "GATTDatabase has a Database Hash but the application's serverFeatures leave it out")
+        withUnsafeMutablePointer(to: &le.app) { makeApp($0) }
+        le.control.initializeInPlace()
+        copyInPlace(&le.database, database)
+        le.server = ATTServer(maximumMTU: maximumMTU)
+        le.connections.initializeInPlace()
+        le.router = L2CAPFixedChannelRouter()
+        le.counters = LEStackCounters()
+        le.isReady = false
+        le.linkDataLength = nil
+        le.now = 0
+    }
+}

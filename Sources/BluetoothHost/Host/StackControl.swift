@@ -129,3 +129,24 @@ public struct AdvertisingIntent {
         self.restartAfterConnection = restartAfterConnection
     }
 }
+
+extension StackControl {
+    /// `init()` for memory that holds no value yet, a stored property at a time, each queue in a
+    /// frame of its own (`BluetoothStack.initialize`): the 1.8 KB value is never built whole in a
+    /// temporary. `BluetoothStackInPlaceTests` checks it leaves no property unset.
+    @inline(never)
+    mutating func initializeInPlace() {
+        assignInPlace(&commands) { HCICommandQueue() }
+        droppedCommands = 0
+        assignInPlace(&acl) { ACLOutboundQueue() }
+        assignInPlace(&credits) { ACLCredits() }
+        connecting = nil
+        scanning = nil
+        scannerEnabled = false
+        ownAddressType = .randomAddress
+        advertising = nil
+        advertiserEnabled = false
+        advertisingRequests = 0
+        aclQueueFullEvents = 0
+    }
+}

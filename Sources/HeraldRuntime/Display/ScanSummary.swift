@@ -222,7 +222,7 @@ public struct ScanSummary {
         for r in rows { for (i, c) in r.enumerated() { widths[i] = max(widths[i], c.count) } }
         var out = String(format: "%d device(s), %d report(s) in %.1f s\n", tracks.count, reports, durationSeconds)
         if ignoredAppleDevices > 0 {
-            out += "\(ignoredAppleDevices) Apple device(s) ignored by the reference apps' device filter (kind Apple-ignored): a sensor does not connect to them\n"
+            out += "\(ignoredAppleDevices) Apple device(s) ignored by the reference apps' device filter (shown as Apple other): a sensor does not connect to them\n"
         }
         if withPayloads { out += "payload codes decoded with --byte-order \(byteOrder.optionName) (\(byteOrder.explanation))\n" }
         for r in rows {

@@ -149,3 +149,92 @@ void arc4random_buf(void *buf, size_t n) {
     uint32_t x = 0x9E3779B9u;
     while (n--) { x ^= x << 13; x ^= x >> 17; x ^= x << 5; *p++ = (unsigned char)x; }
 }
+
+#if defined(__ARM_ARCH_6M__)
+// Armv6-M (Cortex-M0: the micro:bit's nRF51) has no divide instruction and no exclusive loads and
+// stores, so the compiler calls these where Armv7-M has instructions.
+
+// 32-bit division (Run-time ABI 4.3.1), restoring shift-subtract, one bit a step.
+static uint32_t udiv32(uint32_t n, uint32_t d, uint32_t *rem) {
+    if (d == 0) { *rem = n; return ~0u; }   // Swift traps before dividing by zero
+    uint32_t q = 0, r = 0;
+    for (int i = 31; i >= 0; i--) {
+        r = (r << 1) | ((n >> i) & 1);
+        if (r >= d) { r -= d; q |= 1u << i; }
+    }
+    *rem = r;
+    return q;
+}
+
+uint32_t __aeabi_uidiv(uint32_t n, uint32_t d) { uint32_t r; return udiv32(n, d, &r); }
+
+// Quotient in r0, remainder in r1: a 64-bit return value is exactly that pair.
+uint64_t __aeabi_uidivmod(uint32_t n, uint32_t d) {
+    uint32_t r, q = udiv32(n, d, &r);
+    return ((uint64_t)r << 32) | q;
+}
+
+int32_t __aeabi_idiv(int32_t a, int32_t b) {
+    uint32_t r, q = udiv32(a < 0 ? 0u - (uint32_t)a : (uint32_t)a, b < 0 ? 0u - (uint32_t)b : (uint32_t)b, &r);
+    return (a < 0) != (b < 0) ? -(int32_t)q : (int32_t)q;
+}
+
+uint64_t __aeabi_idivmod(int32_t a, int32_t b) {
+    uint32_t r, q = udiv32(a < 0 ? 0u - (uint32_t)a : (uint32_t)a, b < 0 ? 0u - (uint32_t)b : (uint32_t)b, &r);
+    int32_t quotient = (a < 0) != (b < 0) ? -(int32_t)q : (int32_t)q;
+    int32_t remainder = a < 0 ? -(int32_t)r : (int32_t)r;
+    return ((uint64_t)(uint32_t)remainder << 32) | (uint32_t)quotient;
+}
+
+// 64-bit multiplication (Run-time ABI 4.2): Armv6-M multiplies 32 x 32 -> 32 bits only, so the full
+// product of the low words is built from 16-bit halves.
+static uint64_t multiply32(uint32_t a, uint32_t b) {
+    uint32_t al = a & 0xFFFF, ah = a >> 16, bl = b & 0xFFFF, bh = b >> 16;
+    uint32_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
+    uint32_t middle = (ll >> 16) + (lh & 0xFFFF) + (hl & 0xFFFF);
+    uint32_t lo = (ll & 0xFFFF) | (middle << 16);
+    uint32_t hi = hh + (lh >> 16) + (hl >> 16) + (middle >> 16);
+    return ((uint64_t)hi << 32) | lo;
+}
+
+uint64_t __aeabi_lmul(uint64_t a, uint64_t b) {
+    uint32_t alo = (uint32_t)a, ahi = (uint32_t)(a >> 32), blo = (uint32_t)b, bhi = (uint32_t)(b >> 32);
+    uint64_t low = multiply32(alo, blo);
+    uint32_t hi = (uint32_t)(low >> 32) + alo * bhi + ahi * blo;
+    return ((uint64_t)hi << 32) | (uint32_t)low;
+}
+
+// Word atomics (the GCC/LLVM libatomic calls): `_Volatile` register access and one-time global
+// initialisation use them. One core and aligned words: a load or store is already atomic, and
+// compare-exchange masks interrupts around its read-modify-write.
+uint32_t bsp_atomic_load_4(const volatile void *p, int order) __asm__("__atomic_load_4");
+uint32_t bsp_atomic_load_4(const volatile void *p, int order) {
+    (void)order;
+    __asm volatile("" ::: "memory");
+    uint32_t v = *(const volatile uint32_t *)p;
+    __asm volatile("" ::: "memory");
+    return v;
+}
+
+void bsp_atomic_store_4(volatile void *p, uint32_t v, int order) __asm__("__atomic_store_4");
+void bsp_atomic_store_4(volatile void *p, uint32_t v, int order) {
+    (void)order;
+    __asm volatile("" ::: "memory");
+    *(volatile uint32_t *)p = v;
+    __asm volatile("" ::: "memory");
+}
+
+_Bool bsp_atomic_compare_exchange_4(volatile void *p, void *expected, uint32_t desired, int success, int failure)
+    __asm__("__atomic_compare_exchange_4");
+_Bool bsp_atomic_compare_exchange_4(volatile void *p, void *expected, uint32_t desired, int success, int failure) {
+    (void)success; (void)failure;
+    uint32_t primask;
+    __asm volatile("mrs %0, primask\n cpsid i" : "=r"(primask) :: "memory");
+    uint32_t current = *(volatile uint32_t *)p;
+    _Bool equal = current == *(uint32_t *)expected;
+    if (equal) *(volatile uint32_t *)p = desired;
+    else *(uint32_t *)expected = current;
+    __asm volatile("msr primask, %0" :: "r"(primask) : "memory");
+    return equal;
+}
+#endif

@@ -1,6 +1,6 @@
 // Board support, Swift half: the CMSDK APB UART driver, SysTick and the NVIC for QEMU's mps2-an386.
 import BluetoothHost
-// With BSP/startup.c this is the only code that touches registers; the images above it see
+// With startup.c beside it this is the only code that touches registers; the images above it see
 // `Board.hci` / `Board.log` (byte ports), `Board.milliseconds` and `Board.sleep`.
 //
 // Registers are reached through `_Volatile`: plain pointer loads and stores to MMIO are legal for
@@ -43,11 +43,6 @@ struct CMSDKUART {
 }
 
 @_silgen_name("bsp_milliseconds") func bsp_milliseconds() -> UInt32
-@_silgen_name("bsp_stack_peak") func bsp_stack_peak() -> UInt32
-@_silgen_name("bsp_stack_size") func bsp_stack_size() -> UInt32
-@_silgen_name("bsp_stack_repaint") func bsp_stack_repaint()
-@_silgen_name("bsp_reserve") func bsp_reserve(_ bytes: UInt32) -> UnsafeMutableRawPointer?
-@_silgen_name("bsp_sleep_unless") func bsp_sleep_unless(_ ready: @convention(c) () -> UInt32)
 
 enum Board {
     /// AN386 runs its peripherals from a 25 MHz clock.
@@ -69,38 +64,8 @@ enum Board {
         VolatileMappedRegister<UInt32>(unsafeBitPattern: 0xE000_E100).store(1 << 0)
     }
 
-    /// Milliseconds since reset, widened across the 32-bit counter's wrap (every 49.7 days).
-    static func milliseconds(_ clock: inout MillisecondClock) -> UInt64 {
-        clock.advance(to: bsp_milliseconds())
-    }
-
     /// Sleeps until the next interrupt (SysTick at most 1 ms away) unless a byte is already waiting.
     static func sleep() {
         bsp_sleep_unless { Board.hci.hasByte ? 1 : 0 }
-    }
-
-    static var stackPeak: UInt32 { bsp_stack_peak() }
-    static var stackSize: UInt32 { bsp_stack_size() }
-    /// Starts a new stack high-water measurement from the current depth.
-    static func restartStackMeasurement() { bsp_stack_repaint() }
-
-    /// Uninitialised memory for one `T` that lives as long as the program (taken from the bottom of
-    /// the stack region, see `bsp_reserve`); nil when it does not fit.
-    static func reserve<T>(_ type: T.Type) -> UnsafeMutablePointer<T>? {
-        guard MemoryLayout<T>.alignment <= 8,
-              let raw = bsp_reserve(UInt32(truncatingIfNeeded: MemoryLayout<T>.size)) else { return nil }
-        return raw.bindMemory(to: T.self, capacity: 1)
-    }
-}
-
-/// Extends the 32-bit tick count to the 64-bit milliseconds the stack takes.
-struct MillisecondClock {
-    var high: UInt64 = 0
-    var last: UInt32 = 0
-
-    mutating func advance(to ticks: UInt32) -> UInt64 {
-        if ticks < last { high &+= 1 &<< 32 }
-        last = ticks
-        return high | UInt64(widening: ticks)
     }
 }

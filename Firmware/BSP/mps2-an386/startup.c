@@ -1,20 +1,19 @@
 // Board support, C half: the vector table, reset (copy .data, zero .bss, paint the stack), and the
 // interrupt handlers that must share state with the main loop (the millisecond tick). Everything
-// register-level that Swift drives lives in BSP/Board.swift; this file and that one are what a port
-// to another Cortex-M replaces (see Firmware/README.md).
+// register-level that Swift drives lives in Board.swift beside it; this folder is what a port to
+// another board replaces (see Firmware/README.md). Common/ holds what every board shares.
 //
 // Target: QEMU mps2-an386 (ARM AN386: Cortex-M4 at 25 MHz, CMSDK APB UARTs).
 #include <stdint.h>
 
 extern uint32_t __data_load, __data_start, __data_end, __bss_start, __bss_end;
-extern uint32_t __stack_limit, __stack_top;
+extern uint32_t __stack_top;
+void bsp_stack_paint_below(uint32_t *sp);
 
 // Swift entry point (Common/FirmwareMain.swift calls the image's application).
 extern void firmware_main(void) __attribute__((noreturn));
 
 static volatile uint32_t milliseconds;   // SysTick count since reset
-
-#define STACK_PAINT 0x5AFE57ACu
 
 __attribute__((noreturn)) void Reset_Handler(void) {
     // Armv7-M ARM B1.5.6: on reset only SP and PC are set; C and Swift statics need .data copied
@@ -22,10 +21,10 @@ __attribute__((noreturn)) void Reset_Handler(void) {
     uint32_t *src = &__data_load, *dst = &__data_start;
     while (dst < &__data_end) *dst++ = *src++;
     for (dst = &__bss_start; dst < &__bss_end; dst++) *dst = 0;
-    // Paint the stack below our own frame so the peak use can be measured later.
+    // Paint the stack below our own frame so the peak use can be measured later (Common/stack.c).
     uint32_t *sp;
     __asm volatile("mov %0, sp" : "=r"(sp));
-    for (dst = &__stack_limit; dst < sp - 16; dst++) *dst = STACK_PAINT;
+    bsp_stack_paint_below(sp);
     // Enable the FPU (CPACR CP10/CP11 full access, Armv7-M ARM B3.2.20): Swift's -Osize code for
     // armv7em may use VFP registers for moves.
     *(volatile uint32_t *)0xE000ED88 |= (0xFu << 20);
@@ -47,48 +46,6 @@ __attribute__((noreturn)) void Fault_Handler(void) {
 void Default_Handler(void) {}
 
 uint32_t bsp_milliseconds(void) { return milliseconds; }
-
-// The lowest word the stack may use: __stack_limit until `bsp_reserve` takes the bottom of the
-// region for the application's state.
-static uint32_t *stack_floor = &__stack_limit;
-
-uint32_t bsp_stack_peak(void) {
-    uint32_t *p = stack_floor;
-    while (p < &__stack_top && *p == STACK_PAINT) p++;
-    return (uint32_t)((uintptr_t)&__stack_top - (uintptr_t)p);
-}
-
-// Paints the unused stack again, so the next peak measured is that of what runs from here on (the
-// main loop) rather than of start-up.
-void bsp_stack_repaint(void) {
-    uint32_t *sp, *p;
-    __asm volatile("mov %0, sp" : "=r"(sp));
-    for (p = stack_floor; p < sp - 16; p++) *p = STACK_PAINT;
-}
-
-uint32_t bsp_stack_size(void) { return (uint32_t)((uintptr_t)&__stack_top - (uintptr_t)stack_floor); }
-
-// Takes `bytes` (8-byte aligned) from the bottom of the stack region, once, for state that lives as
-// long as the program: the image builds its whole BluetoothStack there in place, so it is neither a
-// local of the entry function (which the optimiser copies when it moves the value) nor a Swift
-// global (whose initial value would have to be built first and copied in). The stack measures from
-// above it. Null when the stack region is too small (or the stack already reaches into it).
-void *bsp_reserve(uint32_t bytes) {
-    uint32_t *sp, *start = stack_floor, *end = stack_floor + (bytes + 7) / 8 * 2;
-    __asm volatile("mov %0, sp" : "=r"(sp));
-    if (end + 256 > sp) return 0;
-    stack_floor = end;
-    return start;
-}
-
-// Waits for an interrupt unless `ready` (read with interrupts masked) says there is work: the
-// classic race-free sleep. A pending interrupt still ends WFI while PRIMASK is set (Armv7-M ARM
-// B1.5.19), and runs as soon as interrupts are unmasked again.
-void bsp_sleep_unless(uint32_t (*ready)(void)) {
-    __asm volatile("cpsid i" ::: "memory");
-    if (!ready()) __asm volatile("dsb\n wfi" ::: "memory");
-    __asm volatile("cpsie i\n isb" ::: "memory");
-}
 
 typedef void (*vector_t)(void);
 

@@ -1,0 +1,31 @@
+import Testing
+import BluetoothHost
+@testable import Herald
+
+/// `HeraldSensor.initialize(_:...)` fills memory that holds no value yet, a stored property at a
+/// time. A property it forgets (one added to the sensor, the central or the device database later)
+/// would keep whatever the memory held: building over three different fills and comparing every
+/// stored property with the value `init` builds finds it.
+@Suite struct SensorInPlaceTests {
+    typealias Sensor = HeraldSensor<SimplePayloadLayout, NoReadMultipleSensorEvents, 8, 2, NoSensorPeripheral>
+
+    @Test func inPlaceEqualsInitOverAnyPriorContents() {
+        var configuration = HeraldSensorConfiguration()
+        configuration.connectionTimeout = 4_000
+        let expected = Sensor(supplier: SimplePayloadLayout(), delegate: NoReadMultipleSensorEvents(),
+                              peripheral: NoSensorPeripheral(), configuration: configuration)
+        var expectedDump = ""
+        dump(expected, to: &expectedDump)
+        let memory = UnsafeMutablePointer<Sensor>.allocate(capacity: 1)
+        defer { memory.deallocate() }
+        for fill: UInt8 in [0x00, 0xFF, 0xA5] {
+            UnsafeMutableRawPointer(memory).initializeMemory(as: UInt8.self, repeating: fill, count: MemoryLayout<Sensor>.size)
+            Sensor.initialize(memory, supplier: SimplePayloadLayout(), delegate: NoReadMultipleSensorEvents(),
+                              peripheral: NoSensorPeripheral(), configuration: configuration)
+            var built = ""
+            dump(memory.pointee, to: &built)
+            #expect(built == expectedDump, "memory filled with \(fill) first")
+            #expect(memory.pointee.core.central.database.count == 0)
+        }
+    }
+}
