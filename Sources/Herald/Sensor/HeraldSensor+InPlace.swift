@@ -39,6 +39,7 @@ extension HeraldCentral {
         nextPurge = 0
         immediateData = FixedBytes()
         malformedAdverts = 0
+        ignoredAppleAdverts = 0
         outgoing = FixedBytes()
         outgoingLink = nil
         gattHandle = 0
