@@ -31,6 +31,9 @@ ROOT = HERE.parents[1]
 # points elsewhere.
 ZEPHYR_BSIM = Path(os.environ.get("HERALD_ZEPHYR_BSIM", ROOT.parent / "shared" / "controllers" / "zephyr-bsim"))
 KINDS = ("bumble", "zephyr")
+# Both simulated radios report one RSSI for every packet: Bumble's virtual controller -50 dBm, the
+# BabbleSim channel (an ideal cable with fixed attenuation) -35 dBm.
+FIXED_RSSI = {"bumble": -50, "zephyr": -35}
 _ids = itertools.count()
 
 

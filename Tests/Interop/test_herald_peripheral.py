@@ -237,7 +237,10 @@ def test_wearable_decodes_signal_writes_whole_and_in_20_byte_fragments(herald_bi
         pytest.skip("tshark not installed")
     t = subprocess.run([tshark, "-r", str(snoop)], capture_output=True, text=True, timeout=60)
     assert t.returncode == 0, t.stderr
-    assert "Malformed" not in t.stdout
+    # Bumble's controller answers LE Set Data Length, which it lists as supported, with a bare Unknown
+    # Command status and no handle: tshark calls that event malformed. It is the controller's packet.
+    ours = [l for l in t.stdout.splitlines() if "Malformed" in l and "Data Length" not in l]
+    assert ours == [], ours
     assert "Write Request" in t.stdout and "Error Response" in t.stdout and "LE Set Random Address" in t.stdout
 
 

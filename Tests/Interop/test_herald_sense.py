@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from radio import FIXED_RSSI
+
 pytestmark = pytest.mark.timeout(120)
 
 PEERS = Path(__file__).parent / "peers"
@@ -59,7 +61,7 @@ class Process:
                 self.proc.kill()
 
 
-def test_sense_reads_the_wearables_payload_and_disconnects(herald_bin, controllers, tmp_path):
+def test_sense_reads_the_wearables_payload_and_disconnects(herald_bin, controllers, controller_kind, tmp_path):
     c = controllers(2)
     wearable = Process([herald_bin, "wearable", "--transport", f"tty:{c.paths[0]}", "--payload", "test",
                         "--test-identifier", bytes(range(16)).hex(), "--log-dir", str(tmp_path / "logs"), "--json-events"])
@@ -68,9 +70,9 @@ def test_sense_reads_the_wearables_payload_and_disconnects(herald_bin, controlle
         wearable.wait_for(lambda e: e.get("event") == "ready")
         sense = Process([herald_bin, "sense", "--transport", f"tty:{c.paths[1]}", "--json-events", "--duration", "60"])
         detect = sense.wait_for(lambda e: e.get("event") == "detect")
-        # Every advert's RSSI is reported, before any connection (Bumble's radio reports -50 dBm).
+        # Every advert's RSSI is reported, before any connection (each simulated radio reports one value).
         measure = sense.wait_for(lambda e: e.get("event") == "measure")
-        assert measure["target"] == detect["target"] and measure["rssi"] == -50
+        assert measure["target"] == detect["target"] and measure["rssi"] == FIXED_RSSI[controller_kind]
         read = sense.wait_for(lambda e: e.get("event") == "read")
         assert read["payload"] == TEST_PAYLOAD
         assert read["target"] == detect["target"]

@@ -33,7 +33,7 @@ def stop(proc):
         proc.kill()
 
 
-def test_summary_json_and_html_report(herald_bin, controllers, tmp_path):
+def test_summary_json_and_html_report(herald_bin, controllers, controller_kind, tmp_path):
     c = controllers(2)
     peer = start_advertiser(c.paths[1])
     report = tmp_path / "bench.html"
@@ -54,11 +54,12 @@ def test_summary_json_and_html_report(herald_bin, controllers, tmp_path):
     assert d["pseudoAddress"] == "cafe01020304"
     assert d["name"] == "bench-peer"
     assert d["adverts"] >= 2
-    # Bumble advertises about once a second; the virtual radio always reports RSSI -50.
+    # Bumble advertises about once a second; each simulated radio reports one fixed RSSI.
     assert 500 <= d["interval"]["mean"] <= 2000, d["interval"]
     assert d["interval"]["min"] <= d["interval"]["mean"] <= d["interval"]["max"]
     assert d["interval"]["count"] == d["adverts"] - 1
-    assert d["rssi"]["mean"] == -50 and d["rssi"]["min"] == -50 and d["rssi"]["max"] == -50
+    rssi = FIXED_RSSI[controller_kind]
+    assert d["rssi"]["mean"] == rssi and d["rssi"]["min"] == rssi and d["rssi"]["max"] == rssi
     assert d["rssi"]["count"] == d["adverts"] + d["scanResponses"]
 
     html = report.read_text()
@@ -71,7 +72,7 @@ def test_summary_json_and_html_report(herald_bin, controllers, tmp_path):
     assert "<script" not in html and "<link" not in html
 
 
-def test_human_summary_goes_to_stderr_after_reports(herald_bin, controllers):
+def test_human_summary_goes_to_stderr_after_reports(herald_bin, controllers, controller_kind):
     c = controllers(2)
     peer = start_advertiser(c.paths[1], company="0x0059", data="0102", name="not-herald")
     try:
@@ -84,10 +85,10 @@ def test_human_summary_goes_to_stderr_after_reports(herald_bin, controllers):
     table = [l for l in r.stderr.splitlines() if ADDRESS in l]
     assert len(table) == 1, r.stderr
     assert table[0].split()[0] == "other"  # no Herald UUID, no 6-byte pseudo address
-    assert "-50" in table[0]
+    assert str(FIXED_RSSI[controller_kind]) in table[0]
 
 
-def test_sigkill_loses_at_most_one_second_of_contacts(herald_bin, controllers, tmp_path):
+def test_sigkill_loses_at_most_one_second_of_contacts(herald_bin, controllers, controller_kind, tmp_path):
     """Reports printed more than a second before SIGKILL must all be in contacts.csv."""
     c = controllers(2)
     peer = start_advertiser(c.paths[1])
@@ -128,7 +129,7 @@ def test_sigkill_loses_at_most_one_second_of_contacts(herald_bin, controllers, t
     assert rows, "contacts.csv is empty: nothing was flushed before the kill"
     assert rows[0] == "time,sensor,id,detect,read,measure,share,visit,detectHerald,delete,data"
     measures = [r for r in rows[1:] if r.split(",")[5] == "3"]
-    assert all(r.split(",")[2] == ADDRESS and r.split(",")[10].startswith("RSSI:-50.0") for r in measures)
+    assert all(r.split(",")[2] == ADDRESS and r.split(",")[10].startswith(f"RSSI:{FIXED_RSSI[controller_kind]}.0") for r in measures)
     assert len(measures) >= len(older), f"{len(measures)} rows on disk, {len(older)} reports older than 1 s"
     assert sum(1 for r in rows[1:] if r.split(",")[3] == "1") == 1  # one detect for the one device
 

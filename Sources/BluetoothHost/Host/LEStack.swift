@@ -78,6 +78,8 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             endAttempt(c, status: status)
             return
         }
+        // A controller that lists LE Set Data Length but does not know it (Bumble's) is asked no more.
+        if opcode == HCILESetDataLength.opcode, status == .unknownCommand { linkDataLength = nil }
         if tag == .gap || tag == .connection { return }
         app.stackCommandDidComplete(tag: tag, opcode: opcode, status: status, returnParameters: returnParameters, control: &control)
     }
