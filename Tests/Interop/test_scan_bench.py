@@ -9,6 +9,8 @@ import threading
 import time
 from pathlib import Path
 
+from radio import FIXED_RSSI
+
 PEERS = Path(__file__).parent / "peers"
 ADDRESS = "F0:F1:F2:F3:F4:F5"
 
