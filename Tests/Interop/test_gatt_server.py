@@ -169,12 +169,13 @@ def test_bumble_central_discovers_reads_writes_and_subscribes(controllers, serve
 
 
 @pytest.mark.timeout(60)
-def test_four_centrals_at_once_are_each_served(controllers, server_factory, controller_kind):
+def test_four_centrals_at_once_are_each_served(controllers, server_factory, controller_kind, tmp_path):
     c = controllers(5)
     # 100 of each on every link at once keeps the shared ACL queue busy: notifications must not crowd
     # out responses, and indications must wait for their confirmations.
     count = 100
-    server = server_factory(c.paths[0], "--notify-count", str(count))
+    capture = tmp_path / "serve.btsnoop"
+    server = server_factory(c.paths[0], "--notify-count", str(count), "--btsnoop", str(capture))
     centrals = []
     for i in range(1, 5):
         args = {"mtu": 23 if i % 2 else 247, "count": count, "gate": True,
@@ -206,12 +207,13 @@ def test_four_centrals_at_once_are_each_served(controllers, server_factory, cont
         slot = connected[f"C0:00:00:00:00:0{i}"]
         assert [e["value"] for e in writes_of(server, slot)] == [bytes([i] * (i + 2)).hex(), bytes([0x10 * i] * 100).hex()]
         confirmed = [e["index"] for e in server.events if e["event"] == "indication-confirmed" and e["connection"] == slot]
-        # Each central got all 100 indications (above). On Zephyr's link layer a central's Disconnect,
-        # sent right after its last confirmation, can end the link before that confirmation is on the
-        # air (seen once in CI); every earlier one must have arrived, in order.
+        # Each central got all 100 indications (above). On Zephyr's controllers the Bumble central's
+        # Disconnect can overtake its last confirmation: captures of our server show indication 99 sent,
+        # then Disconnection Complete (0x13, remote terminated) 37-72 ms later with no confirmation on
+        # any of the four links (one run in four here, once in CI). Every earlier one arrives, in order.
         if controller_kind == "zephyr" and confirmed == list(range(count - 1)):
             continue
-        assert confirmed == list(range(count))
+        assert confirmed == list(range(count)), f"capture: {capture}"
 
 
 # Raw ATT PDUs and the exact answer each must get (Core 5.4 Vol 3 Part F 3.4.1.1 Error Response:
