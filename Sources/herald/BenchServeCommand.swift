@@ -51,6 +51,8 @@ struct BenchServeCommand: ParsableCommand {
                 }
                 return stop.isSet ? .stop : .keepRunning
             }
+            try? session.perform { $0.control.stopAdvertising() }
+            session.releaseLinks()
         }
     }
 }

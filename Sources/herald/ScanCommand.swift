@@ -81,6 +81,7 @@ struct ScanCommand: ParsableCommand {
                 return stop.isSet ? .stop : .keepRunning
             }
             try? session.perform { $0.control.stopScanning() }
+            session.releaseLinks()  // --read's links
             let elapsed = Double(MonotonicClock.now() - started) / 1000
             let summary = session.app.summary
             if live {  // the last frame stays on the screen, complete

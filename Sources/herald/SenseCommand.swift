@@ -80,6 +80,7 @@ struct SenseCommand: ParsableCommand {
             return stop.isSet ? .stop : .keepRunning
         }
         try? session.perform { le in le.app.stop(control: &le.control) }
+        session.releaseLinks()
         FileHandle.standardError.write(Data("sense: \(session.app.ble.central.database.count) devices known\n".utf8))
     }
 }

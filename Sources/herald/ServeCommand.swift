@@ -74,6 +74,7 @@ struct ServeCommand: ParsableCommand {
                 return stop.isSet ? .stop : .keepRunning
             }
             try? session.perform { $0.control.stopAdvertising() }
+            session.releaseLinks()
             emit(session)
         }
     }

@@ -210,16 +210,12 @@ struct WearableCommand: ParsableCommand {
             }
             return stop.isSet ? .stop : .keepRunning
         }
-        // Stop advertising and scanning, close every link, give the controller a moment to do it.
+        // Stop advertising and scanning, then close every link, ours and our centrals'.
         try? session.perform { le in
             le.app.stop(control: &le.control)
             le.app.ble.peripheral.inner.advertiser.setAdvertising(false, control: &le.control)
-            for slot in 0..<4 {
-                if let link = le.app.ble.peripheral.inner.link(slot: slot) { le.control.disconnect(handle: link.handle) }
-            }
         }
-        let settle = MonotonicClock.now() + 500
-        try? session.run(deadline: settle) { _ in .keepRunning }
+        session.releaseLinks()
         logs.log(.info, category: "Wearable", "stopped; \(hub.summary)")
         do { try logs.close() } catch { note("wearable: closing logs: \(error)") }
         note("wearable: \(hub.summary); served our payload \(peripheralSink.payloadReads) times, \(peripheralSink.signalMessages) signal messages")
@@ -308,5 +304,6 @@ func runHeraldPeripheral<Source: HeraldPayloadSource>(
         return stop.isSet ? .stop : .keepRunning
     }
     try? session.perform { le in le.app.peripheral.advertiser.setAdvertising(false, control: &le.control) }
+    session.releaseLinks()
     FileHandle.standardError.write(Data("\(options.role): \(sink.payloadReads) payload reads, \(sink.signalMessages) signal messages\n".utf8))
 }

@@ -107,6 +107,13 @@ class Central:
         return json.loads(out.strip().splitlines()[-1])
 
 
+    def wait_line(self, text):
+        for line in self.proc.stdout:
+            if line.strip() == text:
+                return
+        raise AssertionError(f"central {self.own} ended before '{text}': {self.proc.stderr.read()}")
+
+
 @pytest.fixture
 def server_factory(herald_bin):
     started = []
@@ -266,3 +273,21 @@ def test_serve_ends_after_duration(controllers, herald_bin):
     assert r.returncode == 0, r.stderr
     assert 2 <= time.time() - t < 15
     assert r.stdout.splitlines()[0].startswith("advertising address=")
+
+
+@pytest.mark.timeout(60)
+def test_stopping_the_server_ends_its_links_at_once(controllers, server_factory):
+    """Closing the port does not reset a controller: a link the program leaves open stays up in it with
+    nobody serving, until the next Reset or the peer's supervision timeout. Stopped, `herald serve`
+    disconnects each link (Remote User Terminated, 0x13) and waits for the controller to confirm."""
+    c = controllers(2)
+    server = server_factory(c.paths[0])
+    central = Central(c.paths[1], "C6:00:00:00:00:06", server.address, "malformed",
+                      {"pdus": [], "read": 16, "awaitDisconnect": 15})
+    central.wait_line("waiting")
+    stopped = time.monotonic()
+    assert server.stop() == 0
+    result = central.result()
+    assert result["read"] == LONG_VALUE
+    assert result["disconnectReason"] == 0x13, result  # Remote User Terminated, not a timeout (0x08)
+    assert time.monotonic() - stopped < 10

@@ -12,6 +12,8 @@ Scenarios:
 Progress goes to stderr; the last stdout line is the JSON result. A line "connected" is printed as
 soon as the link is up; with {"gate": true} the central then waits for a line on stdin before it
 starts, so a test can connect several centrals first. {"hold": S} keeps the link S seconds longer.
+{"awaitDisconnect": S}: after the scenario, print "waiting" and wait up to S seconds for the server to
+end the link; the result says with which HCI reason ("disconnectReason", null if it did not).
 """
 import asyncio
 import json
@@ -174,7 +176,14 @@ async def main(transport: str, own: str, target: str, scenario: str, args: dict)
         result.setdefault("timings", {}).update(powerOn=powered, connect=connected)
         if args.get("hold"):
             await asyncio.sleep(args["hold"])
-        await connection.disconnect()
+        if args.get("awaitDisconnect"):
+            print("waiting", flush=True)
+            try:
+                result["disconnectReason"] = await asyncio.wait_for(disconnected, args["awaitDisconnect"])
+            except asyncio.TimeoutError:
+                result["disconnectReason"] = None
+        if not disconnected.done():
+            await connection.disconnect()
         print(json.dumps(result), flush=True)
 
 
