@@ -71,3 +71,28 @@ def data_length_changes(path):
 def commands(path):
     """Opcodes of every command sent, in order."""
     return [p[1] | p[2] << 8 for received, p in packets(path) if not received and len(p) >= 4 and p[0] == 0x01]
+
+
+def att_and_disconnections(path):
+    """Per connection handle, in order: ("sent" | "received", ATT opcode) for each ATT PDU's first
+    fragment (L2CAP channel 0x0004) and ("disconnected", reason) for Disconnection Complete (7.7.5)."""
+    out = {}
+    for received, p in packets(path):
+        if len(p) >= 10 and p[0] == 0x02:
+            handle, flags = (p[1] | p[2] << 8) & 0x0FFF, p[2] >> 4
+            if flags & 0x3 != 0x1 and (p[7] | p[8] << 8) == 0x0004:  # not a continuation; ATT channel
+                out.setdefault(handle, []).append(("received" if received else "sent", p[9]))
+        elif received and len(p) >= 7 and p[0] == 0x04 and p[1] == 0x05 and p[3] == 0x00:
+            out.setdefault(p[4] | p[5] << 8, []).append(("disconnected", p[6]))
+    return out
+
+
+def ends_with_unconfirmed_indication_then_remote_disconnect(path):
+    """True when some link's last ATT PDU was an indication we sent (0x1D) that no confirmation (0x1E)
+    answered before the peer ended the link (Disconnection Complete, Remote User Terminated 0x13)."""
+    for events in att_and_disconnections(path).values():
+        atts = [e for e in events if e[0] != "disconnected"]
+        ends = [e for e in events if e[0] == "disconnected"]
+        if atts and atts[-1] == ("sent", 0x1D) and ends and ends[-1] == ("disconnected", 0x13):
+            return True
+    return False

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+import snoop
+
 PEERS = Path(__file__).parent / "peers"
 SERVICE = "4c4d0001-7e57-4e3a-9d8c-5a1f3c2b1a00"
 
@@ -101,9 +103,12 @@ class Central:
         self.proc.stdin.write("go\n")
         self.proc.stdin.flush()
 
-    def result(self, timeout=30):
+    def result(self, timeout=30, server=None):
         out, err = self.proc.communicate(timeout=timeout)
-        assert self.proc.returncode == 0, err
+        # A central that failed: what our server saw of its links says whether and why one dropped.
+        links = [e for e in server.events if e["event"] in ("connected", "disconnected")] if server else []
+        assert self.proc.returncode == 0, f"{err}\nour server's link events: {links}"
+
         return json.loads(out.strip().splitlines()[-1])
 
 
@@ -130,16 +135,31 @@ def server_factory(herald_bin):
             s.proc.wait()
 
 
+def assert_all_confirmed(confirmed, count, controller_kind, capture):
+    """Our server saw the central confirm each of its `count` indications, in order.
+
+    On Zephyr's controllers the Bumble central's Disconnect can overtake its last confirmation:
+    captures of our server show the last indication sent, then Disconnection Complete (0x13, remote
+    terminated) 37-72 ms later with no confirmation on the link (the central did get the indication:
+    each test checks what the central received). Every earlier one arrives, in order. The capture
+    must show exactly that for the tolerance to apply."""
+    if controller_kind == "zephyr" and confirmed == list(range(count - 1)):
+        assert snoop.ends_with_unconfirmed_indication_then_remote_disconnect(capture), f"capture: {capture}"
+        return
+    assert confirmed == list(range(count)), f"capture: {capture}"
+
+
 def writes_of(server, connection):
     return [e for e in server.events if e["event"] == "write" and e["connection"] == connection]
 
 
 @pytest.mark.timeout(40)
 @pytest.mark.parametrize("mtu", [23, 247])
-def test_bumble_central_discovers_reads_writes_and_subscribes(controllers, server_factory, mtu):
+def test_bumble_central_discovers_reads_writes_and_subscribes(controllers, server_factory, controller_kind, mtu, tmp_path):
     c = controllers(2)
     count = 20
-    server = server_factory(c.paths[0], "--notify-count", str(count))
+    capture = tmp_path / "serve.btsnoop"
+    server = server_factory(c.paths[0], "--notify-count", str(count), "--btsnoop", str(capture))
     # A short Write Request, a Write Command filling one PDU, and a long write needing Prepare/Execute
     # (longer than ATT_MTU - 3 at either MTU: 300 octets at 23, the full 512 at 247).
     long = bytes((i * 7) & 0xFF for i in range(300 if mtu == 23 else 512)).hex()
@@ -148,7 +168,7 @@ def test_bumble_central_discovers_reads_writes_and_subscribes(controllers, serve
               {"hex": long, "mode": "request"}]
     central = Central(c.paths[1], "C0:00:00:00:00:01", server.address, "exercise",
                       {"mtu": mtu, "count": count, "writes": writes})
-    r = central.result()
+    r = central.result(server=server)
     print(f"\nMTU {mtu}: timings {json.dumps(r['timings'])}")
 
     assert r["mtu"] == mtu
@@ -170,7 +190,7 @@ def test_bumble_central_discovers_reads_writes_and_subscribes(controllers, serve
     subscribed = [(e["attribute"], e["notify"], e["indicate"]) for e in server.events if e["event"] == "subscribed"]
     assert subscribed == [(21, True, False), (24, False, True)]
     confirmed = [e["index"] for e in server.events if e["event"] == "indication-confirmed"]
-    assert confirmed == list(range(count))
+    assert_all_confirmed(confirmed, count, controller_kind, capture)
     if mtu == 247:
         assert [e["mtu"] for e in server.events if e["event"] == "mtu"] == [247]
 
@@ -195,7 +215,7 @@ def test_four_centrals_at_once_are_each_served(controllers, server_factory, cont
         server.wait_for(lambda e: e["event"] == "connected", count=i)
     for central in centrals:
         central.go()
-    results = [central.result(timeout=40) for central in centrals]
+    results = [central.result(timeout=40, server=server) for central in centrals]
     for i, r in enumerate(results, start=1):
         assert r["services"] == EXPECTED_SERVICES, f"central {i}"
         assert r["long"] == LONG_VALUE, f"central {i}"
@@ -214,13 +234,8 @@ def test_four_centrals_at_once_are_each_served(controllers, server_factory, cont
         slot = connected[f"C0:00:00:00:00:0{i}"]
         assert [e["value"] for e in writes_of(server, slot)] == [bytes([i] * (i + 2)).hex(), bytes([0x10 * i] * 100).hex()]
         confirmed = [e["index"] for e in server.events if e["event"] == "indication-confirmed" and e["connection"] == slot]
-        # Each central got all 100 indications (above). On Zephyr's controllers the Bumble central's
-        # Disconnect can overtake its last confirmation: captures of our server show indication 99 sent,
-        # then Disconnection Complete (0x13, remote terminated) 37-72 ms later with no confirmation on
-        # any of the four links (one run in four here, once in CI). Every earlier one arrives, in order.
-        if controller_kind == "zephyr" and confirmed == list(range(count - 1)):
-            continue
-        assert confirmed == list(range(count)), f"capture: {capture}"
+        # Each central got all 100 indications (above); seen on one of four links, one run in four.
+        assert_all_confirmed(confirmed, count, controller_kind, capture)
 
 
 # Raw ATT PDUs and the exact answer each must get (Core 5.4 Vol 3 Part F 3.4.1.1 Error Response:
@@ -252,7 +267,7 @@ def test_malformed_att_pdus_get_error_responses_and_link_stays_up(controllers, s
     server = server_factory(c.paths[0])
     central = Central(c.paths[1], "C0:00:00:00:00:01", server.address, "malformed",
                       {"pdus": [p for p, _ in MALFORMED], "read": 16, "wait": 1.0})
-    r = central.result()
+    r = central.result(server=server)
     got = dict(zip([p for p, _ in MALFORMED], r["answers"]))
     assert got == {p: a for p, a in MALFORMED}
     # A normal long read afterwards still works: nothing above broke the bearer or the link.
@@ -287,7 +302,7 @@ def test_stopping_the_server_ends_its_links_at_once(controllers, server_factory)
     central.wait_line("waiting")
     stopped = time.monotonic()
     assert server.stop() == 0
-    result = central.result()
+    result = central.result(server=server)
     assert result["read"] == LONG_VALUE
     assert result["disconnectReason"] == 0x13, result  # Remote User Terminated, not a timeout (0x08)
     assert time.monotonic() - stopped < 10

@@ -21,11 +21,13 @@ herald_ensure_apt() {
   $sudo apt-get install -y -qq --no-install-recommends "${wanted[@]}" >/dev/null
 }
 
-# A .venv with the pinned Bumble and pytest.
+# A .venv with the pinned Bumble and pytest; pytest-xdist runs the interop modules two at a time
+# (their simulations are paced to wall-clock time, so they mostly wait).
+XDIST_VERSION=3.8.0
 herald_ensure_venv() {
-  if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import bumble, pytest, sys; from importlib.metadata import version; sys.exit(version('bumble') != '$BUMBLE_VERSION')" 2>/dev/null; then
+  if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import bumble, pytest, xdist, sys; from importlib.metadata import version; sys.exit(version('bumble') != '$BUMBLE_VERSION' or version('pytest-xdist') != '$XDIST_VERSION')" 2>/dev/null; then
     echo "== creating .venv with bumble==$BUMBLE_VERSION =="
     python3 -m venv .venv
-    .venv/bin/pip install -q --disable-pip-version-check "bumble==$BUMBLE_VERSION" pytest pytest-timeout
+    .venv/bin/pip install -q --disable-pip-version-check "bumble==$BUMBLE_VERSION" pytest pytest-timeout "pytest-xdist==$XDIST_VERSION"
   fi
 }
