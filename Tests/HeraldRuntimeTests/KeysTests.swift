@@ -89,6 +89,15 @@ func mode(_ path: String) throws -> Int {
         }
     }
 
+    @Test func timesWithoutAZoneAreRefusedNotReadAsMidnight() throws {
+        // Once read as its date alone: period 0, whatever the time said.
+        #expect(throws: KeyToolError.self) { try KeyTools.parseTime("2020-09-27T01:42:00") }
+        #expect(throws: KeyToolError.self) { try KeyTools.parseTime("2020-09-27 01:42") }
+        #expect(throws: KeyToolError.self) { try KeyTools.parseTime("2020-09-27junk") }
+        #expect(try KeyTools.parseTime("2020-09-27T01:42:00+01:00") == (try KeyTools.parseTime("2020-09-27T00:42:00Z")))
+        #expect(try KeyTools.parseTime("2020-09-27") == (try KeyTools.parseTime("2020-09-27T00:00:00Z")))
+    }
+
     @Test func exportMatchesVectorMatchingKeys() throws {
         let zero = [UInt8](repeating: 0, count: 2048)
         let (csv, warning) = try KeyTools.exportMatchingKeys(secretKey: zero, epoch: .reference,

@@ -12,8 +12,13 @@ public enum KeyTools {
         if let d = f.date(from: text) { return Int64(d.timeIntervalSince1970.rounded(.down)) }
         f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         if let d = f.date(from: text) { return Int64(d.timeIntervalSince1970.rounded(.down)) }
+        // A time of day without a zone is ambiguous (local? UTC?); the date-only parser would read its
+        // date and drop the time, silently choosing period 0. Refuse it instead.
+        if text.contains("T") {
+            throw KeyToolError("cannot parse time \"\(text)\": give its zone, e.g. 2026-01-01T08:30:00Z (UTC) or 2026-01-01T08:30:00+01:00")
+        }
         f.formatOptions = [.withFullDate]
-        if let d = f.date(from: text) { return Int64(d.timeIntervalSince1970) }
+        if text.count == 10, let d = f.date(from: text) { return Int64(d.timeIntervalSince1970) }
         throw KeyToolError("cannot parse time \"\(text)\": use ISO 8601, e.g. 2026-01-01T00:00:00Z or 2026-01-01")
     }
 
