@@ -90,7 +90,7 @@ struct GATTCommand: ParsableCommand {
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-                print(String(decoding: try encoder.encode(dumper.dump), as: UTF8.self))
+                print(String(decoding: try encoder.encode(dumper.dump.named()), as: UTF8.self))
             } else {
                 print(Self.text(dumper.dump), terminator: "")
             }

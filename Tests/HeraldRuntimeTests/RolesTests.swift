@@ -1,4 +1,5 @@
 import BluetoothHost
+import Foundation
 import Testing
 @testable import HeraldRuntime
 
@@ -125,6 +126,22 @@ struct ReadSink: ByteSink {
         #expect(d.procedureFor(.readValue(service: 0, characteristic: 0)) == .readLong(12))
         #expect(d.procedureFor(.readValue(service: 0, characteristic: 1)) == nil)
         #expect(d.procedureFor(.readDescriptor(service: 0, characteristic: 0, descriptor: 1)) == .readLong(14))
+    }
+
+    @Test func jsonNamesAssignedUUIDsAsTheTextDoes() throws {
+        var dump = GATTDump(address: "00:00:00:00:00:00")
+        var gap = GATTDump.Service(uuid: "1800", start: 1, end: 3)
+        var name = GATTDump.Characteristic(uuid: "2A00", declaration: 2, handle: 3, properties: 0x02, propertyNames: [], value: nil, error: nil)
+        name.descriptors = [GATTDump.Descriptor(uuid: "2901", handle: 4)]
+        gap.characteristics = [name]
+        dump.services = [gap, GATTDump.Service(uuid: "9d2c0001-0000-0000-0000-000000000000", start: 5, end: 5)]
+        let named = dump.named()
+        #expect(named.services[0].name == AssignedNumbers.name("1800") && named.services[0].name != nil)
+        #expect(named.services[0].characteristics[0].name == AssignedNumbers.name("2a00") && named.services[0].characteristics[0].name != nil)
+        #expect(named.services[0].characteristics[0].descriptors[0].name == AssignedNumbers.name("2901"))
+        #expect(named.services[1].name == nil)
+        let json = String(decoding: try JSONEncoder().encode(named), as: UTF8.self)
+        #expect(json.contains("\"name\":\"\(named.services[0].name ?? "-")\""))
     }
 
     @Test func errorsAreRecordedWhereTheyHappen() {

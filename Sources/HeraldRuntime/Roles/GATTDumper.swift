@@ -8,6 +8,8 @@ public struct GATTDump: Encodable {
         public var handle: UInt16
         public var value: String?
         public var error: String?
+        /// The SIG's (or Herald's) name for the UUID, when it has one (`named()`).
+        public var name: String? = nil
     }
     public struct Characteristic: Encodable {
         public var uuid: String
@@ -18,12 +20,14 @@ public struct GATTDump: Encodable {
         public var value: String?
         public var error: String?
         public var descriptors: [Descriptor] = []
+        public var name: String? = nil
     }
     public struct Service: Encodable {
         public var uuid: String
         public var start: UInt16
         public var end: UInt16
         public var characteristics: [Characteristic] = []
+        public var name: String? = nil
     }
 
     public var address: String
@@ -39,6 +43,22 @@ public struct GATTDump: Encodable {
     public var timings: [String: UInt64] = [:]
     /// Set when a procedure failed and the dump stopped short.
     public var error: String?
+
+    /// The dump with each UUID's assigned name filled in, as the text output shows them.
+    public func named() -> GATTDump {
+        var d = self
+        for i in d.services.indices {
+            d.services[i].name = AssignedNumbers.name(d.services[i].uuid)
+            for j in d.services[i].characteristics.indices {
+                d.services[i].characteristics[j].name = AssignedNumbers.name(d.services[i].characteristics[j].uuid)
+                for k in d.services[i].characteristics[j].descriptors.indices {
+                    d.services[i].characteristics[j].descriptors[k].name =
+                        AssignedNumbers.name(d.services[i].characteristics[j].descriptors[k].uuid)
+                }
+            }
+        }
+        return d
+    }
 }
 
 /// Connects to one peripheral as central and dumps its GATT database with the core's `GATTClient`:
