@@ -64,6 +64,9 @@ def test_gatt_dump_matches_what_bumble_serves(controllers, herald_bin, controlle
     assert dump["address"] == ADDRESS
     assert dump.get("error") is None
     assert shape(dump) == expected_from(layout)
+    # SIG-assigned UUIDs are named, as in the text dump (Generic Access, Device Name); others are not.
+    names = {s["uuid"]: s.get("name") for s in dump["services"]}
+    assert names["1800"] == "Generic Access" and names["9d2c0001-5b1a-4c6e-8f3d-2a7b6c5d4e01"] is None, names
 
     # Every static value Bumble holds for a readable characteristic came back whole: the 300-octet one
     # needed Read Blob past ATT_MTU, and the 69-octet user description too (descriptor long read).
