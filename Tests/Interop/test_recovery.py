@@ -1,11 +1,11 @@
 """The runtime survives its controller going away: the port is reopened and bring-up runs again."""
-import calendar
 import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 
 PEERS = Path(__file__).parent / "peers"
@@ -47,10 +47,10 @@ def test_scan_continues_after_the_controller_dies_and_comes_back(herald_bin):
         peer.kill()
         controllers.kill()
         controllers.wait()
-        killed_at = time.time()
         time.sleep(1)
         controllers, a, b = start_controllers(d)
         peer = start_advertiser(b, "cafe02")
+        advertising_again = time.time()
         out, err = scan.communicate(timeout=40)
     finally:
         for p in (peer, controllers, scan):
@@ -63,7 +63,8 @@ def test_scan_continues_after_the_controller_dies_and_comes_back(herald_bin):
     after = [r for r in reports if any(m["data"] == "cafe02" for m in r["manufacturerData"])]
     assert before, "no reports before the controller died"
     assert after, f"scanning did not resume after the controller came back: {err}"
-    # Noticed and recovered well within 5 s of the controller coming back.
-    # JSON times carry milliseconds (2026-11-24T15:47:43.171Z); whole seconds are enough here.
-    first_after = min(calendar.timegm(time.strptime(r["time"].split(".")[0].rstrip("Z"), "%Y-%m-%dT%H:%M:%S")) for r in after)
-    assert first_after - killed_at < 5 + 2 + 1  # 1 s down, bring-up, 1 s clock granularity
+    # Noticed and recovered within 5 s of the controllers and the peer being back (the port is retried
+    # every second, then bring-up). Counted from the peer's first advert, not from the kill: how long a
+    # loaded machine takes to start the Python controllers and peer again is not ours to measure.
+    first_after = min(datetime.fromisoformat(r["time"]).timestamp() for r in after)
+    assert first_after - advertising_again < 5, err

@@ -91,12 +91,14 @@ extension StackControl {
     /// The interval defaults to 7.5–15 ms: a Herald central connects to read a payload of up to
     /// 510 octets and leaves, and every ATT round trip costs at least one connection event (a
     /// 200-octet read takes ~60 ms at Bumble's default 60 ms interval, under 15 ms here). The
-    /// supervision timeout of 720 ms covers more than six events at the longest interval
-    /// (Core 5.4 Vol 6 Part B 4.5.2 requires more than (1 + latency) × interval × 2).
+    /// supervision timeout is 2 s: far above the Core's floor ((1 + latency) × interval × 2, Vol 6
+    /// Part B 4.5.2), because a peer with several links (a phone, a wearable serving four) cannot
+    /// always schedule every short-interval link's events; at 720 ms one of four links to a
+    /// Zephyr peripheral was lost with Connection Timeout (0x08).
     @discardableResult
     public mutating func connect(to peer: DeviceAddress, now: UInt64, timeout: UInt64 = 8_000,
                                  intervalMin: UInt16 = 0x0006, intervalMax: UInt16 = 0x000C,
-                                 supervisionTimeout: UInt16 = 0x0048) -> Bool {
+                                 supervisionTimeout: UInt16 = 0x00C8) -> Bool {
         guard connecting == nil else { return false }
         pauseScanner()
         connecting = ConnectionAttempt(peer: peer, deadline: now &+ timeout, phase: .initiating)
