@@ -208,6 +208,25 @@ struct GAPProcedureTests {
         #expect(h.controller.scanning)
     }
 
+    /// The other order, from a capture on Zephyr's controller at a period boundary: the central's
+    /// LE Create Connection is sent, and the advertiser cancels it (to change address) before its
+    /// Command Status arrives. That cancel is not obsolete and must go out once the attempt has begun.
+    @Test func aCancelQueuedWhileCreateConnectionAwaitsItsStatusIsSent() throws {
+        var flow = HCICommandFlow<256>()
+        var wire = WireLog()
+        try flow.enqueue(HCILECreateConnection(peer: CentralHarness.peer, ownAddressType: .randomAddress), tag: .connection)
+        flow.pump(now: 0, to: &wire)
+        try flow.enqueue(HCILECreateConnectionCancel(), tag: .connection)
+        flow.pump(now: 0, to: &wire)
+        #expect(flow.queuedCount == 1, "kept while LE Create Connection awaits its status")
+        // Command Status (success): the controller is initiating (HCIHost sets this), the cancel goes.
+        flow.initiating = true
+        _ = flow.complete(opcode: HCILECreateConnection.opcode, numPackets: 1)
+        flow.pump(now: 1, to: &wire)
+        #expect(wire.packets.map { UInt16($0[1]) | UInt16($0[2]) << 8 } == [0x200D, 0x200E])
+        #expect(flow.obsoleteCancels == 0)
+    }
+
     @Test func dataLengthChangesAreAppliedToTheLinkAndReported() throws {
         var h = try CentralHarness()
         h.feed(StackHarness.connectionComplete(handle: 0x0040, role: 0x01))

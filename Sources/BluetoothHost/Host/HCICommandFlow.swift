@@ -99,7 +99,9 @@ public struct HCICommandFlow<let octets: Int> {
 
     /// Sends the next command if the controller has a credit and nothing is outstanding.
     public mutating func pump<O: H4Output>(now: UInt64, to output: inout O) {
-        while !initiating, queue.first?.opcode == HCILECreateConnectionCancel.opcode {
+        // Not while LE Create Connection itself awaits its Command Status: the attempt is starting.
+        while !initiating, pending?.opcode != HCILECreateConnection.opcode,
+              queue.first?.opcode == HCILECreateConnectionCancel.opcode {
             queue.removeFirst()
             obsoleteCancels &+= 1
         }
