@@ -11,7 +11,7 @@ enum Wearable {
     static let header = PayloadHeader(protocolAndVersion: 0x10, countryCode: 826, stateCode: 4)
     /// No real-time clock on this board: time starts at a fixed Unix time at reset (ten days into the
     /// standard key epoch). A product sets it from the phone app or an RTC at provisioning.
-    static let unixTimeAtReset: Int64 = KeyEpoch.standard.unixSeconds + 10 * KeyEpoch.secondsPerDay + 3_600
+    static let unixTimeAtReset: Int64 = KeyEpoch.standard.unixSeconds + 10 * KeyEpoch.standard.secondsPerDay + 3_600
     /// Test identity resolving key; a product generates one per device and keeps it in flash.
     static let irk: InlineArray<16, UInt8> = [0x57, 0x45, 0x41, 0x52, 0x41, 0x42, 0x4C, 0x45,
                                               0x2D, 0x49, 0x52, 0x4B, 0x2D, 0x30, 0x30, 0x31]

@@ -35,6 +35,7 @@ struct KeysDeriveCommand: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: "Day since the epoch (with --period).") var day: Int?
     @Option(name: .long, parsing: .unconditional, help: "Period of the day, 0...240 (with --day).") var period: Int?
     @Option(name: .long, help: "Key schedule epoch (default 2026-01-01T00:00:00Z).") var epoch: String?
+    @OptionGroup var payloadPeriod: PayloadPeriodOption
     @Option(name: .long, parsing: .unconditional, help: "Payload protocol/version byte, 16...23 (0x10...0x17).") var payloadVersion: Int = 0x10
     @Option(name: .long, parsing: .unconditional, help: "ISO 3166-1 numeric country code for the payload (as wearable --country).") var country: Int?
     @Option(name: .long, parsing: .unconditional, help: "State code for the payload (as wearable --state).") var state: Int?
@@ -58,7 +59,7 @@ struct KeysDeriveCommand: ParsableCommand {
 
     func run() throws {
         do { // KeyToolError prints as "Error: <sentence>", exit status 1
-            let e = try KeyTools.epoch(epoch)
+            let e = try payloadPeriod.epoch(epoch)
             var d = day ?? 0, p = period ?? 0
             if let time {
                 let t = try KeyTools.parseTime(time)
@@ -93,10 +94,11 @@ struct KeysExportCommand: ParsableCommand {
     @Option(name: .long, help: "First date (ISO 8601 date or time).") var from: String
     @Option(name: .long, help: "Last date (ISO 8601 date or time).") var to: String
     @Option(name: .long, help: "Key schedule epoch (default 2026-01-01T00:00:00Z).") var epoch: String?
+    @OptionGroup var payloadPeriod: PayloadPeriodOption
 
     func run() throws {
         do { // KeyToolError prints as "Error: <sentence>", exit status 1
-            let e = try KeyTools.epoch(epoch)
+            let e = try payloadPeriod.epoch(epoch)
             let fromTime = try KeyTools.parseTime(from), toTime = try KeyTools.parseTime(to)
             let secret = try SecretKeyFile.loadSecretKey(secretKeyFile)
             let (csv, warning) = try KeyTools.exportMatchingKeys(secretKey: secret, epoch: e, from: fromTime, to: toTime)

@@ -36,6 +36,7 @@ struct WearableCommand: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: "ISO 3166-1 numeric country code.") var country: Int = 0
     @Option(name: .long, parsing: .unconditional, help: "State code.") var state: Int = 0
     @Option(name: .long, help: "Key schedule epoch, ISO 8601 (default 2026-01-01T00:00:00Z).") var epoch: String?
+    @OptionGroup var payloadPeriod: PayloadPeriodOption
     @Option(name: .long, parsing: .unconditional, help: "Advertising interval in milliseconds (20...10240).") var intervalMs: Int = 200
     @Flag(name: .long, help: "Advertise and serve the registered 16-bit service UUID 0xFCF6 instead of the 128-bit one.") var registeredUUID = false
     @Flag(name: .long, help: "One JSON object per sensor event (JSON Lines) on standard output.") var json = false
@@ -62,7 +63,7 @@ struct WearableCommand: ParsableCommand {
     func run() throws {
         try runReportingErrors {
             let keyEpoch: KeyEpoch
-            do { keyEpoch = try KeyTools.epoch(epoch) } catch { throw CLIError(exitCode: 2, message: CommandMessage.reason(error)) }
+            do { keyEpoch = try payloadPeriod.epoch(epoch) } catch { throw CLIError(exitCode: 2, message: CommandMessage.reason(error)) }
             let header = PayloadHeader(protocolAndVersion: 0x10, countryCode: UInt16(country), stateCode: UInt16(state))
             // The log directory first: a key made for a wearable that cannot log would be left behind.
             do { try FileManager.default.createDirectory(atPath: logDir, withIntermediateDirectories: true) } catch {
@@ -99,7 +100,13 @@ struct WearableCommand: ParsableCommand {
             switch payload {
             case .simple:
                 if case .pastHorizon = keyEpoch.horizon(at: Int64(Date().timeIntervalSince1970)) {
-                    throw CLIError(exitCode: 2, message: "the key schedule from epoch \(KeyTools.iso8601(keyEpoch.unixSeconds)) has run out; choose a later --epoch")
+                    var why = "the key schedule from epoch \(KeyTools.iso8601(keyEpoch.unixSeconds)) has run out; choose a later --epoch"
+                    if keyEpoch.secondsPerPeriod != KeyEpoch.specificationSecondsPerPeriod {
+                        // 2,000 days of 240 short periods: 20 s periods last 111 days from the epoch.
+                        why += " (with --payload-period \(keyEpoch.secondsPerPeriod) a key schedule day is 240 periods, "
+                            + "\(keyEpoch.secondsPerDay) s)"
+                    }
+                    throw CLIError(exitCode: 2, message: why)
                 }
                 let source: SimplePayloadSource<InlineSecretKey>
                 do { source = try SimplePayloadSource(secretKey: secret.span, header: header, epoch: keyEpoch, order: byteOrder.order) } catch {
@@ -167,9 +174,13 @@ struct WearableCommand: ParsableCommand {
         observer.order = byteOrder.order
         logs.log(.info, category: "Wearable", "started; \(DeviceLogReader.ownPayloadMarker)\(payloadShortName(ownBytes))")
 
+        // Payloads are read again once a period old (one 360 s period, or the shortened test period).
+        var sensorConfiguration = HeraldSensorConfiguration()
+        sensorConfiguration.payloadUpdateInterval = UInt64(advertising.epoch.secondsPerPeriod) * 1000
         let stack = BluetoothStack(configuration: StackSession<App, 4, 24, 256>.defaultConfiguration(), database: database,
                                    app: App(supplier: supplier, delegate: WearableSensorDelegate(hub: hub),
-                                             peripheral: Peripheral(peripheral, observer: observer)))
+                                             peripheral: Peripheral(peripheral, observer: observer),
+                                             configuration: sensorConfiguration))
         let session = try controller.openSession(stack)
         defer { session.close() }
         try session.perform { le in le.app.start(now: MonotonicClock.now(), control: &le.control) }

@@ -48,6 +48,10 @@ struct FakeController {
     var zephyrRules = true
     var scanning = false
     var advertising = false
+    /// An LE Create Connection accepted and not yet ended by an LE Connection Complete (the test that
+    /// feeds that event says so: `CentralHarness.feed`). Without one, LE Create Connection Cancel is
+    /// refused with 0x0C (Core 5.4 Vol 4 Part E 7.8.13), as every controller does.
+    var initiating = false
     /// Status for LE Create Connection's Command Status when it is not refused for scanning.
     var createConnectionStatus: UInt8 = 0
     /// Every non-zero status the controller answered with, by opcode: a host that keeps the
@@ -86,12 +90,16 @@ struct FakeController {
             scanning = packet.count > 4 && packet[4] == 1
             return Self.commandComplete(opcode, [ok])
         // Advertising, scanning and Create Connection Cancel complete at once.
-        case 0x2006, 0x2008, 0x2009, 0x200B, 0x200E: return Self.commandComplete(opcode, [ok])
+        case 0x2006, 0x2008, 0x2009, 0x200B: return Self.commandComplete(opcode, [ok])
+        case 0x200E:  // LE Create Connection Cancel
+            if !initiating { return refuse(opcode, 0x0C, complete: true) }
+            return Self.commandComplete(opcode, [ok])
         // LE Set Data Length, LE Remote Connection Parameter Request (Negative) Reply: the handle.
         case 0x2020, 0x2021, 0x2022: return Self.commandComplete(opcode, [ok, packet[4], packet[5]])
         case 0x200D:  // LE Create Connection: refused while the scanner runs on Zephyr
             if zephyrRules, scanning { return refuse(opcode, 0x0C, complete: false) }
             if createConnectionStatus != 0 { return refuse(opcode, createConnectionStatus, complete: false) }
+            initiating = true
             return [0x04, 0x0F, 0x04, ok, 0x01, UInt8(opcode & 0xFF), UInt8(opcode >> 8)]
         // Disconnect and LE Connection Update answer with Command Status; their result comes later
         // in its own event (Core 5.4 Vol 4 Part E 7.1.6, 7.8.18).

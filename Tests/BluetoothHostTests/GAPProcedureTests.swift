@@ -68,6 +68,15 @@ struct CentralHarness {
     }
 
     mutating func feed(_ bytes: [UInt8]) {
+        // Events as the controller sends them: an LE Connection Complete that fails, or makes us
+        // central, ends its initiating.
+        var at = 0
+        while at + 8 <= bytes.count, bytes[at] == 0x04 {
+            if bytes[at + 1] == 0x3E, bytes[at + 3] == 0x01, bytes[at + 4] != 0 || bytes[at + 7] == 0 {
+                controller.initiating = false
+            }
+            at += 3 + Int(bytes[at + 2])
+        }
         stack.receive(bytes.span, now: now, output: &wire)
         pump()
     }
@@ -178,6 +187,44 @@ struct GAPProcedureTests {
         h.feed(StackHarness.connectionComplete(handle: 0, role: 0x00, status: 0x02))
         #expect(h.stack.app.failed.map(\.1) == [.connectionAlreadyExists])
         #expect(h.controller.scanning)
+    }
+
+    /// Two devices connecting to each other at once (Zephyr's controller, two wearables that
+    /// rotated together): the peer's link comes up, the stack cancels our attempt, and our own link
+    /// completes before the cancel leaves the queue (it waits behind LE Set Data Length). The cancel
+    /// is then obsolete: sent, the controller refuses it with 0x0C, as the capture of that run shows.
+    @Test func aCancelOvertakenByOurOwnLinkIsNotSent() throws {
+        var h = try CentralHarness()
+        do { let ok = h.connect(); #expect(ok) }
+        h.commands.removeAll()
+        // Both LE Connection Completes in one read: peripheral (the peer's link), then central (ours).
+        h.feed(StackHarness.connectionComplete(handle: 0x0043, role: 0x01) + StackHarness.connectionComplete(handle: 0x0044, role: 0x00))
+        #expect(h.stack.app.connected.map(\.role) == [.peripheral, .central])
+        #expect(!h.commands.contains(0x200E), "an obsolete LE Create Connection Cancel was sent")
+        #expect(h.controller.refusals.isEmpty, "\(h.controller.refusals)")
+        #expect(h.stack.hci.commands.obsoleteCancels == 1)
+        #expect(h.stack.app.failed.isEmpty)
+        #expect(h.stack.le.control.connecting == nil)
+        #expect(h.controller.scanning)
+    }
+
+    /// The other order, from a capture on Zephyr's controller at a period boundary: the central's
+    /// LE Create Connection is sent, and the advertiser cancels it (to change address) before its
+    /// Command Status arrives. That cancel is not obsolete and must go out once the attempt has begun.
+    @Test func aCancelQueuedWhileCreateConnectionAwaitsItsStatusIsSent() throws {
+        var flow = HCICommandFlow<256>()
+        var wire = WireLog()
+        try flow.enqueue(HCILECreateConnection(peer: CentralHarness.peer, ownAddressType: .randomAddress), tag: .connection)
+        flow.pump(now: 0, to: &wire)
+        try flow.enqueue(HCILECreateConnectionCancel(), tag: .connection)
+        flow.pump(now: 0, to: &wire)
+        #expect(flow.queuedCount == 1, "kept while LE Create Connection awaits its status")
+        // Command Status (success): the controller is initiating (HCIHost sets this), the cancel goes.
+        flow.initiating = true
+        _ = flow.complete(opcode: HCILECreateConnection.opcode, numPackets: 1)
+        flow.pump(now: 1, to: &wire)
+        #expect(wire.packets.map { UInt16($0[1]) | UInt16($0[2]) << 8 } == [0x200D, 0x200E])
+        #expect(flow.obsoleteCancels == 0)
     }
 
     @Test func dataLengthChangesAreAppliedToTheLinkAndReported() throws {

@@ -123,6 +123,25 @@ import BluetoothHost
         #expect(!KeyEpoch.reference.horizon(at: 1_779_321_600).isUsable) // 2026-05-21, past the reference horizon
     }
 
+    /// A shortened test period: 240 periods still make a day of the key schedule, so each period
+    /// still has a contact identifier of its own (and the same one as the specification's grid gives
+    /// its day and period numbers); only their length changes.
+    @Test func aShortenedPeriodKeepsTwoHundredFortyPeriodsADay() throws {
+        let e = try #require(KeyEpoch(unixSeconds: 1_000_000, secondsPerPeriod: 20))
+        #expect(e.secondsPerPeriod == 20 && e.secondsPerDay == 4_800)
+        #expect(e.period(at: 1_000_000 + 19) == 0 && e.period(at: 1_000_000 + 20) == 1)
+        #expect(e.period(at: 1_000_000 + 4_799) == 239)
+        #expect(e.day(at: 1_000_000 + 4_800) == 1 && e.period(at: 1_000_000 + 4_800) == 0)
+        #expect(e.start(day: 2, period: 3) == 1_000_000 + 2 * 4_800 + 60)
+        #expect(e.nextRotation(after: 1_000_000 + 25) == 1_000_000 + 40)
+        // 2,000 days of 240 × 20 s: the horizon comes after 111 days, not 5.5 years.
+        #expect(e.horizon(at: e.start(day: 2001, period: 0)) == .pastHorizon(day: 2001))
+        #expect(KeyEpoch(unixSeconds: 1_000_000).secondsPerPeriod == KeyEpoch.specificationSecondsPerPeriod)
+        #expect(KeyEpoch(unixSeconds: 0, secondsPerPeriod: 9) == nil)
+        #expect(KeyEpoch(unixSeconds: 0, secondsPerPeriod: 361) == nil)
+        #expect(KeyEpoch(unixSeconds: 0, secondsPerPeriod: 360) == KeyEpoch(unixSeconds: 0))
+    }
+
     @Test func rotationInstant() {
         let e = KeyEpoch.standard
         let t = e.start(day: 2, period: 7) + 100

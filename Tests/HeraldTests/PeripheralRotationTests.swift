@@ -139,13 +139,13 @@ struct SimulatedAdvertisingController {
     /// 100 ms: each sample taken while advertising stands for an advertisement and its address.
     func simulate(encryptLatency: UInt64 = 2, lead: Int64 = 5_000, failRandom: Set<Int> = [], failAllRandom: Bool = false,
                   ignoresEncrypt: Bool = false, maximumConnections: Int = 8, duration: UInt64,
-                  connectAt: UInt64? = nil, disconnectAt: UInt64? = nil)
+                  connectAt: UInt64? = nil, disconnectAt: UInt64? = nil, epoch: KeyEpoch = .standard)
         throws -> (adverts: [Advert], controller: SimulatedAdvertisingController, app: App, periodOf: (UInt64) -> Int64)
     {
         let clock = HeraldClock(unixMillisAtZero: testUnixMillis)
         var peripheral = try HeraldPeripheral<FixedPayloadSource<32>, 2, 32, 64>(
             source: try FixedPayloadSource<32>(bytes: hex("10033a0001").span),
-            advertising: HeraldAdvertisingConfiguration(irk: Self.irk, preparationLead: lead), clock: clock)
+            advertising: HeraldAdvertisingConfiguration(irk: Self.irk, epoch: epoch, preparationLead: lead), clock: clock)
         var db = try GATTDatabase<32, 256, 2>(deviceName: Array("herald".utf8).span)
         try peripheral.install(into: &db)
         let advertiser = peripheral.advertiser
@@ -252,6 +252,24 @@ struct SimulatedAdvertisingController {
         #expect(zip(times, times.dropFirst()).allSatisfy { $1 - $0 == 100 })
         #expect(run.app.delegate.events.filter { $0.hasPrefix("address") }.count == 4)
         #expect(!run.app.delegate.events.contains { $0.hasPrefix("failed") })
+    }
+
+    /// A test period of 20 s (`herald wearable --payload-period 20`): the address rotates on that grid,
+    /// each change on a boundary, each period's address its own.
+    @Test func aShortenedPeriodRotatesTheAddressOnItsOwnGrid() throws {
+        let epoch = try #require(KeyEpoch(unixSeconds: KeyEpoch.standard.unixSeconds, secondsPerPeriod: 20))
+        // Starts 10 s before a boundary (360 s boundaries are 20 s ones too); runs across four.
+        let run = try simulate(duration: 10_000 + 3 * 20_000 + 5_000, epoch: epoch)
+        let rotations = Array(run.controller.addressChanges.dropFirst(2))
+        #expect(rotations.count == 4)
+        for (t, boundary) in zip(rotations, [10_000, 30_000, 50_000, 70_000] as [UInt64]) {
+            #expect(t >= boundary && t < boundary + 10, "address changed at \(t)")
+        }
+        var byPeriod: [Int64: Set<BDAddress>] = [:]
+        for a in run.adverts { byPeriod[run.periodOf(a.time), default: []].insert(a.address) }
+        #expect(byPeriod.count == 5 && byPeriod.values.allSatisfy { $0.count == 1 })
+        #expect(Set(byPeriod.values.map { $0.first! }).count == 5, "each period has an address of its own")
+        #expect(run.controller.disallowed == 0)
     }
 
     @Test func aLateAddressKeepsAdvertisingOffInsteadOfReusingTheOldOne() throws {

@@ -38,6 +38,13 @@ CASES = [
     (["beacon", "--country", "1", "--state", "0", "--location-code", "-1"], 2, "herald beacon:", ["'-1'", "--location-code"]),
     (["wearable", "--log-dir", "/proc/herald-test/logs", "--transport", "tty:/nonexistent"], 2,
      "herald wearable: /proc/herald-test/logs: cannot create directory", ["(no such file or directory)"]),
+    (["wearable", "--payload-period", "5", "--transport", "tty:/nonexistent"], 2,
+     "herald wearable: --payload-period must be 10...360 seconds", ["got 5"]),
+    (["keys", "derive", "--secret-key-file", "nokey", "--time", "2026-11-24T10:00:00Z", "--payload-period", "400"], 2,
+     "herald keys derive: --payload-period must be 10...360 seconds", ["got 400"]),
+    # 2,000 days of 240 periods of 20 s end 111 days after the epoch: the default one is long past.
+    (["wearable", "--payload-period", "20", "--log-dir", "logs", "--transport", "tty:/nonexistent"], 2,
+     "herald wearable: the key schedule from epoch 2026-01-01T00:00:00Z has run out", ["--payload-period 20", "4800 s"]),
     (["frob"], 2, "herald: unexpected argument 'frob'", []),
     (["scan", "--frob"], 2, "herald scan: unknown option '--frob'", []),
 ]

@@ -54,3 +54,19 @@ def test_fails_below_99_percent_continuity(tmp_path):
     rc, _, result = check(tmp_path)
     assert rc == 1
     assert "continuity 75.00% is below 99%" in result
+
+
+def test_fails_when_a_period_s_payload_was_never_read(tmp_path):
+    """The demo spans several payload periods: each wearable must read the other's payload of each
+    period it spent at least 10 s in (a 3 s tail period may end before anyone reads it)."""
+    write_run(tmp_path, [BEACON, B], [A, BEACON])
+    b2, b3 = "1000000000bb" + "00" * 15, "1000000000cc" + "00" * 15
+    (tmp_path / "wearable-b.payloads").write_text(f"{B} 20\n{b2} 25\n{b3} 3\n")
+    rc, out, result = check(tmp_path)
+    assert rc == 1
+    assert "wearable A read wearable B's payload of 1 of 2 payload periods" in out
+    assert f"wearable A never read wearable B's payload {b2}" in result
+    write_run(tmp_path, [BEACON, B, b2], [A, BEACON])
+    (tmp_path / "wearable-b.payloads").write_text(f"{B} 20\n{b2} 25\n{b3} 3\n")
+    rc, out, _ = check(tmp_path)
+    assert rc == 0, out

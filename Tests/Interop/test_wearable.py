@@ -120,25 +120,11 @@ def windows_with_readings(w, target, start, end, window=30.0):
     return counts
 
 
-def avoid_period_boundary(length):
-    """Waits until a run of `length` seconds does not cross a 360 s payload period boundary.
-
-    Both wearables rotate their addresses at the same instant and then connect to each other at once;
-    Bumble's virtual radio routes ACL data by address pair, so two links between the same pair share
-    one pipe and the second link's GATT procedure hangs (a simulator limitation; real controllers keep
-    the links apart). Reported to the sensor's owner; here the run simply stays inside one period.
-    """
-    left = 360 - time.time() % 360
-    if left < length:
-        time.sleep(left + 2)
-
-
 @pytest.fixture(scope="module", params=["bumble", "zephyr"])
 def scenario(request, herald_bin, tmp_path_factory):
     """Wearable A with an Android phone, an iPhone, a plain device and wearable B, for 65 s, on
     Bumble's virtual controllers and on Zephyr's (every peer on the same radio)."""
     kind = request.param
-    avoid_period_boundary(75)
     logs = tmp_path_factory.mktemp(f"wearable-{kind}")
     radio = open_radio(kind, 5)
     procs = []

@@ -2,8 +2,11 @@
 whom, and afterwards checks what the demo claims. Run by Tools/demo; not a test module.
 
 Identity, not counts: each wearable's secret key is made by the demo, so the demo knows every Simple
-payload the wearable can serve during the run (`herald keys derive`, one per 360 s period); the venue
-beacon's payload is fixed by its options. A read counts for a pair only when its bytes are one of those.
+payload the wearable can serve during the run (`herald keys derive`, one per payload period: the demo
+shortens the period so a run spans several); the venue beacon's payload is fixed by its options. A read
+counts for a pair only when its bytes are one of those, and each wearable must have read the other's
+payload of every period the run spent at least 10 s in (`<role>.payloads`: one line per period, the
+payload and the seconds of that period in the run).
 
     demo_report.py watch WORKDIR SECONDS   live lines until the roles exit or SECONDS pass
     demo_report.py check WORKDIR           the claims; exit 1 when one does not hold
@@ -18,16 +21,25 @@ NAMES = {"wearable-a": "wearable A", "wearable-b": "wearable B", "beacon": "the 
 READERS = ["wearable-a", "wearable-b"]
 
 
+# A period the run spent less time in may have ended before the wearables found each other.
+MINIMUM_PERIOD_SECONDS = 10
+
+
+def payload_lines(work, role):
+    """[(payload hex, seconds of its period in the run or None)] from the file Tools/demo wrote."""
+    path = os.path.join(work, f"{role}.payloads")
+    out = []
+    if os.path.exists(path):
+        for line in open(path):
+            words = line.split()
+            if words:
+                out.append((words[0].lower(), int(words[1]) if len(words) > 1 else None))
+    return out
+
+
 def expected_payloads(work):
     """payload hex -> role, from the files Tools/demo wrote (one payload per line)."""
-    known = {}
-    for role in NAMES:
-        path = os.path.join(work, f"{role}.payloads")
-        if os.path.exists(path):
-            for line in open(path):
-                if line.strip():
-                    known[line.strip().lower()] = role
-    return known
+    return {payload: role for role in NAMES for payload, _ in payload_lines(work, role)}
 
 
 def events(path, start=0):
@@ -76,9 +88,11 @@ def watch(work, seconds):
                     say(f"{NAMES[reader]} hears its first Herald advert (device {e.get('target')})")
                 elif kind == "didRead":
                     source = who(e.get("payload", ""), known)
-                    if (reader, source) in said:
+                    # Each of a wearable's payloads (one per period) once; anyone else's once.
+                    key = (reader, e.get("payload", "").lower() if source in READERS else source)
+                    if key in said:
                         continue
-                    said.add((reader, source))
+                    said.add(key)
                     name = NAMES.get(source, "an unknown device")
                     say(f"{NAMES[reader]} read {name}'s payload ({e.get('shortName')}, device {e.get('target')})")
         if pids and not any(alive(p) for p in pids):
@@ -112,6 +126,16 @@ def check(work):
             print(f"  {'ok  ' if ok else 'FAIL'}  {NAMES[reader]} read {NAMES[source]}'s payload: {times}")
             if not ok:
                 failures.append(f"{NAMES[reader]} never read {NAMES[source]}'s payload")
+        for source in [r for r in READERS if r != reader]:
+            periods = [p for p, seconds in payload_lines(work, source) if seconds is None or seconds >= MINIMUM_PERIOD_SECONDS]
+            read = {e.get("payload", "").lower() for e in evs if e.get("event") == "didRead"}
+            missed = [p for p in periods if p not in read]
+            if len(periods) > 1 or missed:
+                ok = not missed
+                print(f"  {'ok  ' if ok else 'FAIL'}  {NAMES[reader]} read {NAMES[source]}'s payload of "
+                      f"{len(periods) - len(missed)} of {len(periods)} payload periods")
+                if not ok:
+                    failures.append(f"{NAMES[reader]} never read {NAMES[source]}'s payload {', '.join(missed)}")
         if reads.get("unknown"):
             print(f"  note  {NAMES[reader]} read {reads['unknown']} payload(s) from no device of the demo")
     analyse = os.path.join(work, "analyse.txt")

@@ -52,6 +52,15 @@ public struct HCICommandFlow<let octets: Int> {
     public private(set) var credits = 1
     public private(set) var pending: (opcode: HCIOpcode, tag: CommandTag, deadline: UInt64)?
     public private(set) var lateCompletions = 0
+    /// Whether the controller has an LE Create Connection under way, from its successful Command
+    /// Status to the LE Connection Complete that ends it (`HCIHost` keeps it). While it has none, an
+    /// LE Create Connection Cancel still queued is obsolete and is dropped unsent: the controller
+    /// must refuse it (0x0C Command Disallowed, Core 5.4 Vol 4 Part E 7.8.13). That happens when the
+    /// attempt ends while the cancel waits behind another command: the two devices connect to each
+    /// other at once (the peer's link makes the stack cancel ours, then ours completes as well).
+    public internal(set) var initiating = false
+    /// Obsolete LE Create Connection Cancels dropped unsent (see `initiating`).
+    public private(set) var obsoleteCancels = 0
     /// How long a command may go unanswered unless `enqueue` says otherwise.
     public var timeout: UInt64
 
@@ -64,6 +73,7 @@ public struct HCICommandFlow<let octets: Int> {
         queue.removeAll()
         pending = nil
         credits = 1
+        initiating = false
     }
 
     /// Queues `command`; `timeout` overrides the default (vendor commands use a short one, because a
@@ -89,6 +99,12 @@ public struct HCICommandFlow<let octets: Int> {
 
     /// Sends the next command if the controller has a credit and nothing is outstanding.
     public mutating func pump<O: H4Output>(now: UInt64, to output: inout O) {
+        // Not while LE Create Connection itself awaits its Command Status: the attempt is starting.
+        while !initiating, pending?.opcode != HCILECreateConnection.opcode,
+              queue.first?.opcode == HCILECreateConnectionCancel.opcode {
+            queue.removeFirst()
+            obsoleteCancels &+= 1
+        }
         guard pending == nil, credits > 0, let next = queue.first else { return }
         credits -= 1
         pending = (next.opcode, next.tag, now &+ (next.timeout == 0 ? timeout : next.timeout))

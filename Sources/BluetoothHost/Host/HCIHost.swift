@@ -237,6 +237,7 @@ public struct HCIHost {
             commands.pump(now: now, to: &output)
         case 0x0F:  // Command Status (7.7.15)
             guard let s = try? HCICommandStatusEvent(parsing: event.parameters) else { return }
+            if s.opcode == HCILECreateConnection.opcode, s.status == .success { commands.initiating = true }
             if case .pending(let tag) = commands.complete(opcode: s.opcode, numPackets: s.numHCICommandPackets) {
                 let empty = InlineArray<1, UInt8>(repeating: 0)
                 delegate.hostCommandDidComplete(tag: tag, opcode: s.opcode, status: s.status, returnParameters: empty.span.extracting(0..<0))
@@ -261,6 +262,13 @@ public struct HCIHost {
     private mutating func handleLEMeta<D: HostDelegate>(_ event: borrowing HCIEventPacket, delegate: inout D) {
         guard let meta = try? HCILEMetaEvent(parsing: event.parameters) else { return }
         switch meta.subevent {
+        case HCILESubeventCode.connectionComplete, HCILESubeventCode.enhancedConnectionCompleteV1,
+             HCILESubeventCode.enhancedConnectionCompleteV2:
+            // All three begin Status, Connection_Handle, Role (7.7.65.1, 7.7.65.10): a failure, or a
+            // link in which we are central, ends the controller's initiating.
+            let p = meta.parameters
+            if p.count >= 4, p[0] != 0 || p[3] == HCIRole.central.rawValue { commands.initiating = false }
+            delegate.hostDidReceive(event: event)
         case HCILEAdvertisingReportEvent.subevent:
             guard D.receivesAdvertisingReports, var reports = try? HCILEAdvertisingReportEvent(meta) else { return }
             while let report = try? reports.next() { delegate.hostDidReceive(advertisingReport: report) }

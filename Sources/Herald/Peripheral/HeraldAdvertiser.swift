@@ -46,7 +46,7 @@ public struct HeraldAdvertisingConfiguration: Sendable {
     /// private address that changes with every payload period; without, the controller's identity
     /// address (what a venue beacon, which has nothing to hide, uses).
     public var irk: InlineArray<16, UInt8>?
-    /// The period grid (360 s periods from this epoch) the address rotates on; the same as the key
+    /// The period grid (360 s periods from this epoch, unless shortened for a test) the address rotates on; the same as the key
     /// schedule's, so the address and the contact identifier change at the same instant.
     public var epoch: KeyEpoch
     /// How long before a period boundary the next address is computed (ms), so it is ready to set at
@@ -147,12 +147,12 @@ public struct HeraldAdvertiser {
     /// The period index of stack time `now`.
     public func period(at now: UInt64) -> Int64 {
         let sinceEpoch = clock.unixMillis(now: now) &- configuration.epoch.unixSeconds &* 1_000
-        return HeraldClock.floorDivide(sinceEpoch, KeyEpoch.secondsPerPeriod &* 1_000)
+        return HeraldClock.floorDivide(sinceEpoch, configuration.epoch.secondsPerPeriod &* 1_000)
     }
 
     /// UTC seconds at which period `p` starts.
     public func unixSeconds(startOf p: Int64) -> Int64 {
-        configuration.epoch.unixSeconds &+ p &* KeyEpoch.secondsPerPeriod
+        configuration.epoch.unixSeconds &+ p &* configuration.epoch.secondsPerPeriod
     }
 
     /// Stack time at which period `p` starts.

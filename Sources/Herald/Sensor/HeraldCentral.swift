@@ -82,6 +82,10 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     /// to a peer already linked to us (two links between one pair of devices help nobody, and
     /// Bumble's virtual radio cannot keep them apart).
     public internal(set) var inboundStrangers: InlineArray<links, (handle: UInt16, address: DeviceAddress)?>
+    /// The address our own advertiser uses now and since when (nil when we do not advertise): who
+    /// connects first when two devices find each other at once, and which devices have probably
+    /// changed address with us (`holdsBack`, HeraldCentral+Rotation).
+    public internal(set) var advertisedAddress: (address: BDAddress, since: UInt64)?
     var scanPeriodStart: UInt64 = 0
     var nextPurge: UInt64 = 0
     /// The immediate-send message waiting for every device flagged `immediateSendPending`.
@@ -196,6 +200,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     func urgency(_ d: HeraldDevice, now: UInt64) -> Int? {
         guard d.kind != .receiveOnly, d.connectable, d.inboundLink == nil, !d.isIgnored(at: now), now &- d.lastSeen <= configuration.connectWindow,
               linkIndex(of: d.target) == nil else { return nil }
+        if holdsBack(d, now: now) { return nil }
         // Retry a failed device only once an advert shows it is still there.
         if let failed = d.lastFailure, d.lastSeen <= failed { return nil }
         if d.immediateSendPending { return 0 }

@@ -35,6 +35,7 @@ extension HeraldCentral {
         isOn = false
         isScanning = false
         initializeAbsent(&inboundStrangers)
+        advertisedAddress = nil
         scanPeriodStart = 0
         nextPurge = 0
         immediateData = FixedBytes()

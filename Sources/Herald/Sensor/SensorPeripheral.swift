@@ -56,6 +56,9 @@ public struct NoSensorPeripheral: HeraldSensorPeripheral {
 /// What the peripheral reports becomes sensor events: a peer that writes to us is a target like any
 /// other (filed as receive-only if we never saw it advertise).
 extension SensorCore: HeraldPeripheralDelegate {
+    public mutating func heraldPeripheral(didChangeAddress address: BDAddress, unixMillis: Int64) {
+        central.advertisedAddress = (address, now)
+    }
     public mutating func heraldPeripheral(didReceivePayload payload: Span<UInt8>, from link: HeraldLink) {
         central.peerDidWrite(payload: payload, from: link.peer, now: now, delegate: &delegate)
     }

@@ -34,9 +34,16 @@ public enum KeyTools {
         return f.string(from: Date(timeIntervalSince1970: TimeInterval(unixSeconds)))
     }
 
-    public static func epoch(_ text: String?) throws -> KeyEpoch {
-        guard let text else { return .standard }
-        return KeyEpoch(unixSeconds: try parseTime(text))
+    /// The epoch `text` (default `KeyEpoch.standard`) with periods of `secondsPerPeriod` (default the
+    /// specification's 360 s).
+    public static func epoch(_ text: String?, secondsPerPeriod: Int64? = nil) throws -> KeyEpoch {
+        let start = try text.map(parseTime) ?? KeyEpoch.standard.unixSeconds
+        guard let secondsPerPeriod else { return KeyEpoch(unixSeconds: start) }
+        guard let epoch = KeyEpoch(unixSeconds: start, secondsPerPeriod: secondsPerPeriod) else {
+            let allowed = KeyEpoch.allowedSecondsPerPeriod
+            throw KeyToolError("a payload period of \(secondsPerPeriod) s is outside \(allowed.lowerBound)...\(allowed.upperBound) s")
+        }
+        return epoch
     }
 
     public static func base64<let N: Int>(_ a: InlineArray<N, UInt8>) -> String {

@@ -3,14 +3,46 @@
 usage: python controllers.py TRANSPORT TRANSPORT [TRANSPORT ...]
 
 Bumble 0.0.236's own `bumble.apps.controllers` refuses anything but exactly two transports; tests
-with several centrals need more.
+with several centrals need more. Its LE Create Connection Cancel is made to do what the Core says (below).
 """
 import asyncio
 import sys
 
+from bumble import hci
 from bumble.controller import Controller
 from bumble.link import LocalLink
 from bumble.transport import open_transport
+
+
+def cancel_connection_as_the_core_says(self, _command):
+    """LE Create Connection Cancel (Core 5.4 Vol 4 Part E 7.8.13): with an attempt pending, the controller
+    ends it and then reports LE Connection Complete with 0x02 Unknown Connection Identifier; with none,
+    it refuses with 0x0C Command Disallowed.
+
+    Bumble 0.0.236 answers success and does nothing else: its `pending_le_connection` stays set, so every
+    later LE Create Connection is refused with 0x0C until the cancelled peer advertises again, which a
+    peer that has changed its address never does. Captured with two wearables on a 20 s payload period:
+    a re-read attempt to the peer's address of the period just ended timed out, was cancelled, and from
+    then on both controllers refused every connection (interop test_rotation). Real controllers end the
+    attempt (Zephyr's does, in the same test), so this one does too.
+    """
+    pending = self.pending_le_connection
+    if pending is None:
+        return hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.COMMAND_DISALLOWED_ERROR)
+    self.pending_le_connection = None
+
+    def report():
+        self.send_hci_packet(hci.HCI_LE_Connection_Complete_Event(
+            status=hci.HCI_ErrorCode.UNKNOWN_CONNECTION_IDENTIFIER_ERROR, connection_handle=0, role=0,
+            peer_address_type=pending.peer_address.address_type, peer_address=pending.peer_address,
+            connection_interval=0, peripheral_latency=0, supervision_timeout=0, central_clock_accuracy=0))
+
+    # After the Command Complete this handler's return value becomes.
+    asyncio.get_running_loop().call_soon(report)
+    return hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.SUCCESS)
+
+
+Controller.on_hci_le_create_connection_cancel_command = cancel_connection_as_the_core_says
 
 
 async def main(names: list[str]) -> None:
