@@ -42,11 +42,13 @@ struct SensorLog: SensorDelegate {
     }
 }
 
-typealias WearableApp = HeraldSensor<SimplePayloadDataSupplier<StaticSecretKey>, SensorLog, 16, 1, LoggedPeripheral>
-typealias WearablePeripheral = HeraldPeripheral<SimplePayloadSource<StaticSecretKey>, 2, 32, 64>
+/// The budget's capacities (issue 18): 16 devices, 4 links in all, each of which may be a central
+/// link of the sensor's or a peripheral link a phone made.
+typealias WearableApp = HeraldSensor<SimplePayloadDataSupplier<StaticSecretKey>, SensorLog, 16, 4, LoggedPeripheral>
+typealias WearablePeripheral = HeraldPeripheral<SimplePayloadSource<StaticSecretKey>, 4, 32, 64>
 /// GATT capacities as used (16 attributes, 112 octets of values, the name without spare room); a
 /// database that outgrows them stops the image at boot ("GATT database does not fit").
-typealias WearableStack = BluetoothStack<WearableApp, 2, 16, 112>
+typealias WearableStack = BluetoothStack<WearableApp, 4, 16, 112>
 
 @_silgen_name("wearable_secret_key") func wearable_secret_key() -> UnsafePointer<UInt8>
 
@@ -87,7 +89,7 @@ func makeStack(into stack: UnsafeMutablePointer<WearableStack>) {
         clock: HeraldClock(unixMillisAtZero: Wearable.unixTimeAtReset * 1000))
     else { halt("advertisement does not fit") }
     let deviceName: StaticString = "Herald Wearable"
-    guard var database = try? GATTDatabase<16, 112, 2>(deviceName: Span(_unsafeStart: deviceName.utf8Start,
+    guard var database = try? GATTDatabase<16, 112, 4>(deviceName: Span(_unsafeStart: deviceName.utf8Start,
                                                                          count: deviceName.utf8CodeUnitCount),
                                                        deviceNameMaxLength: 0, features: SensorLog.serverFeatures),
           (try? peripheral.install(into: &database)) != nil
