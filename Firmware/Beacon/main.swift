@@ -56,6 +56,8 @@ struct VenueBeacon: LEApplication {
     /// the optional server procedures (Read Multiple, long writes, Database Hash) is needed, so
     /// their code stays out of the image.
     static var serverFeatures: GATTServerFeatures { .mandatory }
+    /// No queued writes, so no prepare queue on its links (the standard one is 0.6 KB a link).
+    typealias PrepareQueue = ATTNoPrepareQueue
     /// A beacon only advertises and is connected to.
     static var scans: Bool { false }
     static var connectsAsCentral: Bool { false }

@@ -25,6 +25,10 @@ struct SensorLog: SensorDelegate {
     /// address changes every payload period and no Herald peer bonds, so a phone cannot tell it is
     /// us again for longer than a period anyway. Leaving it out saves the AES-CMAC (1.4 KB).
     static var serverFeatures: GATTServerFeatures { GATTServerFeatures(readMultiple: false, databaseHash: false) }
+    /// Queued writes reach only the signal characteristic, whose messages the peripheral keeps up
+    /// to 64 octets (`WearablePeripheral`): a longer one gets Prepare Queue Full instead of being
+    /// rejected after the execute. The standard queue (8 writes, 512 octets) was 0.6 KB a link.
+    typealias PrepareQueue = ATTPreparedWrites<2, 64>
 
     mutating func sensor(_ sensor: SensorType, didDetect target: TargetIdentifier) {
         Log.put("sensor didDetect target="); Log.put(target.value); Log.end()

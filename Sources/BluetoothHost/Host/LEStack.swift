@@ -8,7 +8,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
     public var control = StackControl()
     public var database: GATTDatabase<attributes, values, links>
     public var server: ATTServer
-    public internal(set) var connections = ConnectionTable<links, 247, LinkState>()
+    public internal(set) var connections = ConnectionTable<links, 247, LinkState<App.PrepareQueue>>()
     public private(set) var router = L2CAPFixedChannelRouter()
     public private(set) var counters = LEStackCounters()
     public private(set) var isReady = false

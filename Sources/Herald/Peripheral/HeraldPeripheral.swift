@@ -240,6 +240,7 @@ public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate:
     }
 
     public static var serverFeatures: GATTServerFeatures { Delegate.serverFeatures }
+    public typealias PrepareQueue = Delegate.PrepareQueue
     /// It only advertises and is connected to (the sensor, which also scans and connects, embeds
     /// `HeraldPeripheral` itself).
     public static var scans: Bool { false }
