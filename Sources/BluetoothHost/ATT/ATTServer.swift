@@ -75,7 +75,7 @@ public struct ATTServer: Sendable {
                 ATTExchangeMTUResponse(serverRxMTU: maximumMTU).write(to: &response)
                 return .respond
             case .findInformationRequest:
-                return findInformation(try ATTFindInformationRequest(pdu), &context, database, &response)
+                return findInformation(try ATTFindInformationRequest(pdu), &context, &database, &response)
             case .findByTypeValueRequest:
                 return findByTypeValue(try ATTFindByTypeValueRequest(pdu), &context, &database, &delegate, &response)
             case .readByTypeRequest:
@@ -93,7 +93,7 @@ public struct ATTServer: Sendable {
                 let r = try ATTReadMultipleVariableRequest(pdu)
                 return readMultiple(opcode, r.setOfHandles, &context, &database, &delegate, &response)
             case .readByGroupTypeRequest:
-                return readByGroupType(try ATTReadByGroupTypeRequest(pdu), &context, database, &response)
+                return readByGroupType(try ATTReadByGroupTypeRequest(pdu), &context, &database, &response)
             case .writeRequest:
                 let r = try ATTWriteRequest(pdu)
                 if let e = write(handle: r.handle, value: r.value, &context, &database, &delegate) {
@@ -115,7 +115,7 @@ public struct ATTServer: Sendable {
                 // gives a command no way to report failure).
                 return .none
             case .prepareWriteRequest:
-                return prepareWrite(try ATTPrepareWriteRequest(pdu), &bearer, &context, database, &response)
+                return prepareWrite(try ATTPrepareWriteRequest(pdu), &bearer, &context, &database, &response)
             case .executeWriteRequest:
                 return executeWrite(try ATTExecuteWriteRequest(pdu), &bearer, &context, &database, &delegate, &response)
             case .handleValueConfirmation:
@@ -224,7 +224,7 @@ public struct ATTServer: Sendable {
 
     func prepareWrite<let A: Int, let V: Int, let L: Int, Q: ATTPrepareQueue, Out: ByteSink>(
         _ r: borrowing ATTPrepareWriteRequest, _ bearer: inout ATTBearer<Q>, _ c: inout Context,
-        _ db: GATTDatabase<A, V, L>, _ out: inout Out
+        _ db: inout GATTDatabase<A, V, L>, _ out: inout Out
     ) -> ATTServerAction {
         // Handle and permissions are checked now; offsets and lengths at execution (Part F 3.4.6.1).
         if let e = db.checkAccess(r.handle, write: true, security: c.security) {
