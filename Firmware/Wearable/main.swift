@@ -92,16 +92,23 @@ func makeStack(into stack: UnsafeMutablePointer<WearableStack>) {
         source: source, advertising: HeraldAdvertisingConfiguration(intervalMilliseconds: 100, irk: Wearable.irk),
         clock: HeraldClock(unixMillisAtZero: Wearable.unixTimeAtReset * 1000))
     else { halt("advertisement does not fit") }
-    let deviceName: StaticString = "Herald Wearable"
-    guard var database = try? GATTDatabase<16, 112, 4>(deviceName: Span(_unsafeStart: deviceName.utf8Start,
-                                                                         count: deviceName.utf8CodeUnitCount),
-                                                       deviceNameMaxLength: 0, features: SensorLog.serverFeatures),
-          (try? peripheral.install(into: &database)) != nil
-    else { halt("GATT database does not fit") }
     // A fixed seed for the static random address; a product derives it from the chip's unique ID.
-    // Built part by part in its place (`BluetoothStack.initialize(_:...)`), the application too.
-    WearableStack.initialize(stack, configuration: HostConfiguration(randomAddressSeed: [0x57, 0x45, 0x41, 0x52, 0x41, 0x42]),
-                             database: database) { app in
+    // Built part by part in its place (`BluetoothStack.initialize(_:...)`), the GATT database and
+    // the application too.
+    let built = WearableStack.initialize(stack, configuration: HostConfiguration(randomAddressSeed: [0x57, 0x45, 0x41, 0x52, 0x41, 0x42]),
+                                         database: { makeDatabase(into: $0, peripheral: &peripheral) }) { app in
         WearableApp.initialize(app, supplier: supplier, delegate: SensorLog(), peripheral: LoggedPeripheral(inner: peripheral))
     }
+    if !built { halt("GATT database does not fit") }
+}
+
+/// The GATT database, built in its place in the stack, in a frame of its own.
+@inline(never)
+func makeDatabase(into database: UnsafeMutablePointer<GATTDatabase<16, 112, 4>>, peripheral: inout WearablePeripheral) -> Bool {
+    let deviceName: StaticString = "Herald Wearable"
+    do throws(GATTDatabaseError) {
+        database.initialize(to: try GATTDatabase(deviceName: Span(_unsafeStart: deviceName.utf8Start, count: deviceName.utf8CodeUnitCount),
+                                                 deviceNameMaxLength: 0, features: SensorLog.serverFeatures))
+    } catch { return false }
+    return (try? peripheral.install(into: &database.pointee)) != nil
 }

@@ -446,11 +446,18 @@ extension LEStack {
     @inline(never)
     static func initialize(_ le: inout Self, database: GATTDatabase<attributes, values, links>,
                            maximumMTU: UInt16, app makeApp: (UnsafeMutablePointer<App>) -> Void) {
-        precondition(database.databaseHashHandle == 0 || App.serverFeatures.databaseHash,
+        copyInPlace(&le.database, database)
+        initialize(&le, databaseInPlace: maximumMTU, app: makeApp)
+    }
+
+    /// `initialize(_:database:maximumMTU:app:)` for a stack whose `database` is already in place.
+    @inline(never)
+    static func initialize(_ le: inout Self, databaseInPlace maximumMTU: UInt16,
+                           app makeApp: (UnsafeMutablePointer<App>) -> Void) {
+        precondition(le.database.databaseHashHandle == 0 || App.serverFeatures.databaseHash,
                      "GATTDatabase has a Database Hash but the application's serverFeatures leave it out")
         withUnsafeMutablePointer(to: &le.app) { makeApp($0) }
         le.control.initializeInPlace()
-        copyInPlace(&le.database, database)
         le.server = ATTServer(maximumMTU: maximumMTU)
         le.connections.initializeInPlace()
         le.router = L2CAPFixedChannelRouter()
