@@ -92,7 +92,7 @@ func runStack<App: LEApplication, let links: Int, let attributes: Int, let value
     Log.put(" hci="); Log.put(MemoryLayout<HCIHost>.size)
     Log.put(" control="); Log.put(MemoryLayout<StackControl>.size)
     Log.put(" database="); Log.put(MemoryLayout<GATTDatabase<attributes, values, links>>.size)
-    Log.put(" link_state="); Log.put(MemoryLayout<LinkState>.size); Log.put(" links="); Log.put(links); Log.end()
+    Log.put(" link_state="); Log.put(MemoryLayout<LinkState<App.PrepareQueue>>.size); Log.put(" links="); Log.put(links); Log.end()
     var clock = MillisecondClock()
     var output = UARTH4Output()
     output.now = Board.milliseconds(&clock)

@@ -25,6 +25,10 @@ struct SensorLog: SensorDelegate {
     /// address changes every payload period and no Herald peer bonds, so a phone cannot tell it is
     /// us again for longer than a period anyway. Leaving it out saves the AES-CMAC (1.4 KB).
     static var serverFeatures: GATTServerFeatures { GATTServerFeatures(readMultiple: false, databaseHash: false) }
+    /// Queued writes reach only the signal characteristic, whose messages the peripheral keeps up
+    /// to 64 octets (`WearablePeripheral`): a longer one gets Prepare Queue Full instead of being
+    /// rejected after the execute. The standard queue (8 writes, 512 octets) was 0.6 KB a link.
+    typealias PrepareQueue = ATTPreparedWrites<2, 64>
 
     mutating func sensor(_ sensor: SensorType, didDetect target: TargetIdentifier) {
         Log.put("sensor didDetect target="); Log.put(target.value); Log.end()
@@ -42,11 +46,13 @@ struct SensorLog: SensorDelegate {
     }
 }
 
-typealias WearableApp = HeraldSensor<SimplePayloadDataSupplier<StaticSecretKey>, SensorLog, 16, 1, LoggedPeripheral>
-typealias WearablePeripheral = HeraldPeripheral<SimplePayloadSource<StaticSecretKey>, 2, 32, 64>
+/// The budget's capacities (issue 18): 16 devices, 4 links in all, each of which may be a central
+/// link of the sensor's or a peripheral link a phone made.
+typealias WearableApp = HeraldSensor<SimplePayloadDataSupplier<StaticSecretKey>, SensorLog, 16, 4, LoggedPeripheral>
+typealias WearablePeripheral = HeraldPeripheral<SimplePayloadSource<StaticSecretKey>, 4, 32, 64>
 /// GATT capacities as used (16 attributes, 112 octets of values, the name without spare room); a
 /// database that outgrows them stops the image at boot ("GATT database does not fit").
-typealias WearableStack = BluetoothStack<WearableApp, 2, 16, 112>
+typealias WearableStack = BluetoothStack<WearableApp, 4, 16, 112>
 
 @_silgen_name("wearable_secret_key") func wearable_secret_key() -> UnsafePointer<UInt8>
 
@@ -86,16 +92,23 @@ func makeStack(into stack: UnsafeMutablePointer<WearableStack>) {
         source: source, advertising: HeraldAdvertisingConfiguration(intervalMilliseconds: 100, irk: Wearable.irk),
         clock: HeraldClock(unixMillisAtZero: Wearable.unixTimeAtReset * 1000))
     else { halt("advertisement does not fit") }
-    let deviceName: StaticString = "Herald Wearable"
-    guard var database = try? GATTDatabase<16, 112, 2>(deviceName: Span(_unsafeStart: deviceName.utf8Start,
-                                                                         count: deviceName.utf8CodeUnitCount),
-                                                       deviceNameMaxLength: 0, features: SensorLog.serverFeatures),
-          (try? peripheral.install(into: &database)) != nil
-    else { halt("GATT database does not fit") }
     // A fixed seed for the static random address; a product derives it from the chip's unique ID.
-    // Built part by part in its place (`BluetoothStack.initialize(_:...)`), the application too.
-    WearableStack.initialize(stack, configuration: HostConfiguration(randomAddressSeed: [0x57, 0x45, 0x41, 0x52, 0x41, 0x42]),
-                             database: database) { app in
+    // Built part by part in its place (`BluetoothStack.initialize(_:...)`), the GATT database and
+    // the application too.
+    let built = WearableStack.initialize(stack, configuration: HostConfiguration(randomAddressSeed: [0x57, 0x45, 0x41, 0x52, 0x41, 0x42]),
+                                         database: { makeDatabase(into: $0, peripheral: &peripheral) }) { app in
         WearableApp.initialize(app, supplier: supplier, delegate: SensorLog(), peripheral: LoggedPeripheral(inner: peripheral))
     }
+    if !built { halt("GATT database does not fit") }
+}
+
+/// The GATT database, built in its place in the stack, in a frame of its own.
+@inline(never)
+func makeDatabase(into database: UnsafeMutablePointer<GATTDatabase<16, 112, 4>>, peripheral: inout WearablePeripheral) -> Bool {
+    let deviceName: StaticString = "Herald Wearable"
+    do throws(GATTDatabaseError) {
+        database.initialize(to: try GATTDatabase(deviceName: Span(_unsafeStart: deviceName.utf8Start, count: deviceName.utf8CodeUnitCount),
+                                                 deviceNameMaxLength: 0, features: SensorLog.serverFeatures))
+    } catch { return false }
+    return (try? peripheral.install(into: &database.pointee)) != nil
 }

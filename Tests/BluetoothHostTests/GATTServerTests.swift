@@ -226,7 +226,7 @@ import Testing
 
     @Test func prepareQueueFull() throws {
         var h = ServerHarness(db: try heraldDatabase())
-        var bearer = ATTBearer<2, 16>()
+        var bearer = ATTBearer<ATTPreparedWrites<2, 16>>()
         var delegate = RecordingDelegate()
         func send(_ hex: String) -> [UInt8] {
             var out = ATTTestSink()

@@ -46,8 +46,8 @@ public struct ATTServer: Sendable {
     }
 
     /// Handles one received PDU from `connection` (the link index that selects per-link CCCDs).
-    public func handle<let A: Int, let V: Int, let L: Int, let Q: Int, let QB: Int, D: GATTServerDelegate, Out: ByteSink>(
-        pdu: Span<UInt8>, bearer: inout ATTBearer<Q, QB>, connection: Int, now: UInt64,
+    public func handle<let A: Int, let V: Int, let L: Int, Q: ATTPrepareQueue, D: GATTServerDelegate, Out: ByteSink>(
+        pdu: Span<UInt8>, bearer: inout ATTBearer<Q>, connection: Int, now: UInt64,
         database: inout GATTDatabase<A, V, L>, delegate: inout D, response: inout Out
     ) -> ATTServerAction {
         if poll(bearer: &bearer, now: now) == .disconnect { return .disconnect }
@@ -75,7 +75,7 @@ public struct ATTServer: Sendable {
                 ATTExchangeMTUResponse(serverRxMTU: maximumMTU).write(to: &response)
                 return .respond
             case .findInformationRequest:
-                return findInformation(try ATTFindInformationRequest(pdu), &context, database, &response)
+                return findInformation(try ATTFindInformationRequest(pdu), &context, &database, &response)
             case .findByTypeValueRequest:
                 return findByTypeValue(try ATTFindByTypeValueRequest(pdu), &context, &database, &delegate, &response)
             case .readByTypeRequest:
@@ -93,7 +93,7 @@ public struct ATTServer: Sendable {
                 let r = try ATTReadMultipleVariableRequest(pdu)
                 return readMultiple(opcode, r.setOfHandles, &context, &database, &delegate, &response)
             case .readByGroupTypeRequest:
-                return readByGroupType(try ATTReadByGroupTypeRequest(pdu), &context, database, &response)
+                return readByGroupType(try ATTReadByGroupTypeRequest(pdu), &context, &database, &response)
             case .writeRequest:
                 let r = try ATTWriteRequest(pdu)
                 if let e = write(handle: r.handle, value: r.value, &context, &database, &delegate) {
@@ -115,7 +115,7 @@ public struct ATTServer: Sendable {
                 // gives a command no way to report failure).
                 return .none
             case .prepareWriteRequest:
-                return prepareWrite(try ATTPrepareWriteRequest(pdu), &bearer, &context, database, &response)
+                return prepareWrite(try ATTPrepareWriteRequest(pdu), &bearer, &context, &database, &response)
             case .executeWriteRequest:
                 return executeWrite(try ATTExecuteWriteRequest(pdu), &bearer, &context, &database, &delegate, &response)
             case .handleValueConfirmation:
@@ -139,12 +139,12 @@ public struct ATTServer: Sendable {
     }
 
     /// When `poll` must next be called for this bearer (the pending indication's timeout), if ever.
-    public func nextDeadline<let Q: Int, let QB: Int>(bearer: borrowing ATTBearer<Q, QB>) -> UInt64? {
+    public func nextDeadline<Q: ATTPrepareQueue>(bearer: borrowing ATTBearer<Q>) -> UInt64? {
         bearer.nextDeadline
     }
 
     /// Checks the outstanding indication's transaction timer. Call when `bearer.nextDeadline` passes.
-    public func poll<let Q: Int, let QB: Int>(bearer: inout ATTBearer<Q, QB>, now: UInt64) -> ATTServerAction {
+    public func poll<Q: ATTPrepareQueue>(bearer: inout ATTBearer<Q>, now: UInt64) -> ATTServerAction {
         if bearer.isTimedOut { return .none }
         guard bearer.hasPendingIndication, now >= bearer.pendingIndicationSentAt &+ Self.transactionTimeout else {
             return .none
@@ -155,8 +155,8 @@ public struct ATTServer: Sendable {
 
     /// Writes a Handle Value Notification of `value` (cut to ATT_MTU-3, Part F 3.4.7.1) if `connection`
     /// enabled notifications in the characteristic's CCCD. Returns whether a PDU was written.
-    public func notify<let A: Int, let V: Int, let L: Int, let Q: Int, let QB: Int, Out: ByteSink>(
-        handle: UInt16, value: Span<UInt8>, bearer: borrowing ATTBearer<Q, QB>, connection: Int,
+    public func notify<let A: Int, let V: Int, let L: Int, Q: ATTPrepareQueue, Out: ByteSink>(
+        handle: UInt16, value: Span<UInt8>, bearer: borrowing ATTBearer<Q>, connection: Int,
         database: borrowing GATTDatabase<A, V, L>, into out: inout Out
     ) -> Bool {
         guard !bearer.isTimedOut,
@@ -169,8 +169,8 @@ public struct ATTServer: Sendable {
 
     /// Writes a Handle Value Indication (cut to ATT_MTU-3, Part F 3.4.7.2) if indications are enabled
     /// and none is outstanding, and starts its 30-second transaction timer at `now`.
-    public func indicate<let A: Int, let V: Int, let L: Int, let Q: Int, let QB: Int, Out: ByteSink>(
-        handle: UInt16, value: Span<UInt8>, bearer: inout ATTBearer<Q, QB>, connection: Int, now: UInt64,
+    public func indicate<let A: Int, let V: Int, let L: Int, Q: ATTPrepareQueue, Out: ByteSink>(
+        handle: UInt16, value: Span<UInt8>, bearer: inout ATTBearer<Q>, connection: Int, now: UInt64,
         database: borrowing GATTDatabase<A, V, L>, into out: inout Out
     ) -> ATTIndicationResult {
         guard !bearer.isTimedOut else { return .bearerClosed }
@@ -222,26 +222,26 @@ public struct ATTServer: Sendable {
         return db.writeValue(handle, connection: c.connection, offset: 0, value: value, delegate: &delegate)
     }
 
-    func prepareWrite<let A: Int, let V: Int, let L: Int, let Q: Int, let QB: Int, Out: ByteSink>(
-        _ r: borrowing ATTPrepareWriteRequest, _ bearer: inout ATTBearer<Q, QB>, _ c: inout Context,
-        _ db: GATTDatabase<A, V, L>, _ out: inout Out
+    func prepareWrite<let A: Int, let V: Int, let L: Int, Q: ATTPrepareQueue, Out: ByteSink>(
+        _ r: borrowing ATTPrepareWriteRequest, _ bearer: inout ATTBearer<Q>, _ c: inout Context,
+        _ db: inout GATTDatabase<A, V, L>, _ out: inout Out
     ) -> ATTServerAction {
         // Handle and permissions are checked now; offsets and lengths at execution (Part F 3.4.6.1).
         if let e = db.checkAccess(r.handle, write: true, security: c.security) {
             return error(.prepareWriteRequest, r.handle, e, &out)
         }
-        guard bearer.enqueue(handle: r.handle, offset: r.offset, value: r.partValue) else {
+        guard bearer.queue.enqueue(handle: r.handle, offset: r.offset, value: r.partValue) else {
             return error(.prepareWriteRequest, r.handle, .prepareQueueFull, &out)
         }
         ATTPrepareWriteResponse(handle: r.handle, offset: r.offset, partValue: r.partValue).write(to: &out)
         return .respond
     }
 
-    func executeWrite<let A: Int, let V: Int, let L: Int, let Q: Int, let QB: Int, D: GATTServerDelegate, Out: ByteSink>(
-        _ r: ATTExecuteWriteRequest, _ bearer: inout ATTBearer<Q, QB>, _ c: inout Context,
+    func executeWrite<let A: Int, let V: Int, let L: Int, Q: ATTPrepareQueue, D: GATTServerDelegate, Out: ByteSink>(
+        _ r: ATTExecuteWriteRequest, _ bearer: inout ATTBearer<Q>, _ c: inout Context,
         _ db: inout GATTDatabase<A, V, L>, _ delegate: inout D, _ out: inout Out
     ) -> ATTServerAction {
-        defer { bearer.clearQueue() }
+        defer { bearer.queue.removeAll() }
         guard r.flags == .write else {
             ATTExecuteWriteResponse().write(to: &out)
             return .respond
@@ -250,12 +250,12 @@ public struct ATTServer: Sendable {
         // values the database holds are checked for the whole queue before anything is written;
         // delegate values can only refuse their own part when it arrives.
         for i in 0..<bearer.queuedWrites {
-            let e = bearer.queue[i]
+            let e = bearer.queue.entry(i)
             guard let length = db.valueLength(e.handle, connection: c.connection),
                   case .stored(_, _, let capacity)? = db.attribute(e.handle)?.storage else { continue }
             var reach = length
-            for k in 0..<i where bearer.queue[k].handle == e.handle {
-                let p = bearer.queue[k]
+            for k in 0..<i where bearer.queue.entry(k).handle == e.handle {
+                let p = bearer.queue.entry(k)
                 reach = Int(p.offset) + p.length
             }
             if Int(e.offset) > reach { return error(.executeWriteRequest, e.handle, .invalidOffset, &out) }
@@ -264,9 +264,10 @@ public struct ATTServer: Sendable {
             }
         }
         for i in 0..<bearer.queuedWrites {
-            let e = bearer.queue[i]
-            let failure = db.writeValue(e.handle, connection: c.connection, offset: Int(e.offset),
-                                        value: bearer.queuedValue(i), delegate: &delegate)
+            let e = bearer.queue.entry(i)
+            let failure = bearer.queue.withValue(i) { value in
+                db.writeValue(e.handle, connection: c.connection, offset: Int(e.offset), value: value, delegate: &delegate)
+            }
             if let failure { return error(.executeWriteRequest, e.handle, failure, &out) }
         }
         ATTExecuteWriteResponse().write(to: &out)

@@ -46,7 +46,7 @@ extension ATTServer {
 
     /// Find Information Request (Part F 3.4.3.1): handles and types; one UUID size per response.
     func findInformation<let A: Int, let V: Int, let L: Int, Out: ByteSink>(
-        _ r: ATTFindInformationRequest, _ c: inout Context, _ db: GATTDatabase<A, V, L>, _ out: inout Out
+        _ r: ATTFindInformationRequest, _ c: inout Context, _ db: inout GATTDatabase<A, V, L>, _ out: inout Out
     ) -> ATTServerAction {
         let op = ATTOpcode.findInformationRequest
         guard checkRange(r.startingHandle, r.endingHandle) else { return error(op, r.startingHandle, .invalidHandle, &out) }
@@ -116,7 +116,7 @@ extension ATTServer {
     /// Read By Group Type Request (Part F 3.4.4.9): only primary and secondary service declarations
     /// group attributes (Part G 2.5.3); anything else is Unsupported Group Type.
     func readByGroupType<let A: Int, let V: Int, let L: Int, Out: ByteSink>(
-        _ r: ATTReadByGroupTypeRequest, _ c: inout Context, _ db: GATTDatabase<A, V, L>, _ out: inout Out
+        _ r: ATTReadByGroupTypeRequest, _ c: inout Context, _ db: inout GATTDatabase<A, V, L>, _ out: inout Out
     ) -> ATTServerAction {
         let op = ATTOpcode.readByGroupTypeRequest
         guard checkRange(r.startingHandle, r.endingHandle) else { return error(op, r.startingHandle, .invalidHandle, &out) }

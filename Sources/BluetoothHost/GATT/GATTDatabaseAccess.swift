@@ -81,7 +81,15 @@ extension GATTDatabase {
     ) -> ATTErrorCode? {
         guard offset == 0 else { return .invalidOffset }
         guard value.count == 2 else { return .invalidAttributeValueLength }
-        let valueHandle = characteristicValue(forCCCD: handle)
+        // Looked up here rather than through `characteristicValue(forCCCD:)`: a call to that
+        // read-only method from this mutating one copied the attribute table (0.7 KB) first.
+        var valueHandle: UInt16 = 0
+        var h = Int(handle) - 1
+        while h >= 1 {
+            if attributes[h - 1].cccdHandle == handle { valueHandle = UInt16(truncatingIfNeeded: h); break }
+            if attributes[h - 1].isType(GATTAttributeType.characteristic) { break }
+            h -= 1
+        }
         var allowed: UInt16 = 0
         if let v = attribute(valueHandle) {
             if v.properties.contains(.notify) { allowed |= GATTClientConfiguration.notification.rawValue }

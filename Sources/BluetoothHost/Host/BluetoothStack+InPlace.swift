@@ -24,6 +24,24 @@ extension BluetoothStack {
 }
 
 /// Builds one part in a frame of its own, so the temporaries of different parts never add up.
+extension BluetoothStack {
+    /// `initialize(_:configuration:database:maximumMTU:app:)` with the GATT database built in its
+    /// place too: `database` initialises it (e.g. `{ $0.initialize(to: try GATTDatabase(...)) }`,
+    /// then the services installed through `&$0.pointee`) and returns false when it cannot, which
+    /// leaves `stack` uninitialised and returns false. Firmware builds its database this way, so the
+    /// database (0.8 KB) is neither a local of the caller's frame nor copied into place.
+    public static func initialize(_ stack: UnsafeMutablePointer<Self>, configuration: HostConfiguration,
+                                  maximumMTU: UInt16 = ATTMTU.defaultMaximum,
+                                  database: (UnsafeMutablePointer<GATTDatabase<attributes, values, links>>) -> Bool,
+                                  app: (UnsafeMutablePointer<App>) -> Void) -> Bool {
+        precondition(_isPOD(Self.self), "BluetoothStack holds a reference: build it with init")
+        guard withUnsafeMutablePointer(to: &stack.pointee.le.database, { database($0) }) else { return false }
+        assignInPlace(&stack.pointee.hci) { HCIHost(configuration: configuration) }
+        LEStack.initialize(&stack.pointee.le, databaseInPlace: maximumMTU, app: app)
+        return true
+    }
+}
+
 @inline(never)
 func assignInPlace<T>(_ place: inout T, _ make: () -> T) {
     place = make()

@@ -128,11 +128,34 @@ public struct ConnectionTable<let capacity: Int, let pduCapacity: Int, Extra: Co
 
     public func contains(handle: UInt16) -> Bool { index(of: handle) != nil }
 
+    /// `index(of:)` for callers that hold the table mutably (its own mutating methods, `LEStack`):
+    /// there a call to a read-only method, even inlined, made the compiler copy the whole table
+    /// (every link's reassembly buffer and bearer: 2.9 KB with four links) into the caller's frame
+    /// first (Swift 6.3, Embedded, -Osize; `Tools/firmware frames`).
+    @inline(__always)
+    mutating func slot(of handle: UInt16) -> Int? {
+        guard handle != Self.vacant else { return nil }
+        for i in 0..<capacity where handles[i] == handle { return i }
+        return nil
+    }
+
+    /// `handle(at:)` for callers that hold the table mutably (see `slot(of:)`).
+    @inline(__always)
+    mutating func handle(atSlot position: Int) -> UInt16? {
+        guard position >= 0 && position < capacity, handles[position] != Self.vacant else { return nil }
+        return handles[position]
+    }
+
+    /// Whether `position` holds a link, without touching the link (reading `entries[position]` as
+    /// an optional copied it).
+    @inline(__always)
+    func isOccupied(_ position: Int) -> Bool { handles[position] != Self.vacant }
+
     /// Adds a link on LE (Enhanced) Connection Complete with success status.
     public mutating func insert(handle: UInt16, role: ConnectionRole, peer: DeviceAddress,
                                 timing: ConnectionTiming) throws(ConnectionTableError) {
         guard handle <= HCIACLDataHeader.maxHandle else { throw .invalidHandle(handle) }
-        guard index(of: handle) == nil else { throw .duplicateHandle(handle) }
+        guard slot(of: handle) == nil else { throw .duplicateHandle(handle) }
         for i in 0..<capacity where handles[i] == Self.vacant {
             entries[i] = Link(handle: handle, role: role, peer: peer, timing: timing)
             handles[i] = handle
@@ -145,7 +168,7 @@ public struct ConnectionTable<let capacity: Int, let pduCapacity: Int, Extra: Co
     /// Removes a link on Disconnection Complete and returns it, with its upper-layer state, so the
     /// caller can release what it held. Nil if the handle was unknown.
     public mutating func remove(handle: UInt16) -> Link? {
-        guard let i = index(of: handle) else { return nil }
+        guard let i = slot(of: handle) else { return nil }
         let link = entries[i]
         entries[i] = nil
         handles[i] = Self.vacant
@@ -161,7 +184,7 @@ public struct ConnectionTable<let capacity: Int, let pduCapacity: Int, Extra: Co
 
     /// Runs `body` on the stored link for `handle`; nil when there is none.
     public mutating func update<R>(handle: UInt16, _ body: (inout Link) -> R) -> R? {
-        guard let i = index(of: handle) else { return nil }
+        guard let i = slot(of: handle) else { return nil }
         // `&entries[i]!` mutates the stored link in place (no copy of its reassembly buffer).
         return body(&entries[i]!)
     }
@@ -180,7 +203,7 @@ public struct ConnectionTable<let capacity: Int, let pduCapacity: Int, Extra: Co
                   _ payload: Span<UInt8>) -> Void
     ) -> ConnectionReceiveOutcome {
         let handle = packet.handle
-        guard let i = index(of: handle) else {
+        guard let i = slot(of: handle) else {
             unknownHandlePackets &+= 1
             return .unknownHandle(handle)
         }

@@ -39,6 +39,11 @@ public protocol LEApplication: GATTServerDelegate {
     /// its central side of the connection parameter update procedure (Core 5.4 Vol 3 Part A 4.20)
     /// are left out of its image, and a `connect` from it stops the stack with a message.
     static var connectsAsCentral: Bool { get }
+    /// Each link's prepare-write queue (Core 5.4 Vol 3 Part F 3.4.6.1), sized by what clients write
+    /// to this application: the standard 8 writes / 512 octets unless said otherwise.
+    /// `ATTNoPrepareQueue` for a server without queued writes (`serverFeatures`): every link then
+    /// carries 0.6 KB less.
+    associatedtype PrepareQueue: ATTPrepareQueue = ATTStandardPrepareQueue
 }
 
 extension LEApplication {
@@ -62,8 +67,8 @@ extension LEApplication {
 }
 
 /// Per-link state above L2CAP: the ATT bearer (MTU, prepare queue, indication in flight).
-public struct LinkState: ConnectionExtra {
-    public var bearer = ATTStandardBearer()
+public struct LinkState<PrepareQueue: ATTPrepareQueue>: ConnectionExtra {
+    public var bearer = ATTBearer<PrepareQueue>()
     /// An ATT response the outbound queue had no room for, sent as soon as there is (see
     /// `LEStack.sendHeldResponses`). One is enough: the client sends no new request before it has
     /// the response to the last (Core 5.4 Vol 3 Part F 3.3.2).

@@ -8,7 +8,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
     public var control = StackControl()
     public var database: GATTDatabase<attributes, values, links>
     public var server: ATTServer
-    public internal(set) var connections = ConnectionTable<links, 247, LinkState>()
+    public internal(set) var connections = ConnectionTable<links, 247, LinkState<App.PrepareQueue>>()
     public private(set) var router = L2CAPFixedChannelRouter()
     public private(set) var counters = LEStackCounters()
     public private(set) var isReady = false
@@ -208,7 +208,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             control.cancelAttempt(reason: .connectionAlreadyExists, now: now)
         }
         let summary = ConnectionSummary(handle: c.handle, role: c.role, peer: peer, timing: timing,
-                                        slot: connections.index(of: c.handle) ?? 0)
+                                        slot: connections.slot(of: c.handle) ?? 0)
         app.stackDidConnect(summary, now: now, control: &control)
         if c.role == .central { control.resumeScanning() }
     }
@@ -264,7 +264,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
     }
 
     mutating func linkDown(handle: UInt16, reason: HCIStatus) {
-        if let i = connections.index(of: handle) { database.resetLink(i) }
+        if let i = connections.slot(of: handle) { database.resetLink(i) }
         guard connections.remove(handle: handle) != nil else { return }
         control.credits.close(handle: handle)
         control.acl.removeAll(handle: handle)
@@ -273,7 +273,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
 
     mutating func dropAllLinks(reason: HCIStatus) {
         for position in 0..<links {
-            if let handle = connections.handle(at: position) { linkDown(handle: handle, reason: reason) }
+            if let handle = connections.handle(atSlot: position) { linkDown(handle: handle, reason: reason) }
         }
     }
 
@@ -310,7 +310,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         guard pdu.count > 0 else { return }
         switch ATTOpcode(rawValue: pdu[0]).kind {
         case .request, .command, .confirmation:
-            guard let i = connections.index(of: link.handle) else { return }
+            guard let i = connections.slot(of: link.handle) else { return }
             var response = FixedBytes<247>()
             let action = server.handle(pdu: pdu, bearer: &connections.entries[i]!.extra.bearer, connection: i,
                                        now: now, database: &database, delegate: &app, response: &response)
@@ -355,7 +355,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
     /// Notifies `attribute`'s value to `handle` if that client enabled notifications. Returns whether sent.
     @discardableResult
     public mutating func notify(handle: UInt16, attribute: UInt16, value: Span<UInt8>) -> Bool {
-        guard let i = connections.index(of: handle) else { return false }
+        guard let i = connections.slot(of: handle) else { return false }
         var pdu = FixedBytes<247>()
         guard server.notify(handle: attribute, value: value, bearer: connections.entries[i]!.extra.bearer,
                             connection: i, database: database, into: &pdu) else { return false }
@@ -364,7 +364,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
 
     /// Indicates `attribute`'s value to `handle` (one outstanding per link until confirmed).
     public mutating func indicate(handle: UInt16, attribute: UInt16, value: Span<UInt8>) -> ATTIndicationResult {
-        guard let i = connections.index(of: handle) else { return .bearerClosed }
+        guard let i = connections.slot(of: handle) else { return .bearerClosed }
         var pdu = FixedBytes<247>()
         let result = server.indicate(handle: attribute, value: value, bearer: &connections.entries[i]!.extra.bearer,
                                      connection: i, now: now, database: database, into: &pdu)
@@ -396,7 +396,10 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             take(c.deadline)
         }
         for position in 0..<links {
-            if let link = connections.entries[position] { take(link.extra.bearer.nextDeadline) }
+            // Only occupied positions, and the bearer read in place: `if let link = entries[position]`
+            // copied the link on every turn of the main loop.
+            guard connections.isOccupied(position) else { continue }
+            take(connections.entries[position]?.extra.bearer.nextDeadline)
         }
         take(app.applicationDeadline)
         return d
@@ -422,7 +425,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             }
         }
         for position in 0..<links {
-            guard connections.entries[position] != nil else { continue }
+            guard connections.isOccupied(position) else { continue }
             if server.poll(bearer: &connections.entries[position]!.extra.bearer, now: now) == .disconnect {
                 control.disconnect(handle: connections.entries[position]!.handle)
             }
@@ -443,11 +446,18 @@ extension LEStack {
     @inline(never)
     static func initialize(_ le: inout Self, database: GATTDatabase<attributes, values, links>,
                            maximumMTU: UInt16, app makeApp: (UnsafeMutablePointer<App>) -> Void) {
-        precondition(database.databaseHashHandle == 0 || App.serverFeatures.databaseHash,
+        copyInPlace(&le.database, database)
+        initialize(&le, databaseInPlace: maximumMTU, app: makeApp)
+    }
+
+    /// `initialize(_:database:maximumMTU:app:)` for a stack whose `database` is already in place.
+    @inline(never)
+    static func initialize(_ le: inout Self, databaseInPlace maximumMTU: UInt16,
+                           app makeApp: (UnsafeMutablePointer<App>) -> Void) {
+        precondition(le.database.databaseHashHandle == 0 || App.serverFeatures.databaseHash,
                      "GATTDatabase has a Database Hash but the application's serverFeatures leave it out")
         withUnsafeMutablePointer(to: &le.app) { makeApp($0) }
         le.control.initializeInPlace()
-        copyInPlace(&le.database, database)
         le.server = ATTServer(maximumMTU: maximumMTU)
         le.connections.initializeInPlace()
         le.router = L2CAPFixedChannelRouter()

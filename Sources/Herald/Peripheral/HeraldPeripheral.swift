@@ -78,9 +78,16 @@ public struct HeraldPeripheral<Source: HeraldPayloadSource, let links: Int, let 
         return linkStates[slot].signal.pendingCount
     }
 
-    func reportedLink(_ slot: Int) -> HeraldLink {
-        link(slot: slot) ?? HeraldLink(slot: slot, handle: HeraldLinkState<payloadCapacity, signalCapacity>.free,
-                                       role: .peripheral, peer: DeviceAddress(type: .publicDevice, address: .zero))
+    /// `link(slot:)`, or a placeholder for a free slot, for the peripheral's own mutating paths
+    /// (reads, writes, connection events): there a call to the read-only `link(slot:)` made the
+    /// compiler copy every link's state into the frame first (0.6 KB for two, on the beacon's
+    /// deepest main-loop path; Swift 6.3 -Osize, `Tools/firmware frames`).
+    mutating func reportedLink(_ slot: Int) -> HeraldLink {
+        let free = HeraldLinkState<payloadCapacity, signalCapacity>.free
+        guard slot >= 0, slot < links, linkStates[slot].handle != free else {
+            return HeraldLink(slot: slot, handle: free, role: .peripheral, peer: DeviceAddress(type: .publicDevice, address: .zero))
+        }
+        return HeraldLink(slot: slot, handle: linkStates[slot].handle, role: linkStates[slot].role, peer: linkStates[slot].peer)
     }
 
     // MARK: GATT server (forward GATTServerDelegate.read/write for owned ids)
@@ -240,6 +247,7 @@ public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate:
     }
 
     public static var serverFeatures: GATTServerFeatures { Delegate.serverFeatures }
+    public typealias PrepareQueue = Delegate.PrepareQueue
     /// It only advertises and is connected to (the sensor, which also scans and connects, embeds
     /// `HeraldPeripheral` itself).
     public static var scans: Bool { false }

@@ -29,6 +29,7 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     }
 
     public static var serverFeatures: GATTServerFeatures { Delegate.serverFeatures }
+    public typealias PrepareQueue = Delegate.PrepareQueue
 
     public var supplier: Supplier {
         get { core.supplier }
