@@ -125,6 +125,17 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
         return nil
     }
 
+    /// The target of the device at `index` (0 where the position is empty), read from `targets`
+    /// rather than by copying the device out.
+    /// Mutating only so that it reads in place (see below).
+    public mutating func targetIdentifier(at index: Int) -> TargetIdentifier { TargetIdentifier(targets[index]) }
+
+    /// Lends the payload of the device at `index` to `body` in place (nil where the position is empty).
+    public mutating func withPayload<R>(at index: Int, _ body: (Span<UInt8>) -> R) -> R? {
+        guard entries[index] != nil else { return nil }
+        return body(entries[index]!.payload.span)
+    }
+
     public mutating func index(of address: DeviceAddress) -> Int? {
         for i in 0..<capacity where entries[i]?.address == address { return i }
         return nil
