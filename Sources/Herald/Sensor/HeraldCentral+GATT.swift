@@ -138,6 +138,7 @@ extension HeraldCentral {
 
     /// The payload link `s` read from device `i`: filed (merging with a device that already holds
     /// it), then `didRead` and, with the RSSI we hold, `didMeasure:withPayload`.
+    @inline(never)
     mutating func deliverPayload<D: SensorDelegate>(link s: Int, device i: Int, now: UInt64, delegate: inout D) {
         // The payload is read in place from the link while the database files it (two stored
         // properties of the central, so no copy of either).

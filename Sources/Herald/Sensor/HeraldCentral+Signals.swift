@@ -9,6 +9,8 @@ extension HeraldCentral {
     /// Encodes the `kind` message for link `s` into `outgoing` (emptied first). Mutating and writing
     /// the buffer itself rather than taking `inout outgoing` from a read-only method: that form made
     /// the compiler copy the whole central (device database included) to keep the two accesses apart.
+    /// Out of line: its 510-octet sharing list stays off the stack of the payload delivery path.
+    @inline(never)
     mutating func loadOutgoing(_ kind: HeraldSignalWriteKind, link s: Int, now: UInt64) -> Bool {
         outgoing.removeAll()
         guard let limit = slots[s]?.procedure.outgoingLimit, let target = slots[s]?.target else { return false }

@@ -211,29 +211,40 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
     public mutating func setPayload(_ payload: Span<UInt8>, at index: Int, now: UInt64) -> (index: Int, merged: TargetIdentifier?)? {
         guard payload.count > 0, payload.count <= PayloadBytes.capacity, entries[index] != nil else { return nil }
         if let other = self.index(ofPayload: payload, except: index) {
-            let gone = entries[index]!
-            var keep = entries[other]!
-            keep.address = gone.address
-            if gone.lastSeen >= keep.lastSeen {
-                keep.lastSeen = gone.lastSeen
-                keep.rssi = gone.rssi
-                if gone.txPower != nil { keep.txPower = gone.txPower }
-            }
-            keep.firstSeen = min(keep.firstSeen, gone.firstSeen)
-            if gone.pseudoAddress != nil { keep.pseudoAddress = gone.pseudoAddress }
-            if gone.os != .unknown { keep.os = gone.os }
-            if gone.hasHeraldService != nil { keep.hasHeraldService = gone.hasHeraldService }
-            keep.immediateSendPending = keep.immediateSendPending || gone.immediateSendPending
-            keep.payloadTime = now
-            keep.lastUpdated = now
-            store(keep, at: other)
+            let gone = targetIdentifier(at: index)
+            absorb(index, into: other, now: now)
             store(nil, at: index)
-            return (other, gone.target)
+            return (other, gone)
         }
-        entries[index]!.payload = PayloadBytes(payload)
-        entries[index]!.payloadTime = now
-        entries[index]!.lastUpdated = now
+        // In place: a `PayloadBytes` temporary is another 512 octets (128 on a microcontroller) of stack.
+        entries[index]?.payload.removeAll()
+        entries[index]?.payload.append(contentsOf: payload)
+        entries[index]?.payloadTime = now
+        entries[index]?.lastUpdated = now
         return (index, nil)
+    }
+
+    /// Device `k` (holding the payload device `g` just read) is the same person under an earlier
+    /// address: it takes `g`'s address, its measurement when newer, and what `g` learnt. Field by
+    /// field in place: copying both devices out put 480 octets on a microcontroller's stack.
+    mutating func absorb(_ g: Int, into k: Int, now: UInt64) {
+        guard let address = entries[g]?.address, let goneFirst = entries[g]?.firstSeen, let goneLast = entries[g]?.lastSeen,
+              let keepFirst = entries[k]?.firstSeen, let keepLast = entries[k]?.lastSeen else { return }
+        entries[k]?.address = address
+        if goneLast >= keepLast {
+            let rssi = entries[g]?.rssi ?? nil
+            let txPower = entries[g]?.txPower ?? nil
+            entries[k]?.lastSeen = goneLast
+            entries[k]?.rssi = rssi
+            if let txPower { entries[k]?.txPower = txPower }
+        }
+        entries[k]?.firstSeen = min(keepFirst, goneFirst)
+        if let pseudo = entries[g]?.pseudoAddress ?? nil { entries[k]?.pseudoAddress = pseudo }
+        if let os = entries[g]?.os, os != .unknown { entries[k]?.os = os }
+        if let service = entries[g]?.hasHeraldService ?? nil { entries[k]?.hasHeraldService = service }
+        if entries[g]?.immediateSendPending == true { entries[k]?.immediateSendPending = true }
+        entries[k]?.payloadTime = now
+        entries[k]?.lastUpdated = now
     }
 
     /// Ignores the device for its current ignore interval, then grows the interval ×1.2 up to the
