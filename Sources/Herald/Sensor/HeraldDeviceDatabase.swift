@@ -159,19 +159,19 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
                                  now: UInt64, evicted: (TargetIdentifier) -> Void) -> (index: Int, isNew: Bool) {
         if let pseudo = pseudoAddress, let i = index(ofPseudoAddress: pseudo) {
             // The same peer under a rotated address: follow it.
-            if entries[i]!.address != address {
-                if let stale = index(of: address), stale != i { evicted(entries[stale]!.target); store(nil, at: stale) }
-                entries[i]!.address = address
+            if entries[i]?.address != address {
+                if let stale = index(of: address), stale != i { evicted(targetIdentifier(at: stale)); store(nil, at: stale) }
+                entries[i]?.address = address
             }
-            entries[i]!.lastUpdated = now
+            entries[i]?.lastUpdated = now
             return (i, false)
         }
         if let i = index(of: address) {
-            if let pseudo = pseudoAddress { entries[i]!.pseudoAddress = pseudo }
+            if let pseudo = pseudoAddress { entries[i]?.pseudoAddress = pseudo }
             // An advert upgrades what we knew: a receive-only writer now advertising can be
             // connected to; anything advertising the Herald service is Herald.
-            if kind == .herald || entries[i]!.kind == .receiveOnly { entries[i]!.kind = kind }
-            entries[i]!.lastUpdated = now
+            if kind == .herald || entries[i]?.kind == .receiveOnly { entries[i]?.kind = kind }
+            entries[i]?.lastUpdated = now
             return (i, false)
         }
         let slot = freeSlot(evicted: evicted)
@@ -195,11 +195,12 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
     /// A free slot, evicting the least recently updated device when full.
     mutating func freeSlot(evicted: (TargetIdentifier) -> Void) -> Int {
         var oldest = 0
+        var oldestUpdate = UInt64.max
         for i in 0..<capacity {
-            guard let d = entries[i] else { return i }
-            if d.lastUpdated < entries[oldest]!.lastUpdated { oldest = i }
+            guard let updated = entries[i]?.lastUpdated else { return i }
+            if updated < oldestUpdate { oldest = i; oldestUpdate = updated }
         }
-        evicted(entries[oldest]!.target)
+        evicted(targetIdentifier(at: oldest))
         store(nil, at: oldest)
         return oldest
     }
@@ -251,12 +252,11 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
     /// ceiling (60, 72, 86.4, 103.7 … 180 s). Returns the period applied.
     @discardableResult
     public mutating func ignore(at index: Int, now: UInt64) -> UInt64 {
-        guard entries[index] != nil else { return 0 }
-        let period = entries[index]!.ignoreInterval
-        entries[index]!.ignoreUntil = now &+ period
-        entries[index]!.ignoreInterval = min(period * 6 / 5, maximumIgnoreInterval)
-        entries[index]!.consecutiveFailures = 0
-        entries[index]!.lastUpdated = now
+        guard let period = entries[index]?.ignoreInterval else { return 0 }
+        entries[index]?.ignoreUntil = now &+ period
+        entries[index]?.ignoreInterval = min(period * 6 / 5, maximumIgnoreInterval)
+        entries[index]?.consecutiveFailures = 0
+        entries[index]?.lastUpdated = now
         return period
     }
 
@@ -277,17 +277,17 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
     /// schedule has run out and the device is given up.
     @discardableResult
     public mutating func backOff(at index: Int, now: UInt64) -> UInt64? {
-        guard entries[index] != nil else { return nil }
-        let round = Int(entries[index]!.failureRounds)
-        entries[index]!.consecutiveFailures = 0
-        entries[index]!.lastUpdated = now
+        guard let rounds = entries[index]?.failureRounds else { return nil }
+        let round = Int(rounds)
+        entries[index]?.consecutiveFailures = 0
+        entries[index]?.lastUpdated = now
         let schedule = Self.backOffSchedule
         guard round < schedule.count else {
-            entries[index]!.ignoreUntil = .max
+            entries[index]?.ignoreUntil = .max
             return nil
         }
-        entries[index]!.failureRounds = UInt8(truncatingIfNeeded: round + 1)
-        entries[index]!.ignoreUntil = now &+ schedule[round]
+        entries[index]?.failureRounds = UInt8(truncatingIfNeeded: round + 1)
+        entries[index]?.ignoreUntil = now &+ schedule[round]
         return schedule[round]
     }
 
