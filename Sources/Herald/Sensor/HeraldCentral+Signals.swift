@@ -24,8 +24,8 @@ extension HeraldCentral {
                 if let peer = database.index(of: target) { database.entries[peer]?.immediateSendPending = false }
                 return false
             }
-            let data = immediateData
-            do throws(DecodeError) { try SignalMessageEncoder.writeImmediateSend(data.span, to: &outgoing) } catch { return false }
+            // Read in place: two stored properties of the central, so no copy of the data is needed.
+            do throws(DecodeError) { try SignalMessageEncoder.writeImmediateSend(immediateData.span, to: &outgoing) } catch { return false }
             return true
         case .payloadSharing:
             guard let peer = database.index(of: target) else { return false }
