@@ -6,6 +6,20 @@ import BluetoothHost
 /// where the procedure is: a link's GATT client reports into the procedure and the owner reads `step`.
 @Suite("Central procedure phases")
 struct CentralProcedurePhaseTests {
+    /// A procedure taken through MTU exchange and discovery of a Herald service holding
+    /// `characteristics`; returns it and the step discovery ended with.
+    static func discovered(_ characteristics: [(BluetoothUUID, UInt16)], immediateSend: Bool = false, payload: Bool = true,
+                           sharing: Bool = false) -> (HeraldCentralProcedure, HeraldGATTStep) {
+        var p = HeraldCentralProcedure(wantsImmediateSend: immediateSend, wantsPayload: payload, wantsSharing: sharing)
+        _ = p.start()
+        _ = p.didComplete(succeeded: true)
+        p.didDiscover(service: HeraldIdentifiers.serviceUUID, start: 1, end: 9)
+        _ = p.didComplete(succeeded: true)
+        for (uuid, handle) in characteristics { p.didDiscover(characteristic: uuid, valueHandle: handle) }
+        let step = p.didComplete(succeeded: true)
+        return (p, step)
+    }
+
     @Test func eachPhaseCarriesWhatDiscoveryFound() {
         var p = HeraldCentralProcedure(wantsImmediateSend: false, wantsPayload: true, wantsSharing: true)
         #expect(p.phase == .idle && p.step == .done(.failed))
@@ -34,39 +48,23 @@ struct CentralProcedurePhaseTests {
     }
 
     @Test func aWriteIsOnlyEverAskedOfAPeerWithASignalCharacteristic() {
-        var p = HeraldCentralProcedure(wantsImmediateSend: true, wantsPayload: false, wantsSharing: true)
-        _ = p.start()
-        _ = p.didComplete(succeeded: true)
-        p.didDiscover(service: HeraldIdentifiers.serviceUUID, start: 1, end: 9)
-        _ = p.didComplete(succeeded: true)
-        p.didDiscover(characteristic: HeraldIdentifiers.payloadCharacteristicUUID, valueHandle: 3)
+        let (p, step) = Self.discovered([(HeraldIdentifiers.payloadCharacteristicUUID, 3)], immediateSend: true, payload: false,
+                                        sharing: true)
         // No signal characteristic: neither write is asked for, and nothing else was wanted.
-        #expect(p.didComplete(succeeded: true) == .done(.completed))
+        #expect(step == .done(.completed))
         #expect(!p.wantsImmediateSend && !p.wantsSharing && !p.immediateSendWritten)
     }
 
     @Test func aWriteCarriesItsProgressAndAnIOSPeerGetsOneRequest() {
-        var p = HeraldCentralProcedure(wantsImmediateSend: true, wantsPayload: false, wantsSharing: false)
-        _ = p.start()
-        p.didExchangeMTU(23)
-        _ = p.didComplete(succeeded: true)
-        p.didDiscover(service: HeraldIdentifiers.serviceUUID, start: 1, end: 9)
-        _ = p.didComplete(succeeded: true)
-        p.didDiscover(characteristic: HeraldIdentifiers.payloadCharacteristicUUID, valueHandle: 3)
-        p.didDiscover(characteristic: HeraldIdentifiers.iosSignalCharacteristicUUID, valueHandle: 5)
-        #expect(p.didComplete(succeeded: true) == .needMessage(.immediateSend))
+        var (p, step) = Self.discovered([(HeraldIdentifiers.payloadCharacteristicUUID, 3),
+                                         (HeraldIdentifiers.iosSignalCharacteristicUUID, 5)], immediateSend: true, payload: false)
+        #expect(step == .needMessage(.immediateSend) && p.mtu == 23)
         // Longer than one Write Request at this MTU: an iOS peer would refuse each fragment.
         #expect(p.load(length: 21) == .done(.completed))
         #expect(!p.immediateSendWritten)
 
-        var q = HeraldCentralProcedure(wantsImmediateSend: true, wantsPayload: false, wantsSharing: false)
-        _ = q.start()
-        _ = q.didComplete(succeeded: true)
-        q.didDiscover(service: HeraldIdentifiers.serviceUUID, start: 1, end: 9)
-        _ = q.didComplete(succeeded: true)
-        q.didDiscover(characteristic: HeraldIdentifiers.payloadCharacteristicUUID, valueHandle: 3)
-        q.didDiscover(characteristic: HeraldIdentifiers.androidSignalCharacteristicUUID, valueHandle: 5)
-        _ = q.didComplete(succeeded: true)
+        var (q, _) = Self.discovered([(HeraldIdentifiers.payloadCharacteristicUUID, 3),
+                                      (HeraldIdentifiers.androidSignalCharacteristicUUID, 5)], immediateSend: true, payload: false)
         // An Android peer reassembles: 45 octets go as 20 + 20 + 5, each step naming its place.
         #expect(q.load(length: 45) == .writeSignal(handle: 5, offset: 0, length: 20))
         #expect(q.didComplete(succeeded: true) == .writeSignal(handle: 5, offset: 20, length: 20))
