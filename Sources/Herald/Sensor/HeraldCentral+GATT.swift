@@ -151,7 +151,7 @@ extension HeraldCentral {
             delegate.sensor(.ble, available: false, didDeleteOrDetect: gone)
         }
         let rssi = database.entries[kept]?.rssi
-        let txPower = database.entries[kept]?.txPower ?? nil
+        let txPower = database.entries[kept]?.txPower
         _ = database.withPayload(at: kept) { payload in
             delegate.sensor(.ble, didRead: payload, fromTarget: target)
             if let rssi {

@@ -217,7 +217,8 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     mutating func measure<D: SensorDelegate>(device index: Int, rssi: Int8, now: UInt64, delegate: inout D) {
         database.entries[index]?.rssi = rssi
         database.entries[index]?.lastSeen = now
-        guard let txPower = database.entries[index].map({ $0.txPower }) else { return }
+        guard database.entries[index] != nil else { return }
+        let txPower = database.entries[index]?.txPower
         let target = database.targetIdentifier(at: index)
         let proximity = Proximity(value: Int16(rssi), calibration: txPower)
         delegate.sensor(.ble, didMeasure: proximity, fromTarget: target)

@@ -233,16 +233,16 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
               let keepFirst = entries[k]?.firstSeen, let keepLast = entries[k]?.lastSeen else { return }
         entries[k]?.address = address
         if goneLast >= keepLast {
-            let rssi = entries[g]?.rssi ?? nil
-            let txPower = entries[g]?.txPower ?? nil
+            let rssi = entries[g]?.rssi
+            let txPower = entries[g]?.txPower
             entries[k]?.lastSeen = goneLast
             entries[k]?.rssi = rssi
             if let txPower { entries[k]?.txPower = txPower }
         }
         entries[k]?.firstSeen = min(keepFirst, goneFirst)
-        if let pseudo = entries[g]?.pseudoAddress ?? nil { entries[k]?.pseudoAddress = pseudo }
+        if let pseudo = entries[g]?.pseudoAddress { entries[k]?.pseudoAddress = pseudo }
         if let os = entries[g]?.os, os != .unknown { entries[k]?.os = os }
-        if let service = entries[g]?.hasHeraldService ?? nil { entries[k]?.hasHeraldService = service }
+        if let service = entries[g]?.hasHeraldService { entries[k]?.hasHeraldService = service }
         if entries[g]?.immediateSendPending == true { entries[k]?.immediateSendPending = true }
         entries[k]?.payloadTime = now
         entries[k]?.lastUpdated = now
