@@ -231,6 +231,8 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
 
     // MARK: Time
 
+    /// When `tick` is due. Inlined so that the caller reads the fields in place (see `gattDeadline`).
+    @inline(__always)
     public var nextDeadline: UInt64? {
         guard isOn else { return nil }
         var d = nextPurge
