@@ -7,18 +7,14 @@ extension HeraldCentral {
     // MARK: Scheduling
 
     /// Why a device deserves a connection now (lower is more urgent), nil when it does not.
-    /// Field by field in place: it runs for every device on every advert, and copying each device
-    /// out (240 octets) was most of its cost.
     mutating func urgency(of index: Int, now: UInt64) -> Int? {
-        guard let kind = database.entries[index]?.kind, kind != .receiveOnly,
-              database.entries[index]?.connectable == true, database.entries[index]?.inboundLink == nil,
-              let lastSeen = database.entries[index]?.lastSeen, now &- lastSeen <= configuration.connectWindow else { return nil }
-        if let until = database.entries[index]?.ignoreUntil, now < until { return nil }
-        guard linkIndex(of: database.targetIdentifier(at: index)) == nil else { return nil }
+        guard let d = database.entries[index], d.kind != .receiveOnly, d.connectable, d.inboundLink == nil,
+              !d.isIgnored(at: now), now &- d.lastSeen <= configuration.connectWindow,
+              linkIndex(of: d.target) == nil else { return nil }
         // Retry a failed device only once an advert shows it is still there.
-        if let failed = database.entries[index]?.lastFailure, lastSeen <= failed { return nil }
-        if database.entries[index]?.immediateSendPending == true { return 0 }
-        if needsPayload(payloadTime: database.entries[index]?.payloadTime, now: now) { return kind == .herald ? 1 : 2 }
+        if let failed = d.lastFailure, d.lastSeen <= failed { return nil }
+        if d.immediateSendPending { return 0 }
+        if needsPayload(payloadTime: d.payloadTime, now: now) { return d.kind == .herald ? 1 : 2 }
         return nil
     }
 
