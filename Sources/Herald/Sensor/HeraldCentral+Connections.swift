@@ -6,15 +6,16 @@ import BluetoothHost
 extension HeraldCentral {
     // MARK: Scheduling
 
-    /// Why a device deserves a connection now (lower is more urgent), nil when it does not.
-    mutating func urgency(of index: Int, now: UInt64) -> Int? {
+    /// Why a device deserves a connection now (lower is more urgent) and when it was last heard,
+    /// nil when it does not.
+    mutating func urgency(of index: Int, now: UInt64) -> (urgency: Int, lastSeen: UInt64)? {
         guard let d = database.entries[index], d.kind != .receiveOnly, d.connectable, d.inboundLink == nil,
               !d.isIgnored(at: now), now &- d.lastSeen <= configuration.connectWindow,
               linkIndex(of: d.target) == nil else { return nil }
         // Retry a failed device only once an advert shows it is still there.
         if let failed = d.lastFailure, d.lastSeen <= failed { return nil }
-        if d.immediateSendPending { return 0 }
-        if needsPayload(payloadTime: d.payloadTime, now: now) { return d.kind == .herald ? 1 : 2 }
+        if d.immediateSendPending { return (0, d.lastSeen) }
+        if needsPayload(payloadTime: d.payloadTime, now: now) { return (d.kind == .herald ? 1 : 2, d.lastSeen) }
         return nil
     }
 
@@ -57,7 +58,7 @@ extension HeraldCentral {
         guard isOn, pending == nil else { return }
         var best: (index: Int, urgency: Int, lastSeen: UInt64)?
         for i in 0..<devices {
-            guard let u = urgency(of: i, now: now), let seen = database.entries[i]?.lastSeen else { continue }
+            guard let (u, seen) = urgency(of: i, now: now) else { continue }
             if let b = best, u > b.urgency || (u == b.urgency && seen <= b.lastSeen) { continue }
             best = (i, u, seen)
         }

@@ -217,12 +217,12 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     mutating func measure<D: SensorDelegate>(device index: Int, rssi: Int8, now: UInt64, delegate: inout D) {
         database.entries[index]?.rssi = rssi
         database.entries[index]?.lastSeen = now
-        guard database.entries[index] != nil else { return }
-        let txPower = database.entries[index]?.txPower
+        // One read of the device: each optional-chained read of a field costs about a copy of it.
+        guard let device = database.entries[index] else { return }
         let target = database.targetIdentifier(at: index)
-        let proximity = Proximity(value: Int16(rssi), calibration: txPower)
+        let proximity = Proximity(value: Int16(rssi), calibration: device.txPower)
         delegate.sensor(.ble, didMeasure: proximity, fromTarget: target)
-        if database.entries[index]?.hasPayload == true {
+        if device.hasPayload {
             database.withPayload(at: index) { payload in
                 delegate.sensor(.ble, didMeasure: proximity, fromTarget: target, withPayload: payload)
             }
