@@ -1,7 +1,9 @@
 // libFuzzer target: the Herald central (HeraldCentral, sans-I/O) driven by arbitrary events: adverts
 // with any AD data, connections, failures and disconnections, GATT results (services,
 // characteristics, read chunks at any offset, completions that succeed or fail) for whatever step the
-// central asked for, signal messages written to us, immediate sends and time passing.
+// central asked for, signal messages written to us, immediate sends and time passing. Each link also
+// owns a real GATT client: a step can be started on it (`startGATT`) and arbitrary ATT PDUs fed to it
+// (`receiveATT`, `tickGATT`), so the procedure also meets whatever responses a peer can send.
 // Built by Tools/fuzz; host-only code.
 // Input: a sequence of `[op][bytes…]` records; each op takes what it needs from the bytes after it.
 // Invariants: no trap or over-read; the database and link table stay within capacity with one entry
@@ -80,6 +82,9 @@ func fuzzOne(_ data: Span<UInt8>) {
     func follow(_ handle: UInt16, _ step: HeraldGATTStep?, _ central: inout HeraldCentral<6, 2>, _ steps: inout [UInt16: HeraldGATTStep]) {
         guard let step else { return }
         steps[handle] = step
+        if let s = central.linkIndex(handle: handle) {
+            check(central.slots[s]?.procedure.step == step, "the step is where the link's procedure is")
+        }
         if case .writeSignal(_, let offset, let length) = step {
             check(offset >= 0 && length > 0 && offset + length <= central.outgoing.count, "write inside the held message")
             check(central.outgoingLink == central.linkIndex(handle: handle), "the writing link holds the message")
@@ -90,7 +95,7 @@ func fuzzOne(_ data: Span<UInt8>) {
     }
 
     while !input.isEmpty {
-        let op = input.byte() % 10
+        let op = input.byte() % 13
         switch op {
         case 0, 1:  // an advert
             let who = input.byte()
@@ -154,8 +159,39 @@ func fuzzOne(_ data: Span<UInt8>) {
             } else {
                 _ = central.immediateSend(data.span, to: TargetIdentifier(UInt32(input.byte() % 8)), now: now, control: &control)
             }
+        case 9:  // the link's GATT client starts the step it is on
+            let open = steps.keys.sorted()
+            guard !open.isEmpty else { break }
+            let h = open[Int(input.byte()) % open.count]
+            guard let s = central.linkIndex(handle: h), central.slots[s]?.client.isBusy == false, let step = steps[h] else { break }
+            var request = FixedBytes<247>()
+            if central.startGATT(step, link: s, now: now, into: &request) == .refused {
+                follow(h, central.gattDidComplete(handle: h, succeeded: false, now: now, control: &control, delegate: &delegate),
+                       &central, &steps)
+            }
+        case 10, 11:  // an ATT PDU from the peer to that client: a response opcode, then any bytes
+            let open = steps.keys.sorted()
+            guard !open.isEmpty else { break }
+            let h = open[Int(input.byte()) % open.count]
+            guard let s = central.linkIndex(handle: h) else { break }
+            let opcodes: [UInt8] = [0x01, 0x03, 0x11, 0x09, 0x0B, 0x0D, 0x13, 0x1B, 0x1D]
+            let pdu = [opcodes[Int(input.byte()) % opcodes.count]] + input.take(Int(input.byte() % 64))
+            var reply = FixedBytes<247>()
+            guard let outcome = central.receiveATT(pdu: pdu.span, link: s, now: now, reply: &reply) else { break }
+            check(outcome.action != .send || reply.count > 0, "a reply to send")
+            if outcome.action == .disconnect { central.linkWillClose(handle: h) }
+            if outcome.operationEnded {
+                follow(h, central.gattProcedureDidEnd(link: s, now: now, control: &control, delegate: &delegate), &central, &steps)
+            }
         default:  // time passes
             now &+= UInt64(input.u16()) * 50
+            for s in 0..<2 {
+                guard let h = central.slots[s]?.handle, let outcome = central.tickGATT(link: s, now: now) else { continue }
+                if outcome.action == .disconnect { central.linkWillClose(handle: h) }
+                if outcome.operationEnded {
+                    follow(h, central.gattProcedureDidEnd(link: s, now: now, control: &control, delegate: &delegate), &central, &steps)
+                }
+            }
             central.tick(now: now, control: &control, delegate: &delegate)
         }
         // Invariants after every event.

@@ -231,13 +231,8 @@ struct SensorSharingTests {
 
     @Test func procedureRejectsOutOfOrderAndOversizedReads() {
         func readyToRead() -> HeraldCentralProcedure {
-            var p = HeraldCentralProcedure(wantsImmediateSend: false, wantsPayload: true, wantsSharing: false)
-            _ = p.start()
-            _ = p.didComplete(succeeded: true)
-            p.didDiscover(service: HeraldIdentifiers.serviceUUID, start: 1, end: 9)
-            _ = p.didComplete(succeeded: true)
-            p.didDiscover(characteristic: HeraldIdentifiers.payloadCharacteristicUUID, valueHandle: 3)
-            #expect(p.didComplete(succeeded: true) == .readPayload(handle: 3))
+            let (p, step) = CentralProcedurePhaseTests.discovered([(HeraldIdentifiers.payloadCharacteristicUUID, 3)])
+            #expect(step == .readPayload(handle: 3))
             return p
         }
         var gap = readyToRead()

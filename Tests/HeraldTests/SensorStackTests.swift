@@ -97,7 +97,7 @@ struct SensorStackTests {
             #expect(events.last == .measureWithPayload(1, -58, payload))
         }
         app.stackDidDisconnect(handle: h, reason: .remoteUserTerminated, now: 400, control: &control)
-        #expect(app.ble.clients[0] == nil)
+        #expect(app.ble.central.slots[0] == nil)  // the link and its GATT client are gone
         #expect(app.ble.central.openLinks == 0)
         #expect(app.ble.central.database[0]!.lastSeen == 100)
     }

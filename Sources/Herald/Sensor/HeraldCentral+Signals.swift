@@ -9,9 +9,11 @@ extension HeraldCentral {
     /// Encodes the `kind` message for link `s` into `outgoing` (emptied first). Mutating and writing
     /// the buffer itself rather than taking `inout outgoing` from a read-only method: that form made
     /// the compiler copy the whole central (device database included) to keep the two accesses apart.
+    /// Out of line: its 510-octet sharing list stays off the stack of the payload delivery path.
+    @inline(never)
     mutating func loadOutgoing(_ kind: HeraldSignalWriteKind, link s: Int, now: UInt64) -> Bool {
         outgoing.removeAll()
-        let limit = slots[s]!.procedure.outgoingLimit
+        guard let limit = slots[s]?.procedure.outgoingLimit, let target = slots[s]?.target else { return false }
         switch kind {
         case .immediateSend:
             guard immediateData.count > 0 else { return false }
@@ -19,19 +21,19 @@ extension HeraldCentral {
             guard 3 + immediateData.count <= limit else {
                 // Too long for this peer's one write (an iOS peer at this MTU): undeliverable here, so
                 // the device is not kept pending (it would be reconnected to for nothing).
-                if let peer = database.index(of: slots[s]!.target) { database.entries[peer]!.immediateSendPending = false }
+                if let peer = database.index(of: target) { database.entries[peer]?.immediateSendPending = false }
                 return false
             }
-            let data = immediateData
-            do throws(DecodeError) { try SignalMessageEncoder.writeImmediateSend(data.span, to: &outgoing) } catch { return false }
+            // Read in place: two stored properties of the central, so no copy of the data is needed.
+            do throws(DecodeError) { try SignalMessageEncoder.writeImmediateSend(immediateData.span, to: &outgoing) } catch { return false }
             return true
         case .payloadSharing:
-            guard let peer = database.index(of: slots[s]!.target) else { return false }
+            guard let peer = database.index(of: target) else { return false }
             var list = FixedBytes<510>()
             // Header: action code, 16-bit RSSI and 16-bit length (0x03).
             let room = limit - 5
             guard room > 0, sharingList(for: peer, now: now, into: &list, maximumBytes: room) > 0 else { return false }
-            let rssi = Int16(database.entries[peer]!.rssi ?? 0)
+            let rssi = Int16(database.entries[peer]?.rssi ?? 0)
             do throws(DecodeError) { try SignalMessageEncoder.writePayloadSharing(rssi: rssi, payloads: list.span, to: &outgoing) } catch { return false }
             return true
         }
@@ -89,12 +91,12 @@ extension HeraldCentral {
             delegate.sensor(.ble, available: false, didDeleteOrDetect: gone)
         }
         if isNew {
-            database.entries[index]!.connectable = false
-            delegate.sensor(.ble, didDetect: database[index]!.target)
-            delegate.sensor(.ble, available: true, didDeleteOrDetect: database[index]!.target)
+            database.entries[index]?.connectable = false
+            delegate.sensor(.ble, didDetect: database.targetIdentifier(at: index))
+            delegate.sensor(.ble, available: true, didDeleteOrDetect: database.targetIdentifier(at: index))
         }
         // A receive-only device is "seen" when it writes (it has no adverts to measure).
-        if database[index]!.kind == .receiveOnly { database.entries[index]!.lastSeen = now }
+        if database.entries[index]?.kind == .receiveOnly { database.entries[index]?.lastSeen = now }
         return index
     }
 
@@ -105,13 +107,13 @@ extension HeraldCentral {
         let index = writer(peer, now: now, delegate: &delegate)
         guard let (kept, merged) = database.setPayload(payload, at: index, now: now) else { return }
         if let gone = merged { delegate.sensor(.ble, available: false, didDeleteOrDetect: gone) }
-        delegate.sensor(.ble, didRead: payload, fromTarget: database[kept]!.target)
+        delegate.sensor(.ble, didRead: payload, fromTarget: database.targetIdentifier(at: kept))
     }
 
     /// Signal message 0x02: the RSSI at which the writer hears us.
     public mutating func peerDidWrite<D: SensorDelegate>(rssi: Int16, from peer: DeviceAddress, now: UInt64, delegate: inout D) {
         let index = writer(peer, now: now, delegate: &delegate)
-        delegate.sensor(.ble, didMeasure: Proximity(value: rssi), fromTarget: database[index]!.target)
+        delegate.sensor(.ble, didMeasure: Proximity(value: rssi), fromTarget: database.targetIdentifier(at: index))
     }
 
     /// Signal message 0x03: payloads the writer has seen, and the RSSI at which it hears us. After
@@ -122,11 +124,11 @@ extension HeraldCentral {
     public mutating func peerDidShare<D: SensorDelegate>(_ payloads: borrowing SharedPayloads, rssi: Int16, from peer: DeviceAddress,
                                                          now: UInt64, delegate: inout D) {
         let index = writer(peer, now: now, delegate: &delegate)
-        delegate.sensor(.ble, didShare: payloads, fromTarget: database[index]!.target)
+        delegate.sensor(.ble, didShare: payloads, fromTarget: database.targetIdentifier(at: index))
         let proximity = Proximity(value: rssi)
         for i in 0..<payloads.count {
             let payload = payloads[i]
-            let target = database.index(ofPayload: payload).map { database[$0]!.target } ?? database.newTarget()
+            let target = database.index(ofPayload: payload).map { database.targetIdentifier(at: $0) } ?? database.newTarget()
             delegate.sensor(.ble, didRead: payload, fromTarget: target)
             delegate.sensor(.ble, didMeasure: proximity, fromTarget: target)
             delegate.sensor(.ble, didMeasure: proximity, fromTarget: target, withPayload: payload)
@@ -137,7 +139,7 @@ extension HeraldCentral {
     public mutating func peerDidSend<D: SensorDelegate>(immediate data: Span<UInt8>, from peer: DeviceAddress, now: UInt64,
                                                         delegate: inout D) {
         let index = writer(peer, now: now, delegate: &delegate)
-        delegate.sensor(.ble, didReceive: data, fromTarget: database[index]!.target)
+        delegate.sensor(.ble, didReceive: data, fromTarget: database.targetIdentifier(at: index))
     }
 
     // MARK: Immediate send
@@ -150,7 +152,7 @@ extension HeraldCentral {
         guard data.count > 0, data.count <= immediateData.capacity, let i = database.index(of: target) else { return false }
         clearImmediateSend()
         immediateData = FixedBytes<128>(data)
-        database.entries[i]!.immediateSendPending = true
+        database.entries[i]?.immediateSendPending = true
         schedule(now: now, control: &control)
         return true
     }
@@ -164,9 +166,9 @@ extension HeraldCentral {
         immediateData = FixedBytes<128>(data)
         var n = 0
         for i in 0..<devices {
-            guard let d = database[i], d.kind == .herald || d.hasHeraldService == true,
+            guard let d = database.entries[i], d.kind == .herald || d.hasHeraldService == true,
                   now &- d.lastSeen <= configuration.immediateSendWindow else { continue }
-            database.entries[i]!.immediateSendPending = true
+            database.entries[i]?.immediateSendPending = true
             n += 1
         }
         schedule(now: now, control: &control)
@@ -174,6 +176,6 @@ extension HeraldCentral {
     }
 
     mutating func clearImmediateSend() {
-        for i in 0..<devices where database[i]?.immediateSendPending == true { database.entries[i]!.immediateSendPending = false }
+        for i in 0..<devices where database.entries[i]?.immediateSendPending == true { database.entries[i]?.immediateSendPending = false }
     }
 }

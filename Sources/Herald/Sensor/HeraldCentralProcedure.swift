@@ -1,7 +1,7 @@
 import BluetoothHost
 
-/// The next GATT operation the central procedure wants on its link. `HeraldSensor` turns each into a
-/// GATT client procedure (Core 5.4 Vol 3 Part G 4); tests feed the results back by hand.
+/// The next GATT operation the central procedure wants on its link. `HeraldCentral.startGATT` turns
+/// each into a GATT client procedure (Core 5.4 Vol 3 Part G 4); tests feed the results back by hand.
 public enum HeraldGATTStep: Sendable, Equatable {
     /// Exchange MTU (Part G 4.3.1), so the payload usually fits one read.
     case exchangeMTU
@@ -35,34 +35,70 @@ public enum HeraldProcedureResult: Sendable, Equatable {
     case failed
 }
 
-/// One central connection's Herald work as a sans-I/O state machine: discover the Herald service and
-/// its characteristics, then immediate send (if queued), read the payload (if wanted), share
-/// payloads (if the peer is iOS and due), each write cut into fragments as `SignalFragmenter` does.
-public struct HeraldCentralProcedure {
-    enum Phase: Equatable {
-        case idle, exchangingMTU, discoveringServices, discoveringCharacteristics, reading, awaitingMessage, writing, finished
-    }
+/// A handle range of a discovered service.
+public struct HeraldServiceRange: Sendable, Equatable {
+    public var start: UInt16
+    public var end: UInt16
+}
 
-    var phase: Phase = .idle
+/// A signal characteristic: its value handle and what its UUID says about the peer's platform
+/// (Herald protocol specification: iOS apps expose 0eb0d5f2-…, everything else f617b813-…).
+public struct HeraldSignalCharacteristic: Sendable, Equatable {
+    public var handle: UInt16
+    public var os: HeraldDeviceOS
+}
+
+/// The Herald characteristics a peer has, once discovery found its payload characteristic.
+public struct HeraldPeerCharacteristics: Sendable, Equatable {
+    public var payload: UInt16
+    public var signal: HeraldSignalCharacteristic?
+}
+
+/// A signal message being written: its kind, where it goes, its length (the owner holds the bytes),
+/// how far the writes got and the length of the write outstanding.
+public struct HeraldSignalWrite: Sendable, Equatable {
+    public var kind: HeraldSignalWriteKind
+    public var handle: UInt16
+    public var length: Int
+    public var offset = 0
+    public var fragment = 0
+}
+
+/// Where a central connection's Herald work is. Each phase carries what it has learnt, so a later
+/// phase cannot run without it: no read without a payload handle, no write without a signal
+/// characteristic and a message.
+public enum HeraldCentralPhase: Sendable, Equatable {
+    case idle
+    case exchangingMTU
+    /// Discover All Primary Services; the first Herald service found so far.
+    case discoveringServices(found: HeraldServiceRange?)
+    /// Discover All Characteristics in the Herald service; what was found so far.
+    case discoveringCharacteristics(HeraldServiceRange, payload: UInt16?, signal: HeraldSignalCharacteristic?)
+    /// Read Long of the payload; `inOrder` turns false at the first chunk that is not the next one.
+    case reading(HeraldPeerCharacteristics, inOrder: Bool)
+    /// The owner is asked for the message of `kind`.
+    case awaitingMessage(HeraldPeerCharacteristics, HeraldSignalWriteKind)
+    case writing(HeraldPeerCharacteristics, HeraldSignalWrite)
+    case finished(HeraldProcedureResult)
+}
+
+/// One central connection's Herald work as a sans-I/O state machine (the connection lifecycle of the
+/// reference apps' `BLEReceiver`): exchange MTU, discover the Herald service and its characteristics,
+/// then immediate send (if queued), read the payload with Read/Read Blob (if wanted), share payloads
+/// (if the peer is iOS and due); then the owner disconnects. Results arrive either by hand
+/// (`didDiscover`, `didRead`, `didComplete`) or from the link's `GATTClient`, whose delegate it is.
+public struct HeraldCentralProcedure {
+    public internal(set) var phase: HeraldCentralPhase = .idle
     public internal(set) var mtu = 23
-    public internal(set) var serviceRange: (start: UInt16, end: UInt16)?
-    public internal(set) var payloadHandle: UInt16?
-    public internal(set) var signalHandle: UInt16?
+    /// What the signal characteristic found says about the peer (kept after the procedure ends).
     public internal(set) var os: HeraldDeviceOS = .unknown
     /// Work still to do on this link.
     public var wantsImmediateSend: Bool
     public var wantsPayload: Bool
     public var wantsSharing: Bool
-    /// The long read's value so far.
+    /// The long read's value so far; whole once `payloadComplete`.
     public internal(set) var payload = PayloadBytes()
     public internal(set) var payloadComplete = false
-    var readFailed = false
-    /// Length of the signal message being written (the owner holds its bytes) and how far.
-    public internal(set) var messageLength = 0
-    var writeKind: HeraldSignalWriteKind = .immediateSend
-    var writeOffset = 0
-    var lastFragment = 0
-    public internal(set) var result: HeraldProcedureResult?
     /// Writes that reached the peer whole (each Write Response received).
     public internal(set) var immediateSendWritten = false
     public internal(set) var sharingWritten = false
@@ -82,74 +118,93 @@ public struct HeraldCentralProcedure {
     /// peripheral reassembles).
     public var outgoingLimit: Int { os == .ios ? fragmentSize : Int.max }
 
-    public var isFinished: Bool { phase == .finished }
+    public var isFinished: Bool { if case .finished = phase { true } else { false } }
+    /// The procedure is writing a message the owner holds.
+    public var isWriting: Bool { if case .writing = phase { true } else { false } }
+    public var result: HeraldProcedureResult? { if case .finished(let r) = phase { r } else { nil } }
+
+    /// What the phase asks of the owner: the GATT operation to start, a message, or the end.
+    public var step: HeraldGATTStep {
+        switch phase {
+        case .idle: return .done(.failed)
+        case .exchangingMTU: return .exchangeMTU
+        case .discoveringServices: return .discoverServices
+        case .discoveringCharacteristics(let range, _, _): return .discoverCharacteristics(start: range.start, end: range.end)
+        case .reading(let peer, _): return .readPayload(handle: peer.payload)
+        case .awaitingMessage(_, let kind): return .needMessage(kind)
+        case .writing(_, let w): return .writeSignal(handle: w.handle, offset: w.offset, length: w.fragment)
+        case .finished(let r): return .done(r)
+        }
+    }
 
     public mutating func start() -> HeraldGATTStep {
         phase = .exchangingMTU
         return .exchangeMTU
     }
 
-    // MARK: Results from the GATT client
+    // MARK: Results of the outstanding GATT operation
 
     public mutating func didExchangeMTU(_ mtu: Int) { self.mtu = max(23, mtu) }
 
     public mutating func didDiscover(service uuid: BluetoothUUID, start: UInt16, end: UInt16) {
-        guard phase == .discoveringServices, serviceRange == nil, HeraldIdentifiers.isHeraldService(uuid) else { return }
-        serviceRange = (start, end)
+        guard case .discoveringServices(nil) = phase, HeraldIdentifiers.isHeraldService(uuid) else { return }
+        phase = .discoveringServices(found: HeraldServiceRange(start: start, end: end))
     }
 
     public mutating func didDiscover(characteristic uuid: BluetoothUUID, valueHandle: UInt16) {
-        guard phase == .discoveringCharacteristics else { return }
+        guard case .discoveringCharacteristics(let range, var payload, var signal) = phase else { return }
         if uuid == HeraldIdentifiers.payloadCharacteristicUUID {
-            payloadHandle = valueHandle
+            payload = valueHandle
         } else if uuid == HeraldIdentifiers.iosSignalCharacteristicUUID {
-            signalHandle = valueHandle
-            os = .ios
-        } else if uuid == HeraldIdentifiers.androidSignalCharacteristicUUID, os != .ios {
-            signalHandle = valueHandle
-            os = .android
+            signal = HeraldSignalCharacteristic(handle: valueHandle, os: .ios)
+        } else if uuid == HeraldIdentifiers.androidSignalCharacteristicUUID, signal?.os != .ios {
+            signal = HeraldSignalCharacteristic(handle: valueHandle, os: .android)
+        } else {
+            return
         }
+        if let s = signal { os = s.os }
+        phase = .discoveringCharacteristics(range, payload: payload, signal: signal)
     }
 
     /// One chunk of the payload read at `offset`. Chunks must be consecutive; a value longer than the
     /// payload capacity fails the procedure at completion.
     public mutating func didRead(offset: Int, value: Span<UInt8>) {
-        guard phase == .reading, offset == payload.count, !readFailed else { readFailed = true; return }
+        guard case .reading(let peer, true) = phase else { return }
+        guard offset == payload.count else { phase = .reading(peer, inOrder: false); return }
         payload.append(contentsOf: value)
     }
 
-    /// The outstanding GATT procedure ended (`succeeded` false for any error). Returns the next step.
+    /// The outstanding GATT operation ended (`succeeded` false for any error). Returns the next step.
     public mutating func didComplete(succeeded: Bool) -> HeraldGATTStep {
         switch phase {
         case .idle, .finished:
-            return .done(result ?? .failed)
+            return step
         case .exchangingMTU:
             // A peer that refuses Exchange MTU still works at 23 (Part G 4.3.1).
-            phase = .discoveringServices
-            return .discoverServices
-        case .discoveringServices:
+            phase = .discoveringServices(found: nil)
+        case .discoveringServices(let found):
             guard succeeded else { return finish(.failed) }
-            guard let range = serviceRange else { return finish(.noHeraldService) }
-            phase = .discoveringCharacteristics
-            return .discoverCharacteristics(start: range.start, end: range.end)
-        case .discoveringCharacteristics:
+            guard let range = found else { return finish(.noHeraldService) }
+            phase = .discoveringCharacteristics(range, payload: nil, signal: nil)
+        case .discoveringCharacteristics(_, let payload, let signal):
             guard succeeded else { return finish(.failed) }
-            guard payloadHandle != nil else { return finish(.noHeraldService) }
-            if signalHandle == nil { wantsImmediateSend = false; wantsSharing = false }
+            guard let payload else { return finish(.noHeraldService) }
+            if signal == nil { wantsImmediateSend = false; wantsSharing = false }
             if os != .ios { wantsSharing = false }
-            return next()
-        case .reading:
-            guard succeeded, !readFailed, !payload.overflowed, payload.count > 0 else { return finish(.failed) }
+            return next(HeraldPeerCharacteristics(payload: payload, signal: signal))
+        case .reading(let peer, let inOrder):
+            guard succeeded, inOrder, !payload.overflowed, payload.count > 0 else { return finish(.failed) }
             payloadComplete = true
             wantsPayload = false
-            return next()
+            return next(peer)
         case .awaitingMessage:
-            return .needMessage(writeKind)
-        case .writing:
+            break
+        case .writing(let peer, var w):
             guard succeeded else { return finish(.failed) }
-            writeOffset += lastFragment
-            return next()
+            w.offset += w.fragment
+            return write(peer, w)
         }
+        return step
     }
 
     /// The owner's answer to `.needMessage`: it holds an encoded signal message of `length` octets
@@ -161,68 +216,76 @@ public struct HeraldCentralProcedure {
     /// fragments of a longer message would each be refused. A message for an iOS peer longer than
     /// `fragmentSize` is dropped (`outgoingLimit` keeps the ones the central builds within it).
     public mutating func load(length: Int) -> HeraldGATTStep {
-        guard phase == .awaitingMessage else { return outOfTurn() }
-        guard length > 0, length <= outgoingLimit else { return skip() }
-        messageLength = length
-        writeOffset = 0
-        lastFragment = 0
-        phase = .writing
-        return next()
+        guard case .awaitingMessage(let peer, let kind) = phase else { return outOfTurn() }
+        guard length > 0, length <= outgoingLimit, let signal = peer.signal else { return skip() }
+        return write(peer, HeraldSignalWrite(kind: kind, handle: signal.handle, length: length))
     }
-
-    /// The procedure is writing a message the owner holds.
-    public var isWriting: Bool { phase == .writing }
 
     /// Drops the write `.needMessage` asked for (nothing to send).
     public mutating func skip() -> HeraldGATTStep {
-        guard phase == .awaitingMessage else { return outOfTurn() }
-        clearWant(writeKind)
-        messageLength = 0
-        return next()
+        guard case .awaitingMessage(let peer, let kind) = phase else { return outOfTurn() }
+        clearWant(kind)
+        return next(peer)
     }
 
     /// A message offered when none was asked for: the owner lost track, so the link's work ends.
     mutating func outOfTurn() -> HeraldGATTStep {
-        phase == .finished ? .done(result ?? .failed) : finish(.failed)
+        isFinished ? step : finish(.failed)
     }
 
     mutating func clearWant(_ kind: HeraldSignalWriteKind) {
         if kind == .immediateSend { wantsImmediateSend = false } else { wantsSharing = false }
     }
 
-    /// Immediate send, then the payload read, then sharing.
-    mutating func next() -> HeraldGATTStep {
-        if phase == .writing, writeOffset < messageLength, let handle = signalHandle {
-            lastFragment = min(fragmentSize, messageLength - writeOffset)
-            return .writeSignal(handle: handle, offset: writeOffset, length: lastFragment)
+    /// The next fragment of `w`, or, once it is all written, the next piece of work.
+    mutating func write(_ peer: HeraldPeerCharacteristics, _ w: HeraldSignalWrite) -> HeraldGATTStep {
+        var w = w
+        guard w.offset >= w.length else {
+            w.fragment = min(fragmentSize, w.length - w.offset)
+            phase = .writing(peer, w)
+            return step
         }
-        if phase == .writing {
-            if writeKind == .immediateSend { immediateSendWritten = true } else { sharingWritten = true }
-            clearWant(writeKind)
-            messageLength = 0
-            writeOffset = 0
-            phase = .awaitingMessage
-        }
-        if wantsImmediateSend { return want(.immediateSend) }
-        if wantsPayload, let handle = payloadHandle {
-            phase = .reading
-            payload.removeAll()
-            readFailed = false
-            return .readPayload(handle: handle)
-        }
-        if wantsSharing { return want(.payloadSharing) }
-        return finish(.completed)
+        if w.kind == .immediateSend { immediateSendWritten = true } else { sharingWritten = true }
+        clearWant(w.kind)
+        return next(peer)
     }
 
-    mutating func want(_ kind: HeraldSignalWriteKind) -> HeraldGATTStep {
-        writeKind = kind
-        phase = .awaitingMessage
-        return .needMessage(kind)
+    /// Immediate send, then the payload read, then sharing.
+    mutating func next(_ peer: HeraldPeerCharacteristics) -> HeraldGATTStep {
+        if wantsImmediateSend {
+            phase = .awaitingMessage(peer, .immediateSend)
+        } else if wantsPayload {
+            payload.removeAll()
+            phase = .reading(peer, inOrder: true)
+        } else if wantsSharing {
+            phase = .awaitingMessage(peer, .payloadSharing)
+        } else {
+            phase = .finished(.completed)
+        }
+        return step
     }
 
     mutating func finish(_ r: HeraldProcedureResult) -> HeraldGATTStep {
-        phase = .finished
-        result = r
+        phase = .finished(r)
         return .done(r)
+    }
+}
+
+/// The link's GATT client reports straight into the procedure running on that link: the client is
+/// handed this procedure in place (`HeraldCentralLink.receive`), so no field says which link it is.
+/// A completion advances the procedure; the owner sees that the client went idle and acts on `step`.
+extension HeraldCentralProcedure: GATTClientDelegate {
+    public mutating func gattClientDidExchangeMTU(_ mtu: UInt16) { didExchangeMTU(Int(mtu)) }
+    public mutating func gattClientDidDiscover(service: GATTDiscoveredService) {
+        didDiscover(service: service.uuid, start: service.startHandle, end: service.endHandle)
+    }
+    public mutating func gattClientDidDiscover(characteristic: GATTDiscoveredCharacteristic) {
+        didDiscover(characteristic: characteristic.uuid, valueHandle: characteristic.valueHandle)
+    }
+    public mutating func gattClientDidRead(handle: UInt16, offset: Int, value: Span<UInt8>) {
+        didRead(offset: offset, value: value)
+    }
+    public mutating func gattClientDidComplete(_ procedure: GATTProcedureKind, error: GATTClientError?) {
+        _ = didComplete(succeeded: error == nil)
     }
 }

@@ -125,6 +125,17 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
         return nil
     }
 
+    /// The target of the device at `index` (0 where the position is empty), read from `targets`
+    /// rather than by copying the device out.
+    /// Mutating only so that it reads in place (see below).
+    public mutating func targetIdentifier(at index: Int) -> TargetIdentifier { TargetIdentifier(targets[index]) }
+
+    /// Lends the payload of the device at `index` to `body` in place (nil where the position is empty).
+    public mutating func withPayload<R>(at index: Int, _ body: (Span<UInt8>) -> R) -> R? {
+        guard entries[index] != nil else { return nil }
+        return body(entries[index]!.payload.span)
+    }
+
     public mutating func index(of address: DeviceAddress) -> Int? {
         for i in 0..<capacity where entries[i]?.address == address { return i }
         return nil
@@ -148,19 +159,19 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
                                  now: UInt64, evicted: (TargetIdentifier) -> Void) -> (index: Int, isNew: Bool) {
         if let pseudo = pseudoAddress, let i = index(ofPseudoAddress: pseudo) {
             // The same peer under a rotated address: follow it.
-            if entries[i]!.address != address {
-                if let stale = index(of: address), stale != i { evicted(entries[stale]!.target); store(nil, at: stale) }
-                entries[i]!.address = address
+            if entries[i]?.address != address {
+                if let stale = index(of: address), stale != i { evicted(targetIdentifier(at: stale)); store(nil, at: stale) }
+                entries[i]?.address = address
             }
-            entries[i]!.lastUpdated = now
+            entries[i]?.lastUpdated = now
             return (i, false)
         }
         if let i = index(of: address) {
-            if let pseudo = pseudoAddress { entries[i]!.pseudoAddress = pseudo }
+            if let pseudo = pseudoAddress { entries[i]?.pseudoAddress = pseudo }
             // An advert upgrades what we knew: a receive-only writer now advertising can be
             // connected to; anything advertising the Herald service is Herald.
-            if kind == .herald || entries[i]!.kind == .receiveOnly { entries[i]!.kind = kind }
-            entries[i]!.lastUpdated = now
+            if kind == .herald || entries[i]?.kind == .receiveOnly { entries[i]?.kind = kind }
+            entries[i]?.lastUpdated = now
             return (i, false)
         }
         let slot = freeSlot(evicted: evicted)
@@ -184,11 +195,12 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
     /// A free slot, evicting the least recently updated device when full.
     mutating func freeSlot(evicted: (TargetIdentifier) -> Void) -> Int {
         var oldest = 0
+        var oldestUpdate = UInt64.max
         for i in 0..<capacity {
-            guard let d = entries[i] else { return i }
-            if d.lastUpdated < entries[oldest]!.lastUpdated { oldest = i }
+            guard let updated = entries[i]?.lastUpdated else { return i }
+            if updated < oldestUpdate { oldest = i; oldestUpdate = updated }
         }
-        evicted(entries[oldest]!.target)
+        evicted(targetIdentifier(at: oldest))
         store(nil, at: oldest)
         return oldest
     }
@@ -200,41 +212,51 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
     public mutating func setPayload(_ payload: Span<UInt8>, at index: Int, now: UInt64) -> (index: Int, merged: TargetIdentifier?)? {
         guard payload.count > 0, payload.count <= PayloadBytes.capacity, entries[index] != nil else { return nil }
         if let other = self.index(ofPayload: payload, except: index) {
-            let gone = entries[index]!
-            var keep = entries[other]!
-            keep.address = gone.address
-            if gone.lastSeen >= keep.lastSeen {
-                keep.lastSeen = gone.lastSeen
-                keep.rssi = gone.rssi
-                if gone.txPower != nil { keep.txPower = gone.txPower }
-            }
-            keep.firstSeen = min(keep.firstSeen, gone.firstSeen)
-            if gone.pseudoAddress != nil { keep.pseudoAddress = gone.pseudoAddress }
-            if gone.os != .unknown { keep.os = gone.os }
-            if gone.hasHeraldService != nil { keep.hasHeraldService = gone.hasHeraldService }
-            keep.immediateSendPending = keep.immediateSendPending || gone.immediateSendPending
-            keep.payloadTime = now
-            keep.lastUpdated = now
-            store(keep, at: other)
+            let gone = targetIdentifier(at: index)
+            absorb(index, into: other, now: now)
             store(nil, at: index)
-            return (other, gone.target)
+            return (other, gone)
         }
-        entries[index]!.payload = PayloadBytes(payload)
-        entries[index]!.payloadTime = now
-        entries[index]!.lastUpdated = now
+        // In place: a `PayloadBytes` temporary is another 512 octets (128 on a microcontroller) of stack.
+        entries[index]?.payload.removeAll()
+        entries[index]?.payload.append(contentsOf: payload)
+        entries[index]?.payloadTime = now
+        entries[index]?.lastUpdated = now
         return (index, nil)
+    }
+
+    /// Device `k` (holding the payload device `g` just read) is the same person under an earlier
+    /// address: it takes `g`'s address, its measurement when newer, and what `g` learnt. Field by
+    /// field in place: copying both devices out put 480 octets on a microcontroller's stack.
+    mutating func absorb(_ g: Int, into k: Int, now: UInt64) {
+        guard let address = entries[g]?.address, let goneFirst = entries[g]?.firstSeen, let goneLast = entries[g]?.lastSeen,
+              let keepFirst = entries[k]?.firstSeen, let keepLast = entries[k]?.lastSeen else { return }
+        entries[k]?.address = address
+        if goneLast >= keepLast {
+            let rssi = entries[g]?.rssi
+            let txPower = entries[g]?.txPower
+            entries[k]?.lastSeen = goneLast
+            entries[k]?.rssi = rssi
+            if let txPower { entries[k]?.txPower = txPower }
+        }
+        entries[k]?.firstSeen = min(keepFirst, goneFirst)
+        if let pseudo = entries[g]?.pseudoAddress { entries[k]?.pseudoAddress = pseudo }
+        if let os = entries[g]?.os, os != .unknown { entries[k]?.os = os }
+        if let service = entries[g]?.hasHeraldService { entries[k]?.hasHeraldService = service }
+        if entries[g]?.immediateSendPending == true { entries[k]?.immediateSendPending = true }
+        entries[k]?.payloadTime = now
+        entries[k]?.lastUpdated = now
     }
 
     /// Ignores the device for its current ignore interval, then grows the interval ×1.2 up to the
     /// ceiling (60, 72, 86.4, 103.7 … 180 s). Returns the period applied.
     @discardableResult
     public mutating func ignore(at index: Int, now: UInt64) -> UInt64 {
-        guard entries[index] != nil else { return 0 }
-        let period = entries[index]!.ignoreInterval
-        entries[index]!.ignoreUntil = now &+ period
-        entries[index]!.ignoreInterval = min(period * 6 / 5, maximumIgnoreInterval)
-        entries[index]!.consecutiveFailures = 0
-        entries[index]!.lastUpdated = now
+        guard let period = entries[index]?.ignoreInterval else { return 0 }
+        entries[index]?.ignoreUntil = now &+ period
+        entries[index]?.ignoreInterval = min(period * 6 / 5, maximumIgnoreInterval)
+        entries[index]?.consecutiveFailures = 0
+        entries[index]?.lastUpdated = now
         return period
     }
 
@@ -255,17 +277,17 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
     /// schedule has run out and the device is given up.
     @discardableResult
     public mutating func backOff(at index: Int, now: UInt64) -> UInt64? {
-        guard entries[index] != nil else { return nil }
-        let round = Int(entries[index]!.failureRounds)
-        entries[index]!.consecutiveFailures = 0
-        entries[index]!.lastUpdated = now
+        guard let rounds = entries[index]?.failureRounds else { return nil }
+        let round = Int(rounds)
+        entries[index]?.consecutiveFailures = 0
+        entries[index]?.lastUpdated = now
         let schedule = Self.backOffSchedule
         guard round < schedule.count else {
-            entries[index]!.ignoreUntil = .max
+            entries[index]?.ignoreUntil = .max
             return nil
         }
-        entries[index]!.failureRounds = UInt8(truncatingIfNeeded: round + 1)
-        entries[index]!.ignoreUntil = now &+ schedule[round]
+        entries[index]?.failureRounds = UInt8(truncatingIfNeeded: round + 1)
+        entries[index]?.ignoreUntil = now &+ schedule[round]
         return schedule[round]
     }
 

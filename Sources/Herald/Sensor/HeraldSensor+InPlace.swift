@@ -18,7 +18,6 @@ extension HeraldSensor {
         sensor.pointee.core.now = 0
         sensor.pointee.core.central.initializeInPlace(configuration: configuration)
         sensor.pointee.peripheral = peripheral
-        initializeAbsent(&sensor.pointee.clients)
         sensor.pointee.wantsOn = false
         sensor.pointee.controllerReady = false
     }
@@ -43,8 +42,6 @@ extension HeraldCentral {
         ignoredAppleAdverts = 0
         outgoing = FixedBytes()
         outgoingLink = nil
-        gattHandle = 0
-        gattCompletion = nil
     }
 }
 

@@ -1,7 +1,7 @@
 import BluetoothHost
 
 /// The Herald BLE sensor as an application of the stack: scanning and the central scheduler
-/// (`HeraldCentral`), one GATT client per central link running the central procedure, and the
+/// (`HeraldCentral`, whose links each own a GATT client running the central procedure), and the
 /// peripheral half (Herald GATT service, payload serving, signal writes) — see PERIPHERAL below.
 ///
 /// Generic over the payload supplier, the delegate (compose several with `SensorDelegatePair`) and
@@ -14,9 +14,6 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     public var core: SensorCore<Supplier, Delegate, devices, links>
     /// The Herald GATT service and advertising; its events reach `core`.
     public var peripheral: Peripheral
-    /// One GATT client per central link, at the same index as `central.slots`. Signal writes are at
-    /// most ATT_MTU-3 octets each, so no long-write buffer is needed.
-    public internal(set) var clients: InlineArray<links, GATTClient<0>?>
     /// The application wants the sensor running (it starts whenever the controller is ready).
     public internal(set) var wantsOn = false
     public internal(set) var controllerReady = false
@@ -25,7 +22,6 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
                 configuration: HeraldSensorConfiguration = HeraldSensorConfiguration()) {
         core = SensorCore(supplier: supplier, delegate: delegate, central: HeraldCentral(configuration: configuration))
         self.peripheral = peripheral
-        clients = InlineArray(repeating: nil)
     }
 
     public static var serverFeatures: GATTServerFeatures { Delegate.serverFeatures }
@@ -98,7 +94,6 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
 
     public mutating func stackControllerDidFail(_ failure: ControllerFailure, now: UInt64, control: inout StackControl) {
         controllerReady = false
-        for i in 0..<links { clients[i] = nil }
         peripheral.stackControllerDidFail()
         core.central.controllerDidFail()
         if core.central.isOn {
@@ -118,9 +113,8 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
         core.now = now
         peripheral.stackDidConnect(link, now: now, control: &control, delegate: &core)
         guard let step = core.central.didConnect(handle: link.handle, peer: link.peer, isCentral: link.role == .central,
-                                            now: now, control: &control),
+                                                 now: now, control: &control),
               let slot = core.central.linkIndex(handle: link.handle) else { return }
-        clients[slot] = GATTClient<0>()
         perform(step, slot: slot, handle: link.handle, now: now, control: &control)
     }
 
@@ -132,18 +126,15 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
         core.now = now
         peripheral.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control, delegate: &core)
-        if let slot = core.central.linkIndex(handle: handle) { clients[slot] = nil }
         core.central.didDisconnect(handle: handle, now: now, control: &control)
     }
 
     public mutating func stackDidReceiveATT(handle: UInt16, pdu: Span<UInt8>, now: UInt64, control: inout StackControl) {
         core.now = now
-        guard let slot = core.central.linkIndex(handle: handle), clients[slot] != nil else { return }
-        core.central.gattHandle = handle
-        core.central.gattCompletion = nil
+        guard let slot = core.central.linkIndex(handle: handle) else { return }
         var reply = FixedBytes<247>()
-        let action = clients[slot]!.handle(pdu: pdu, now: now, delegate: &core.central, reply: &reply)
-        afterClient(action, reply: reply, slot: slot, handle: handle, now: now, control: &control)
+        guard let outcome = core.central.receiveATT(pdu: pdu, link: slot, now: now, reply: &reply) else { return }
+        afterClient(outcome, reply: reply, slot: slot, handle: handle, now: now, control: &control)
     }
 
     public mutating func stackCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus,
@@ -155,20 +146,16 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     public var applicationDeadline: UInt64? {
         var d = core.central.nextDeadline
         if let t = peripheral.deadline { d = min(d ?? .max, t) }
-        for i in 0..<links {
-            if let t = clients[i]?.nextDeadline { d = min(d ?? .max, t) }
-        }
+        if let t = core.central.gattDeadline { d = min(d ?? .max, t) }
         return d
     }
 
     public mutating func stackTimerFired(now: UInt64, control: inout StackControl) {
         core.now = now
         for slot in 0..<links {
-            guard clients[slot] != nil, let handle = core.central.slots[slot]?.handle else { continue }
-            core.central.gattHandle = handle
-            core.central.gattCompletion = nil
-            let action = clients[slot]!.tick(now: now, delegate: &core.central)
-            afterClient(action, reply: FixedBytes<247>(), slot: slot, handle: handle, now: now, control: &control)
+            guard let handle = core.central.slots[slot]?.handle,
+                  let outcome = core.central.tickGATT(link: slot, now: now) else { continue }
+            afterClient(outcome, reply: FixedBytes<247>(), slot: slot, handle: handle, now: now, control: &control)
         }
         core.central.tick(now: now, control: &control, delegate: &core.delegate)
         if let t = peripheral.deadline, now >= t {
@@ -179,9 +166,9 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
 
     // MARK: Driving the GATT client
 
-    mutating func afterClient(_ action: GATTClientAction, reply: borrowing FixedBytes<247>, slot: Int, handle: UInt16,
+    mutating func afterClient(_ outcome: HeraldGATTOutcome, reply: borrowing FixedBytes<247>, slot: Int, handle: UInt16,
                               now: UInt64, control: inout StackControl) {
-        switch action {
+        switch outcome.action {
         case .send: control.sendATT(handle: handle, pdu: reply.span)
         case .disconnect:
             // ATT transaction timeout: the bearer is dead (Core 5.4 Vol 3 Part F 3.3.3).
@@ -189,10 +176,9 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
             control.disconnect(handle: handle)
         case .none: break
         }
-        guard let succeeded = core.central.gattCompletion else { return }
-        core.central.gattCompletion = nil
-        guard let step = core.central.gattDidComplete(handle: handle, succeeded: succeeded, now: now, control: &control,
-                                                      delegate: &core.delegate) else { return }
+        guard outcome.operationEnded,
+              let step = core.central.gattProcedureDidEnd(link: slot, now: now, control: &control, delegate: &core.delegate)
+        else { return }
         perform(step, slot: slot, handle: handle, now: now, control: &control)
     }
 
@@ -202,34 +188,17 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
         var step = first
         while true {
             var request = FixedBytes<247>()
-            var started = true
-            do throws(GATTClientError) {
-                switch step {
-                case .exchangeMTU:
-                    try clients[slot]!.start(.exchangeMTU, now: now, into: &request)
-                case .discoverServices:
-                    try clients[slot]!.start(.discoverAllPrimaryServices, now: now, into: &request)
-                case .discoverCharacteristics(let start, let end):
-                    try clients[slot]!.start(.discoverAllCharacteristics(serviceStart: start, serviceEnd: end), now: now, into: &request)
-                case .readPayload(let attribute):
-                    try clients[slot]!.start(.readLong(handle: attribute), now: now, into: &request)
-                case .writeSignal(let attribute, let offset, let length):
-                    // Copy the fragment out: the client must not borrow the central's buffer.
-                    let fragment = FixedBytes<247>(core.central.outgoing.span.extracting(offset..<(offset + length)))
-                    try clients[slot]!.start(.write(handle: attribute, value: fragment.span), now: now, into: &request)
-                case .needMessage, .done:
-                    return
-                }
-            } catch {
-                started = false
-            }
-            if started {
+            switch core.central.startGATT(step, link: slot, now: now, into: &request) {
+            case .send:
                 control.sendATT(handle: handle, pdu: request.span)
                 return
+            case .nothing:
+                return
+            case .refused:
+                guard let next = core.central.gattDidComplete(handle: handle, succeeded: false, now: now, control: &control,
+                                                              delegate: &core.delegate) else { return }
+                step = next
             }
-            guard let next = core.central.gattDidComplete(handle: handle, succeeded: false, now: now, control: &control,
-                                                          delegate: &core.delegate) else { return }
-            step = next
         }
     }
 
@@ -263,21 +232,4 @@ public struct SensorCore<Supplier: PayloadDataSupplier, Delegate: SensorDelegate
     public var central: HeraldCentral<devices, links>
     /// The time of the stack callback in progress (component events do not carry it).
     public internal(set) var now: UInt64 = 0
-}
-
-/// The central receives the GATT client's results for the link being handled (`gattHandle`).
-extension HeraldCentral: GATTClientDelegate {
-    public mutating func gattClientDidExchangeMTU(_ mtu: UInt16) { gattDidExchangeMTU(handle: gattHandle, mtu: Int(mtu)) }
-    public mutating func gattClientDidDiscover(service: GATTDiscoveredService) {
-        gattDidDiscover(handle: gattHandle, service: service.uuid, start: service.startHandle, end: service.endHandle)
-    }
-    public mutating func gattClientDidDiscover(characteristic: GATTDiscoveredCharacteristic) {
-        gattDidDiscover(handle: gattHandle, characteristic: characteristic.uuid, valueHandle: characteristic.valueHandle)
-    }
-    public mutating func gattClientDidRead(handle: UInt16, offset: Int, value: Span<UInt8>) {
-        gattDidRead(handle: gattHandle, offset: offset, value: value)
-    }
-    public mutating func gattClientDidComplete(_ procedure: GATTProcedureKind, error: GATTClientError?) {
-        gattCompletion = error == nil
-    }
 }

@@ -1,0 +1,202 @@
+import BluetoothHost
+
+// The central's connections: which device to connect to next, links coming up and going down, and
+// the failure back-off. The reference apps' `BLEReceiver` does the same in its task list (connect,
+// read, disconnect, ignore devices that fail); where the schedule differs, see the README.
+extension HeraldCentral {
+    // MARK: Scheduling
+
+    /// Why a device deserves a connection now (lower is more urgent) and when it was last heard,
+    /// nil when it does not.
+    mutating func urgency(of index: Int, now: UInt64) -> (urgency: Int, lastSeen: UInt64)? {
+        guard let d = database.entries[index], d.kind != .receiveOnly, d.connectable, d.inboundLink == nil,
+              !d.isIgnored(at: now), now &- d.lastSeen <= configuration.connectWindow,
+              linkIndex(of: d.target) == nil else { return nil }
+        if holdsBack(d, now: now) { return nil }
+        // Retry a failed device only once an advert shows it is still there.
+        if let failed = d.lastFailure, d.lastSeen <= failed { return nil }
+        if d.immediateSendPending { return (0, d.lastSeen) }
+        if needsPayload(payloadTime: d.payloadTime, now: now) { return (d.kind == .herald ? 1 : 2, d.lastSeen) }
+        return nil
+    }
+
+    mutating func needsPayload(payloadTime: UInt64?, now: UInt64) -> Bool {
+        guard let t = payloadTime else { return true }
+        return now &- t >= configuration.payloadUpdateInterval
+    }
+
+    // The lookups below are `mutating` although they change nothing, like the device database's:
+    // a read-only method on a value this large (the database, and a GATT client and a payload per
+    // link) gets a copy of the whole central when the caller holds it mutably, which on a
+    // microcontroller put 5.6 KB frames on the stack of every caller with 4 links.
+
+    public mutating func linkIndex(of target: TargetIdentifier) -> Int? {
+        for i in 0..<links where slots[i]?.target == target { return i }
+        return nil
+    }
+
+    public mutating func linkIndex(handle: UInt16) -> Int? {
+        for i in 0..<links where slots[i]?.handle == handle { return i }
+        return nil
+    }
+
+    /// For the application and tests; the central counts with `countOpenLinks` (see above).
+    public var openLinks: Int {
+        var n = 0
+        for i in 0..<links where slots[i] != nil { n += 1 }
+        return n
+    }
+
+    mutating func countOpenLinks() -> Int {
+        var n = 0
+        for i in 0..<links where slots[i] != nil { n += 1 }
+        return n
+    }
+
+    /// Starts the most urgent connection, if any; immediate send first, then new Herald devices,
+    /// then Apple devices to check, the most recently heard first within each.
+    public mutating func schedule<C: HeraldCentralControl>(now: UInt64, control: inout C) {
+        guard isOn, pending == nil else { return }
+        var best: (index: Int, urgency: Int, lastSeen: UInt64)?
+        for i in 0..<devices {
+            guard let (u, seen) = urgency(of: i, now: now) else { continue }
+            if let b = best, u > b.urgency || (u == b.urgency && seen <= b.lastSeen) { continue }
+            best = (i, u, seen)
+        }
+        guard let chosen = best?.index, let address = database.entries[chosen]?.address else { return }
+        if countOpenLinks() == links {
+            makeRoom(control: &control)
+            return
+        }
+        if control.requestConnection(to: address, now: now, timeout: configuration.connectionTimeout) {
+            pending = HeraldConnectionAttempt(target: database.targetIdentifier(at: chosen), address: address, since: now)
+        }
+    }
+
+    /// At the simultaneous connection limit the oldest link we made makes way (unless one is already
+    /// closing, which will free a slot).
+    mutating func makeRoom<C: HeraldCentralControl>(control: inout C) {
+        var oldest: (slot: Int, connectedAt: UInt64)?
+        for i in 0..<links {
+            guard let l = slots[i], l.origin == .ours else { continue }
+            if l.isClosing { return }
+            if let o = oldest, o.connectedAt <= l.connectedAt { continue }
+            oldest = (i, l.connectedAt)
+        }
+        if let o = oldest { close(link: o.slot, dropping: true, control: &control) }
+    }
+
+    /// Asks for link `slot`'s disconnection unless already asked; `dropping` when it makes way for
+    /// a newer link (its end is then no failure).
+    mutating func close<C: HeraldCentralControl>(link slot: Int, dropping: Bool = false, control: inout C) {
+        guard let handle = slots[slot]?.handle, slots[slot]?.isClosing == false else { return }
+        slots[slot]?.closing = dropping ? .dropped : .requested
+        control.requestDisconnection(handle: handle)
+    }
+
+    // MARK: Links
+
+    /// A link came up. For our pending attempt, or a link a peer made whose payload we need,
+    /// returns the first GATT step of its procedure.
+    public mutating func didConnect<C: HeraldCentralControl>(handle: UInt16, peer: DeviceAddress, isCentral: Bool,
+                                                             now: UInt64, control: inout C) -> HeraldGATTStep? {
+        guard isCentral else { return peerDidConnect(handle: handle, peer: peer, now: now) }
+        guard let p = pending, p.address == peer else { return nil }
+        pending = nil
+        guard let index = database.index(of: p.target), let slot = freeLinkSlot(),
+              let device = database.entries[index] else {
+            control.requestDisconnection(handle: handle)
+            return nil
+        }
+        let sharingDue = device.lastShared.map { now &- $0 >= configuration.sharingInterval } ?? true
+        let procedure = HeraldCentralProcedure(wantsImmediateSend: device.immediateSendPending,
+                                               wantsPayload: needsPayload(payloadTime: device.payloadTime, now: now),
+                                               wantsSharing: sharingDue)
+        return open(HeraldCentralLink(handle: handle, target: device.target, connectedAt: now, origin: .ours,
+                                      procedure: procedure), at: slot)
+    }
+
+    /// A peer connected to us: no second link to the same device is made while it lasts (two links
+    /// between one pair of devices help nobody, and crossing attempts stall). If it is a Herald
+    /// device whose payload we need, read it over this link instead.
+    mutating func peerDidConnect(handle: UInt16, peer: DeviceAddress, now: UInt64) -> HeraldGATTStep? {
+        guard let i = database.index(of: peer) else {
+            for s in 0..<links where inboundStrangers[s] == nil {
+                inboundStrangers[s] = (handle, peer)
+                break
+            }
+            return nil
+        }
+        database.entries[i]?.inboundLink = handle
+        guard let d = database.entries[i], d.hasHeraldService == true || d.kind == .herald,
+              needsPayload(payloadTime: d.payloadTime, now: now), let slot = freeLinkSlot() else { return nil }
+        let procedure = HeraldCentralProcedure(wantsImmediateSend: d.immediateSendPending, wantsPayload: true, wantsSharing: false)
+        return open(HeraldCentralLink(handle: handle, target: d.target, connectedAt: now, origin: .peers,
+                                      procedure: procedure), at: slot)
+    }
+
+    /// Files `link` at `slot` and starts its procedure; returns the first step.
+    mutating func open(_ link: consuming HeraldCentralLink, at slot: Int) -> HeraldGATTStep? {
+        slots[slot] = link
+        return slots[slot]?.procedure.start()
+    }
+
+    /// A device just filed may be a peer that connected to us before we heard it: its link is
+    /// marked on the device, so no second link is made.
+    mutating func adoptInboundStranger(_ address: DeviceAddress, device index: Int) {
+        for s in 0..<links {
+            guard let stranger = inboundStrangers[s], stranger.address.address == address.address else { continue }
+            database.entries[index]?.inboundLink = stranger.handle
+            inboundStrangers[s] = nil
+        }
+    }
+
+    mutating func freeLinkSlot() -> Int? {
+        for i in 0..<links where slots[i] == nil { return i }
+        return nil
+    }
+
+    /// Our connection attempt failed or timed out. An attempt the stack cancelled itself (the peer
+    /// connected to us first: 0x0B; our own address change: 0x44) is no failure of the peer's. The
+    /// next attempt waits for the next advert: the stack has resumed scanning, and starting one at
+    /// once would keep the scanner paused through attempt after attempt.
+    public mutating func didFailToConnect<C: HeraldCentralControl>(to peer: DeviceAddress, status: HCIStatus = .connectionTimeout,
+                                                                   now: UInt64, control: inout C) {
+        guard let p = pending, p.address == peer else { return }
+        pending = nil
+        guard status != .connectionAlreadyExists, status != .operationCancelledByHost else { return }
+        if let i = database.index(of: p.target) { recordFailure(at: i, now: now) }
+    }
+
+    /// One more failed connection or read; `maximumFailures` in a row start the next back-off round
+    /// (`HeraldDeviceDatabase.backOff`: 1, 2, 4, 8, 16, 32 min, then given up).
+    mutating func recordFailure(at index: Int, now: UInt64) {
+        guard let failures = database.entries[index]?.consecutiveFailures else { return }
+        database.entries[index]?.consecutiveFailures = failures + 1
+        database.entries[index]?.lastFailure = now
+        database.entries[index]?.lastUpdated = now
+        if failures + 1 >= configuration.maximumFailures { database.backOff(at: index, now: now) }
+    }
+
+    /// The owner is closing the link itself (e.g. after an ATT timeout): no second request.
+    public mutating func linkWillClose(handle: UInt16) {
+        guard let s = linkIndex(handle: handle), slots[s]?.isClosing == false else { return }
+        slots[s]?.closing = .requested
+    }
+
+    /// A link went down. The contact event is untouched: it ends at the last RSSI, not here. A link
+    /// we made whose work was not finished, and that we did not drop ourselves, is a failure.
+    public mutating func didDisconnect<C: HeraldCentralControl>(handle: UInt16, now: UInt64, control: inout C) {
+        for i in 0..<devices where database.entries[i]?.inboundLink == handle { database.entries[i]?.inboundLink = nil }
+        for s in 0..<links where inboundStrangers[s]?.handle == handle { inboundStrangers[s] = nil }
+        if let slot = linkIndex(handle: handle) {
+            let unfinished = slots[slot]?.procedure.isFinished == false && slots[slot]?.closing != .dropped
+                && slots[slot]?.origin == .ours
+            let target = slots[slot]?.target
+            slots[slot] = nil
+            if outgoingLink == slot { outgoingLink = nil }
+            if unfinished, let t = target, let i = database.index(of: t) { recordFailure(at: i, now: now) }
+        }
+        schedule(now: now, control: &control)
+    }
+}
