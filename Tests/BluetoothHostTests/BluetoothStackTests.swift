@@ -63,7 +63,13 @@ struct StackHarness {
     }
 
     /// Answers every command the host wrote until it writes nothing more.
-    mutating func pump() {
+    mutating func pump() { Self.pump(&stack, controller: &controller, wire: &wire, now: now) }
+
+    /// The same for any application's stack (the tests of per-application buffer sizes).
+    static func pump<App: LEApplication, let links: Int, let attributes: Int, let values: Int>(
+        _ stack: inout BluetoothStack<App, links, attributes, values>, controller: inout FakeController,
+        wire: inout WireLog, now: UInt64 = 0
+    ) {
         var guardCount = 0
         while !wire.packets.isEmpty, guardCount < 100 {
             guardCount += 1
@@ -71,6 +77,17 @@ struct StackHarness {
             let reply = controller.answer(sent)
             if !reply.isEmpty { stack.receive(reply.span, now: now, output: &wire) }
         }
+    }
+
+    /// A database with one Battery Level characteristic served by the application (id 7): the
+    /// database and the value's handle.
+    static func batteryDatabase<let links: Int>(properties: GATTCharacteristicProperties) throws
+        -> (GATTDatabase<24, 256, links>, UInt16) {
+        var db = try GATTDatabase<24, 256, links>(deviceName: Array("herald".utf8).span)
+        _ = try db.addPrimaryService(BluetoothUUID(uuid16: 0x180F))
+        let value = try db.addCharacteristic(BluetoothUUID(uuid16: 0x2A19), properties: properties,
+                                             permissions: .readWrite, value: .dynamic(id: 7)).value
+        return (db, value)
     }
 
     mutating func feed(_ bytes: [UInt8]) { stack.receive(bytes.span, now: now, output: &wire) }

@@ -42,8 +42,8 @@ struct NoPrepareQueueApp: LEApplication {
     }
 
     @Test func linksOfAnApplicationWithoutQueueCarryNone() {
-        let standard = MemoryLayout<LinkState<ATTStandardPrepareQueue>>.size
-        let none = MemoryLayout<LinkState<ATTNoPrepareQueue>>.size
+        let standard = MemoryLayout<LinkState<ATTStandardPrepareQueue, FixedBytes<247>>>.size
+        let none = MemoryLayout<LinkState<ATTNoPrepareQueue, FixedBytes<247>>>.size
         #expect(standard - none >= 512 + 8 * 2 * 2)  // the octets and at least the entries' handle and offset
         #expect(MemoryLayout<LEStack<MandatoryServerApp, 2, 16, 104>>.size
                 - MemoryLayout<LEStack<NoPrepareQueueApp, 2, 16, 104>>.size == 2 * (standard - none))

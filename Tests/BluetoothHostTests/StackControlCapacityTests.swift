@@ -89,3 +89,47 @@ struct HCICommandQueueTests {
         #expect(flow.first?.timeout == 300 && deferred.isEmpty)
     }
 }
+
+/// A vendor command with more parameters than any queue takes (`HCICommandQueue.maximumParameters`).
+private struct OversizedCommand: HCICommand {
+    static var opcode: HCIOpcode { HCIOpcode(rawValue: 0xFC3F) }
+    var parameters = 65
+    func writeParameters<S: ByteSink>(to sink: inout S) { for i in 0..<parameters { sink.append(UInt8(truncatingIfNeeded: i)) } }
+}
+
+/// Commands are encoded once into an `HCICommandPacket` (the length octet filled in afterwards) and
+/// queued by one non-generic path: the packet must be the command's own `writePacket`.
+@Suite("HCICommandPacket")
+struct HCICommandPacketTests {
+    static func written<C: HCICommand>(_ command: C) -> [UInt8] {
+        var sink = FixedBytes<80>()
+        command.writePacket(to: &sink)
+        return array(sink)
+    }
+
+    @Test func aPacketIsTheCommandsOwnEncoding() {
+        var data = FixedBytes<31>()
+        for i in 0..<31 { data.append(UInt8(i)) }
+        let long = HCICommandPacket(HCILESetAdvertisingData(data: data))
+        #expect(long.fits && long.opcode == HCILESetAdvertisingData.opcode)
+        #expect(array(long.bytes) == Self.written(HCILESetAdvertisingData(data: data)))
+        #expect(array(long.bytes)[3] == 32)  // Advertising_Data_Length and 31 octets (Core 5.4 Vol 4 Part E 7.8.7)
+        let short = HCICommandPacket(HCIDisconnect(handle: 0x0040, reason: .remoteUserTerminated))
+        #expect(array(short.bytes) == [0x01, 0x06, 0x04, 0x03, 0x40, 0x00, 0x13])
+        #expect(array(HCICommandPacket(HCIReset()).bytes) == [0x01, 0x03, 0x0C, 0x00])
+        // 64 parameters is the most a queue takes: it fits exactly.
+        #expect(array(HCICommandPacket(OversizedCommand(parameters: 64)).bytes) == Self.written(OversizedCommand(parameters: 64)))
+    }
+
+    @Test func tooManyParametersAreRefusedNamingTheirLength() {
+        #expect(!HCICommandPacket(OversizedCommand()).fits)
+        var control = StackControl()
+        control.send(OversizedCommand())
+        #expect(control.droppedCommands == 1 && control.commands.isEmpty)
+        var flow = HCICommandFlow<256>()
+        #expect(throws: CommandQueueError.parametersTooLong(65)) { try flow.enqueue(OversizedCommand(), tag: .application) }
+        #expect(flow.queuedCount == 0)
+        var queue = HCICommandQueue<256>()
+        #expect(!queue.append(OversizedCommand(), tag: .application) && queue.isEmpty)
+    }
+}

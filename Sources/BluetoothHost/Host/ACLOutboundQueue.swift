@@ -8,6 +8,21 @@ public enum ACLQueueError: Error, Sendable, Equatable {
     case invalidArgument
 }
 
+/// An outbound ACL queue as `StackControlOf` uses it: `ACLOutboundQueue<n>`, with the capacity an
+/// application chooses (`LEApplication.ControlBuffers`).
+public protocol ACLOutboundQueueing {
+    init()
+    static var totalOctets: Int { get }
+    static func footprint(payloadLength: Int) -> Int
+    /// PDUs queued (including one partly sent).
+    var count: Int { get }
+    mutating func enqueue(handle: UInt16, channel: L2CAPChannelID, payload: Span<UInt8>) throws(ACLQueueError)
+    @discardableResult
+    mutating func drain<let links: Int, O: H4Output>(credits: inout ACLCredits<links>, to output: inout O) -> Int
+    @discardableResult
+    mutating func removeAll(handle: UInt16) -> Int
+}
+
 /// L2CAP PDUs waiting for controller credits (Core 5.4 Vol 4 Part E 4.1.1), packed back to back in
 /// `octets` of storage and cut into ACL fragments only when a credit is there to send one.
 ///
@@ -29,7 +44,7 @@ public enum ACLQueueError: Error, Sendable, Equatable {
 ///   link that produces faster than the air drains cannot take all the room from the others.
 ///
 /// `drain` keeps sending while it holds both credits and data: the wire is never left idle.
-public struct ACLOutboundQueue<let octets: Int> {
+public struct ACLOutboundQueue<let octets: Int>: ACLOutboundQueueing {
     static var recordHeader: Int { 8 }
 
     var storage: InlineArray<octets, UInt8>
@@ -52,6 +67,9 @@ public struct ACLOutboundQueue<let octets: Int> {
         self.perLinkLimit = min(max(1, perLinkLimit), octets)
     }
 
+    public init() { self.init(perLinkLimit: max(1, octets - octets / 4)) }
+
+    public static var totalOctets: Int { octets }
     public var isEmpty: Bool { count == 0 }
     public var freeOctets: Int { octets - usedOctets }
 

@@ -21,6 +21,22 @@ public enum ACLReassemblyResult: Sendable, Equatable {
     case complete(channel: L2CAPChannelID, length: Int)
 }
 
+/// A link's inbound L2CAP reassembly, as the connection table uses it: `ACLReassembler<n>` with the
+/// capacity an application chooses (`LEApplication.LinkBuffers`).
+public protocol L2CAPReassembling {
+    init()
+    /// The largest information payload accepted.
+    static var maxPayload: Int { get }
+    mutating func receive(_ packet: borrowing HCIACLDataPacket) throws(ACLReassemblyError) -> ACLReassemblyResult
+    /// Calls `body` with `context` and the payload of the last completed PDU (empty if none). The
+    /// context is a separate argument so that a caller can pass another part of the value that
+    /// holds this reassembler (the link's upper-layer state) while the payload is borrowed. Mutating
+    /// although it only reads: called non-mutating, the whole reassembler (its buffer) was first
+    /// copied into the caller's frame (Swift 6.3, Embedded, -Osize: 0.27 KB of the wearable's
+    /// main-loop stack).
+    mutating func withPayload<Context, R>(_ context: inout Context, _ body: (inout Context, Span<UInt8>) -> R) -> R
+}
+
 /// Rebuilds L2CAP PDUs from the controller's ACL fragments for one link (Core 5.4 Vol 4 Part E 5.4.2,
 /// Vol 3 Part A 7.2). `capacity` is the largest information payload accepted, e.g. the ATT MTU (247
 /// for a 251-byte LE data length) — size it by purpose, not by the largest thing a peer may send.
@@ -28,7 +44,7 @@ public enum ACLReassemblyResult: Sendable, Equatable {
 /// Rules: a start fragment begins a PDU and its basic header gives the total length; continuations
 /// append; a new start while a PDU is unfinished discards the old one (counted); a continuation with
 /// nothing in progress is dropped (counted). The basic header itself may be split across fragments.
-public struct ACLReassembler<let capacity: Int> {
+public struct ACLReassembler<let capacity: Int>: L2CAPReassembling {
     enum State: Equatable {
         case idle
         /// Collecting the 4-byte basic header (only when a start fragment carried fewer than 4 bytes).
@@ -67,6 +83,7 @@ public struct ACLReassembler<let capacity: Int> {
 
     /// The largest information payload this reassembler accepts.
     public var maxPayload: Int { capacity }
+    public static var maxPayload: Int { capacity }
 
     /// Whether a PDU is partly received.
     public var isInProgress: Bool { state == .header || state == .payload }
@@ -79,6 +96,10 @@ public struct ACLReassembler<let capacity: Int> {
         @_addressableSelf
         @_lifetime(borrow self)
         borrowing get { storage.span.extracting(0..<completedLength) }
+    }
+
+    public mutating func withPayload<Context, R>(_ context: inout Context, _ body: (inout Context, Span<UInt8>) -> R) -> R {
+        body(&context, payload)
     }
 
     /// Forgets any partial PDU (e.g. on disconnection) without counting it.

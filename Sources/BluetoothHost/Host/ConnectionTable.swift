@@ -50,13 +50,13 @@ public struct LinkDataLength: Sendable, Equatable {
 }
 
 /// One live LE link: identity, timing, inbound reassembly and upper-layer state.
-public struct Connection<let pduCapacity: Int, Extra: ConnectionExtra> {
+public struct Connection<Reassembler: L2CAPReassembling, Extra: ConnectionExtra> {
     public let handle: UInt16
     public let role: ConnectionRole
     public let peer: DeviceAddress
     public var timing: ConnectionTiming
     public var dataLength = LinkDataLength.initial
-    public var reassembler: ACLReassembler<pduCapacity>
+    public var reassembler: Reassembler
     /// Identifiers and outstanding requests of the LE signalling channel.
     public var signaling: L2CAPSignalingState
     public var extra: Extra
@@ -66,7 +66,7 @@ public struct Connection<let pduCapacity: Int, Extra: ConnectionExtra> {
         self.role = role
         self.peer = peer
         self.timing = timing
-        reassembler = ACLReassembler()
+        reassembler = Reassembler()
         signaling = L2CAPSignalingState()
         extra = Extra()
     }
@@ -94,11 +94,16 @@ public enum ConnectionReceiveOutcome: Sendable, Equatable {
     case dropped(ACLReassemblyError)
 }
 
+/// A connection table whose links reassemble inbound L2CAP payloads of up to `pduCapacity` octets.
+public typealias ConnectionTable<let capacity: Int, let pduCapacity: Int, Extra: ConnectionExtra> =
+    LinkTable<capacity, ACLReassembler<pduCapacity>, Extra>
+
 /// Fixed-capacity storage for live links, looked up by connection handle. `capacity` is the number
-/// of simultaneous links (see `StandardConnectionTable`),
-/// `pduCapacity` the largest inbound L2CAP payload per link, `Extra` the upper-layer per-link state.
-public struct ConnectionTable<let capacity: Int, let pduCapacity: Int, Extra: ConnectionExtra> {
-    public typealias Link = Connection<pduCapacity, Extra>
+/// of simultaneous links (see `StandardConnectionTable`), `Reassembler` each link's inbound L2CAP
+/// reassembly (`ACLReassembler<n>`: payloads of up to n octets, chosen by the application through
+/// `LEApplication.LinkBuffers`), `Extra` the upper-layer per-link state.
+public struct LinkTable<let capacity: Int, Reassembler: L2CAPReassembling, Extra: ConnectionExtra> {
+    public typealias Link = Connection<Reassembler, Extra>
 
     var entries: InlineArray<capacity, Link?>
     /// Each position's handle, `vacant` where there is no link. Lookups scan these few octets, not
@@ -224,7 +229,7 @@ public struct ConnectionTable<let capacity: Int, let pduCapacity: Int, Extra: Co
         let summary = ConnectionSummary(handle: link.handle, role: link.role, peer: link.peer, timing: link.timing, slot: slot)
         // Disjoint stored properties of one inout link: the payload borrows the reassembler while
         // the upper layer mutates its own state.
-        deliver(&link.extra, summary, channel, link.reassembler.payload)
+        link.reassembler.withPayload(&link.extra) { extra, payload in deliver(&extra, summary, channel, payload) }
         return .delivered(channel: channel, length: length)
     }
 }
@@ -253,7 +258,7 @@ public struct ConnectionSummary: Sendable, Equatable {
     }
 }
 
-extension ConnectionTable {
+extension LinkTable {
     /// `init()` for memory that holds no table yet, one position at a time (`BluetoothStack.initialize`):
     /// `InlineArray(repeating: nil)` composed the links (reassembly buffer and ATT bearer each) in
     /// temporaries first, 6.2 KB of stack for the beacon's two, and `entries[i] = nil` one link

@@ -45,7 +45,7 @@ public struct ConnectionAttempt: Equatable, Sendable {
     }
 }
 
-extension StackControl {
+extension StackControlOf {
     /// Scans continuously (interval = window) until `stopScanning`. While a connection attempt is
     /// under way the scan starts when the attempt ends. Asking again for the scan in progress sends
     /// nothing; a different scan stops the scanner first, since its parameters cannot change while

@@ -81,9 +81,10 @@ public struct HCICommandFlow<let octets: Int> {
     public mutating func enqueue<C: HCICommand>(
         _ command: C, tag: CommandTag, timeout: UInt64? = nil
     ) throws(CommandQueueError) {
-        let length = command.parameterLength
-        guard length <= HCICommandQueue<octets>.maximumParameters else { throw .parametersTooLong(length) }
-        guard queue.append(command, tag: tag, timeout: timeout ?? self.timeout) else { throw .queueFull }
+        let packet = HCICommandPacket(command)
+        // The length is counted only to name it in the error.
+        guard packet.fits else { throw .parametersTooLong(command.parameterLength) }
+        guard queue.append(packet: packet, tag: tag, timeout: timeout ?? self.timeout) else { throw .queueFull }
     }
 
     /// Queues a command without parameters by its opcode (see `HCICommandQueue.append(parameterless:)`).
@@ -93,7 +94,7 @@ public struct HCICommandFlow<let octets: Int> {
 
     /// Takes the first of the application's deferred commands (`StackControl`), if it fits; a
     /// command queued without a timeout of its own gets `timeout` (or the flow's default).
-    mutating func take<let n: Int>(from commands: inout HCICommandQueue<n>, timeout: UInt64? = nil) -> Bool {
+    mutating func take<Q: HCICommandQueueing>(from commands: inout Q, timeout: UInt64? = nil) -> Bool {
         commands.moveFirst(to: &queue, defaultTimeout: timeout ?? self.timeout)
     }
 

@@ -10,7 +10,7 @@
 /// packet itself (indicator 0x01, opcode, parameter length, parameters: Core 5.4 Vol 4 Part A 2 and
 /// Part E 5.4.1). A timeout of 0 means "the flow's default"; larger ones are milliseconds, at most
 /// 65,535.
-public struct HCICommandQueue<let capacity: Int> {
+public struct HCICommandQueue<let capacity: Int>: HCICommandQueueing {
     static var recordHeader: Int { 5 }
     /// The largest parameter block a queued command may have: LE Set Advertising Data and LE Encrypt
     /// have 32; 64 leaves room for every command in the HCI folder.
@@ -24,19 +24,28 @@ public struct HCICommandQueue<let capacity: Int> {
 
     public init() { storage = InlineArray(repeating: 0) }
 
+    public static var totalOctets: Int { capacity }
     public var isEmpty: Bool { count == 0 }
     public var freeOctets: Int { capacity - usedOctets }
 
     /// Queues `command`, or returns false (queuing nothing) when it does not fit.
+    ///
+    /// Encoded where it is called (one pass of the command's encoder), then queued by one
+    /// non-generic `append(packet:)`: a generic append written out per command type cost a firmware
+    /// image the queue's bookkeeping again for every type it sends.
+    @inline(__always)
     @discardableResult
     public mutating func append<C: HCICommand>(_ command: C, tag: CommandTag, timeout: UInt64 = 0) -> Bool {
-        let parameters = command.parameterLength
-        guard parameters <= Self.maximumParameters else { return false }
-        let packetLength = 4 + parameters  // indicator, opcode (2), parameter length
-        guard Self.recordHeader + packetLength <= freeOctets else { return false }
-        var packet = FixedBytes<68>()
-        command.writePacket(to: &packet)
-        writeRecord(tag: tag, timeout: timeout, packet: packet.span)
+        append(packet: HCICommandPacket(command), tag: tag, timeout: timeout)
+    }
+
+    /// Queues an encoded command, or returns false (queuing nothing) when its parameters exceed
+    /// `maximumParameters` or it does not fit.
+    @inline(never)
+    @discardableResult
+    public mutating func append(packet: borrowing HCICommandPacket, tag: CommandTag, timeout: UInt64 = 0) -> Bool {
+        guard !packet.bytes.overflowed, Self.recordHeader + packet.bytes.count <= freeOctets else { return false }
+        writeRecord(tag: tag, timeout: timeout, packet: packet.bytes.span)
         return true
     }
 
@@ -140,4 +149,36 @@ public struct HCICommandQueue<let capacity: Int> {
         usedOctets = o &+ packet.count
         count &+= 1
     }
+}
+
+/// A command queue as `StackControlOf` uses it: `HCICommandQueue<n>`, with the capacity an
+/// application chooses (`LEApplication.ControlBuffers`).
+public protocol HCICommandQueueing {
+    init()
+    static var totalOctets: Int { get }
+    var isEmpty: Bool { get }
+    var first: (opcode: HCIOpcode, tag: CommandTag, timeout: UInt64)? { get }
+    mutating func append(packet: borrowing HCICommandPacket, tag: CommandTag, timeout: UInt64) -> Bool
+    mutating func moveFirst<let n: Int>(to other: inout HCICommandQueue<n>, defaultTimeout: UInt64) -> Bool
+    mutating func removeAll()
+}
+
+/// One HCI command encoded as its H4 packet: indicator 0x01, opcode, parameter length, parameters
+/// (Core 5.4 Vol 4 Part A 2, Part E 5.4.1), in one pass of the command's encoder (the length octet
+/// is filled in afterwards). Parameters past `HCICommandQueue.maximumParameters` overflow it.
+public struct HCICommandPacket {
+    public private(set) var bytes = FixedBytes<68>()
+
+    @inline(__always)
+    public init<C: HCICommand>(_ command: C) {
+        bytes.append(H4PacketType.command.rawValue)
+        bytes.append(u16: C.opcode.rawValue)
+        bytes.append(0)
+        command.writeParameters(to: &bytes)
+        bytes.storage[3] = UInt8(truncatingIfNeeded: bytes.count &- 4)
+    }
+
+    public var opcode: HCIOpcode { HCIOpcode(rawValue: UInt16(bytes.storage[1]) | UInt16(bytes.storage[2]) &<< 8) }
+    /// Whether the parameters fit (`HCICommandQueue.maximumParameters`).
+    public var fits: Bool { !bytes.overflowed }
 }

@@ -120,7 +120,8 @@ public struct HCIHost {
 
     /// Moves commands the application queued into the command queue, as far as there is room;
     /// the rest stay in `control` for the next call.
-    mutating func takeCommands<O: H4Output>(from control: inout StackControl, now: UInt64, output: inout O) {
+    mutating func takeCommands<B: StackControlBuffers, O: H4Output>(from control: inout StackControlOf<B>, now: UInt64,
+                                                                   output: inout O) {
         while let first = control.commands.first {
             let timeout = first.opcode.isVendorSpecific ? configuration.vendorCommandTimeout : nil
             guard commands.take(from: &control.commands, timeout: timeout) else { break }

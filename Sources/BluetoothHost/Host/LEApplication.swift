@@ -1,35 +1,41 @@
 /// What runs on top of the stack: a GATT server's delegate plus the GAP and link events.
 ///
-/// Every method has a default that ignores the call. Each receives the `StackControl` through which
-/// it may act (connect, advertise, send ATT PDUs); nothing is sent until the callback returns.
+/// Every method has a default that ignores the call. Each receives the `StackControl` (`Control`, of
+/// the application's `ControlBuffers`) through which it may act (connect, advertise, send ATT
+/// PDUs); nothing is sent until the callback returns.
 public protocol LEApplication: GATTServerDelegate {
     /// The controller is up; `info` says what it is and which address we use.
-    mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout StackControl)
+    mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout Control)
     /// The controller failed; every link is gone. The runtime restarts bring-up.
-    mutating func stackControllerDidFail(_ failure: ControllerFailure, now: UInt64, control: inout StackControl)
-    mutating func stackDidReceive(advertisingReport: borrowing AdvertisingReport, now: UInt64, control: inout StackControl)
+    mutating func stackControllerDidFail(_ failure: ControllerFailure, now: UInt64, control: inout Control)
+    mutating func stackDidReceive(advertisingReport: borrowing AdvertisingReport, now: UInt64, control: inout Control)
     /// A link came up, in either role.
-    mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl)
+    mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout Control)
     /// Our LE Create Connection to `peer` failed or timed out (status 0x08 Connection Timeout then).
-    mutating func stackDidFailToConnect(to peer: DeviceAddress, status: HCIStatus, now: UInt64, control: inout StackControl)
-    mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl)
+    mutating func stackDidFailToConnect(to peer: DeviceAddress, status: HCIStatus, now: UInt64, control: inout Control)
+    mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout Control)
     /// The link layer's PDU sizes on `handle` changed (Data Length Update, Core 5.4 Vol 6 Part B 5.1.9).
-    mutating func stackDidChangeDataLength(handle: UInt16, _ length: LinkDataLength, now: UInt64, control: inout StackControl)
+    mutating func stackDidChangeDataLength(handle: UInt16, _ length: LinkDataLength, now: UInt64, control: inout Control)
     /// An ATT PDU for the client role (responses, notifications, indications) on `handle`.
-    mutating func stackDidReceiveATT(handle: UInt16, pdu: Span<UInt8>, now: UInt64, control: inout StackControl)
+    mutating func stackDidReceiveATT(handle: UInt16, pdu: Span<UInt8>, now: UInt64, control: inout Control)
     /// The peer confirmed our indication of `attribute`.
-    mutating func stackIndicationConfirmed(handle: UInt16, attribute: UInt16, now: UInt64, control: inout StackControl)
+    mutating func stackIndicationConfirmed(handle: UInt16, attribute: UInt16, now: UInt64, control: inout Control)
     /// A command the application sent completed (tags `.application` and its own).
     mutating func stackCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus,
-                                          returnParameters: Span<UInt8>, control: inout StackControl)
+                                          returnParameters: Span<UInt8>, control: inout Control)
     /// A command the application sent was never answered (e.g. Bumble's virtual controller ignores
     /// LE Encrypt); the command queue has moved on.
-    mutating func stackCommandDidTimeOut(tag: CommandTag, opcode: HCIOpcode, control: inout StackControl)
+    mutating func stackCommandDidTimeOut(tag: CommandTag, opcode: HCIOpcode, control: inout Control)
     /// Events the stack does not consume.
-    mutating func stackDidReceive(event: borrowing HCIEventPacket, control: inout StackControl)
+    mutating func stackDidReceive(event: borrowing HCIEventPacket, control: inout Control)
     /// The application's own next timer, if any; `stackTimerFired` runs when it passes.
     var applicationDeadline: UInt64? { get }
-    mutating func stackTimerFired(now: UInt64, control: inout StackControl)
+    /// `applicationDeadline` as the stack's timer check asks it, on the application where it lies.
+    /// A getter of a large application is handed a copy of it: a firmware sensor (7 KB, its device
+    /// database and links) was copied onto the main loop's stack on every tick. An application that
+    /// large implements this as the same computation, mutating only so that it reads in place.
+    mutating func applicationDeadlineInPlace() -> UInt64?
+    mutating func stackTimerFired(now: UInt64, control: inout Control)
     /// Whether the application ever scans (observer or central, Core 5.4 Vol 6 Part B 4.4.3; true
     /// unless said otherwise). One that only advertises says false: advertising reports are then
     /// dropped unread, and parsing them is left out of its image.
@@ -44,35 +50,81 @@ public protocol LEApplication: GATTServerDelegate {
     /// `ATTNoPrepareQueue` for a server without queued writes (`serverFeatures`): every link then
     /// carries 0.6 KB less.
     associatedtype PrepareQueue: ATTPrepareQueue = ATTStandardPrepareQueue
+    /// What each link buffers, sized by the largest ATT_MTU this application serves (Core 5.4 Vol 3
+    /// Part F 3.2.8): its inbound L2CAP reassembly and the ATT response held for a full queue, one
+    /// PDU each, and the stack's working copies while it answers. `LinkPDUBuffers<247>` (the
+    /// largest ATT PDU a 251-octet LE data length carries in one packet) unless said otherwise; the
+    /// stack never agrees to a larger ATT_MTU than this (Exchange MTU answers with it at most).
+    associatedtype LinkBuffers: LinkBufferSizing = LinkPDUBuffers<247>
+    /// The command and outbound ACL queues of the `StackControlOf` its callbacks receive, sized by
+    /// what it sends: `StandardControlBuffers` (384 and 1,024 octets, the Herald sensor's) unless
+    /// said otherwise. The ACL queue must hold at least one whole PDU of `LinkBuffers` per link.
+    associatedtype ControlBuffers: StackControlBuffers = StandardControlBuffers
+    /// What every callback receives: `StackControl` unless `ControlBuffers` says otherwise.
+    typealias Control = StackControlOf<ControlBuffers>
+}
+
+/// The buffer types of a link (`LEApplication.LinkBuffers`).
+public protocol LinkBufferSizing {
+    /// Each link's inbound L2CAP reassembly.
+    associatedtype Reassembler: L2CAPReassembling
+    /// One whole ATT PDU: a response being built, and the one held for a full queue.
+    associatedtype PDU: ATTPDUBuffer
+}
+
+/// Link buffers for ATT PDUs of up to `mtu` octets (at least 23, the LE minimum ATT_MTU, which also
+/// covers the LE signalling channel's 23-octet minimum MTU, Core 5.4 Vol 3 Part A 4).
+public enum LinkPDUBuffers<let mtu: Int>: LinkBufferSizing {
+    public typealias Reassembler = ACLReassembler<mtu>
+    public typealias PDU = FixedBytes<mtu>
+}
+
+/// A fixed-capacity buffer for one ATT PDU (`FixedBytes<n>`), as the stack uses it generically.
+public protocol ATTPDUBuffer: ByteSink {
+    init()
+    /// A copy of `bytes` (what fits).
+    init(_ bytes: Span<UInt8>)
+    static var capacity: Int { get }
+    var isEmpty: Bool { get }
+    mutating func removeAll()
+    /// Mutating although it only reads: called on a non-mutating method, a buffer held in a local
+    /// was first copied whole into the caller's frame (Swift 6.3, Embedded, -Osize: 0.25 KB more
+    /// main-loop stack for the wearable's 247-octet PDUs).
+    mutating func withSpan<R>(_ body: (Span<UInt8>) -> R) -> R
+}
+
+extension FixedBytes: ATTPDUBuffer {
+    public mutating func withSpan<R>(_ body: (Span<UInt8>) -> R) -> R { body(span) }
 }
 
 extension LEApplication {
-    public mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout StackControl) {}
-    public mutating func stackControllerDidFail(_ failure: ControllerFailure, now: UInt64, control: inout StackControl) {}
-    public mutating func stackDidReceive(advertisingReport: borrowing AdvertisingReport, now: UInt64, control: inout StackControl) {}
-    public mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {}
-    public mutating func stackDidFailToConnect(to peer: DeviceAddress, status: HCIStatus, now: UInt64, control: inout StackControl) {}
-    public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {}
-    public mutating func stackDidChangeDataLength(handle: UInt16, _ length: LinkDataLength, now: UInt64, control: inout StackControl) {}
-    public mutating func stackDidReceiveATT(handle: UInt16, pdu: Span<UInt8>, now: UInt64, control: inout StackControl) {}
-    public mutating func stackIndicationConfirmed(handle: UInt16, attribute: UInt16, now: UInt64, control: inout StackControl) {}
+    public mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout Control) {}
+    public mutating func stackControllerDidFail(_ failure: ControllerFailure, now: UInt64, control: inout Control) {}
+    public mutating func stackDidReceive(advertisingReport: borrowing AdvertisingReport, now: UInt64, control: inout Control) {}
+    public mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout Control) {}
+    public mutating func stackDidFailToConnect(to peer: DeviceAddress, status: HCIStatus, now: UInt64, control: inout Control) {}
+    public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout Control) {}
+    public mutating func stackDidChangeDataLength(handle: UInt16, _ length: LinkDataLength, now: UInt64, control: inout Control) {}
+    public mutating func stackDidReceiveATT(handle: UInt16, pdu: Span<UInt8>, now: UInt64, control: inout Control) {}
+    public mutating func stackIndicationConfirmed(handle: UInt16, attribute: UInt16, now: UInt64, control: inout Control) {}
     public mutating func stackCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus,
-                                                 returnParameters: Span<UInt8>, control: inout StackControl) {}
-    public mutating func stackCommandDidTimeOut(tag: CommandTag, opcode: HCIOpcode, control: inout StackControl) {}
-    public mutating func stackDidReceive(event: borrowing HCIEventPacket, control: inout StackControl) {}
+                                                 returnParameters: Span<UInt8>, control: inout Control) {}
+    public mutating func stackCommandDidTimeOut(tag: CommandTag, opcode: HCIOpcode, control: inout Control) {}
+    public mutating func stackDidReceive(event: borrowing HCIEventPacket, control: inout Control) {}
     public var applicationDeadline: UInt64? { nil }
-    public mutating func stackTimerFired(now: UInt64, control: inout StackControl) {}
+    public mutating func applicationDeadlineInPlace() -> UInt64? { applicationDeadline }
+    public mutating func stackTimerFired(now: UInt64, control: inout Control) {}
     public static var scans: Bool { true }
     public static var connectsAsCentral: Bool { true }
 }
 
 /// Per-link state above L2CAP: the ATT bearer (MTU, prepare queue, indication in flight).
-public struct LinkState<PrepareQueue: ATTPrepareQueue>: ConnectionExtra {
+public struct LinkState<PrepareQueue: ATTPrepareQueue, PDU: ATTPDUBuffer>: ConnectionExtra {
     public var bearer = ATTBearer<PrepareQueue>()
     /// An ATT response the outbound queue had no room for, sent as soon as there is (see
     /// `LEStack.sendHeldResponses`). One is enough: the client sends no new request before it has
     /// the response to the last (Core 5.4 Vol 3 Part F 3.3.2).
-    public internal(set) var heldResponse = FixedBytes<247>()
+    public internal(set) var heldResponse = PDU()
     public init() {}
 }
 

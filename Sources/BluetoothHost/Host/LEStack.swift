@@ -5,10 +5,12 @@
 /// defaults to a handful and allows 16), and the GATT database's `attributes` and value `values` bytes.
 public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, let values: Int>: HostDelegate {
     public var app: App
-    public var control = StackControl()
+    public var control = StackControlOf<App.ControlBuffers>()
     public var database: GATTDatabase<attributes, values, links>
     public var server: ATTServer
-    public internal(set) var connections = ConnectionTable<links, 247, LinkState<App.PrepareQueue>>()
+    public typealias PDU = App.LinkBuffers.PDU
+    public internal(set) var connections =
+        LinkTable<links, App.LinkBuffers.Reassembler, LinkState<App.PrepareQueue, PDU>>()
     public private(set) var router = L2CAPFixedChannelRouter()
     public private(set) var counters = LEStackCounters()
     public private(set) var isReady = false
@@ -25,7 +27,18 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
                      "GATTDatabase has a Database Hash but the application's serverFeatures leave it out")
         self.app = app
         self.database = database
-        self.server = ATTServer(maximumMTU: maximumMTU)
+        self.server = ATTServer(maximumMTU: Self.mtu(maximumMTU))
+    }
+
+    /// `maximumMTU` within what the application's link buffers hold (`LEApplication.LinkBuffers`).
+    static func mtu(_ maximumMTU: UInt16) -> UInt16 {
+        precondition(PDU.capacity >= Int(ATTMTU.minimum), "LinkBuffers below the minimum ATT_MTU of 23")
+        // A response that can never be queued would be held for ever: the queue takes one whole PDU
+        // from each link within its per-link share (three quarters).
+        let acl = App.ControlBuffers.ACL.self
+        precondition(acl.footprint(payloadLength: PDU.capacity) <= acl.totalOctets - acl.totalOctets / 4,
+                     "ControlBuffers' ACL queue holds no whole PDU of LinkBuffers")
+        return UInt16(min(Int(maximumMTU), PDU.capacity))
     }
 
     // MARK: HostDelegate
@@ -148,18 +161,18 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             counters.malformedACL &+= 1
             return
         }
-        // The reassembled PDU borrows the link's buffer; copy it (at most 247 bytes) so the layers
-        // above can change the link while handling it.
-        var pdu = FixedBytes<247>()
+        // The reassembled PDU borrows the link's buffer; copy it (at most one PDU of the
+        // application's `LinkBuffers`) so the layers above can change the link while handling it.
+        var pdu = PDU()
         var channel = L2CAPChannelID.null
         var summary: ConnectionSummary?
         let outcome = connections.receive(packet) { _, s, ch, payload in
-            pdu = FixedBytes<247>(payload)
+            pdu = PDU(payload)
             channel = ch
             summary = s
         }
         guard case .delivered = outcome, let link = summary else { return }
-        deliver(link: link, channel: channel, payload: pdu.span)
+        pdu.withSpan { deliver(link: link, channel: channel, payload: $0) }
     }
 
     // MARK: Links
@@ -310,29 +323,43 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         guard pdu.count > 0 else { return }
         switch ATTOpcode(rawValue: pdu[0]).kind {
         case .request, .command, .confirmation:
-            guard let i = connections.slot(of: link.handle) else { return }
-            var response = FixedBytes<247>()
-            let action = server.handle(pdu: pdu, bearer: &connections.entries[i]!.extra.bearer, connection: i,
-                                       now: now, database: &database, delegate: &app, response: &response)
-            switch action {
-            case .respond:
-                counters.attResponses &+= 1
-                // A response lost to a full queue would leave the client waiting 30 s and then drop
-                // the link (Part F 3.3.3): keep it and send it when room appears.
-                if !control.sendATT(handle: link.handle, pdu: response.span) {
-                    counters.heldResponses &+= 1
-                    connections.entries[i]!.extra.heldResponse = FixedBytes<247>(response.span)
-                }
-            case .indicationConfirmed(let attribute):
-                app.stackIndicationConfirmed(handle: link.handle, attribute: attribute, now: now, control: &control)
-            case .disconnect:
-                control.disconnect(handle: link.handle)
-            case .none:
-                break
-            }
+            serveATT(link: link, pdu: pdu)
         default:
-            app.stackDidReceiveATT(handle: link.handle, pdu: pdu, now: now, control: &control)
+            receiveClientATT(link: link, pdu: pdu)
         }
+    }
+
+    // The server's and the client's halves of `handleATT` are out of line, each in a frame of its
+    // own: inlined, the server's (the response, its scratch) and the application's client path were
+    // one 2.2 KB frame on firmware, on every ATT PDU's path.
+
+    @inline(never)
+    mutating func serveATT(link: ConnectionSummary, pdu: Span<UInt8>) {
+        guard let i = connections.slot(of: link.handle) else { return }
+        var response = PDU()
+        let action = server.handle(pdu: pdu, bearer: &connections.entries[i]!.extra.bearer, connection: i,
+                                   now: now, database: &database, delegate: &app, response: &response)
+        switch action {
+        case .respond:
+            counters.attResponses &+= 1
+            // A response lost to a full queue would leave the client waiting 30 s and then drop
+            // the link (Part F 3.3.3): keep it and send it when room appears.
+            if !response.withSpan({ control.sendATT(handle: link.handle, pdu: $0) }) {
+                counters.heldResponses &+= 1
+                connections.entries[i]!.extra.heldResponse = response
+            }
+        case .indicationConfirmed(let attribute):
+            app.stackIndicationConfirmed(handle: link.handle, attribute: attribute, now: now, control: &control)
+        case .disconnect:
+            control.disconnect(handle: link.handle)
+        case .none:
+            break
+        }
+    }
+
+    @inline(never)
+    mutating func receiveClientATT(link: ConnectionSummary, pdu: Span<UInt8>) {
+        app.stackDidReceiveATT(handle: link.handle, pdu: pdu, now: now, control: &control)
     }
 
     /// Queues ATT responses that found the outbound queue full; returns whether any was queued.
@@ -343,8 +370,9 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             // Looked at in place: this runs on every flush, and `if let link = entries[position]`
             // copied the whole link (reassembly buffer, bearer, held response).
             guard connections.entries[position]?.extra.heldResponse.isEmpty == false else { continue }
-            let response = connections.entries[position]!.extra.heldResponse
-            if control.sendATT(handle: connections.entries[position]!.handle, pdu: response.span) {
+            var response = connections.entries[position]!.extra.heldResponse
+            let handle = connections.entries[position]!.handle
+            if response.withSpan({ control.sendATT(handle: handle, pdu: $0) }) {
                 connections.entries[position]!.extra.heldResponse.removeAll()
                 queued = true
             }
@@ -356,21 +384,21 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
     @discardableResult
     public mutating func notify(handle: UInt16, attribute: UInt16, value: Span<UInt8>) -> Bool {
         guard let i = connections.slot(of: handle) else { return false }
-        var pdu = FixedBytes<247>()
+        var pdu = PDU()
         guard server.notify(handle: attribute, value: value, bearer: connections.entries[i]!.extra.bearer,
                             connection: i, database: database, into: &pdu) else { return false }
-        return control.sendATT(handle: handle, pdu: pdu.span)
+        return pdu.withSpan { control.sendATT(handle: handle, pdu: $0) }
     }
 
     /// Indicates `attribute`'s value to `handle` (one outstanding per link until confirmed).
     public mutating func indicate(handle: UInt16, attribute: UInt16, value: Span<UInt8>) -> ATTIndicationResult {
         guard let i = connections.slot(of: handle) else { return .bearerClosed }
-        var pdu = FixedBytes<247>()
+        var pdu = PDU()
         let result = server.indicate(handle: attribute, value: value, bearer: &connections.entries[i]!.extra.bearer,
                                      connection: i, now: now, database: database, into: &pdu)
         // An indication that cannot be queued must not stay outstanding: no confirmation could come,
         // and the 30 s transaction timer (Part F 3.3.3) would then disconnect a healthy link.
-        if result == .sent, !control.sendATT(handle: handle, pdu: pdu.span) {
+        if result == .sent, !pdu.withSpan({ control.sendATT(handle: handle, pdu: $0) }) {
             connections.entries[i]!.extra.bearer.pendingIndicationHandle = 0
             return .queueFull
         }
@@ -430,7 +458,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
                 control.disconnect(handle: connections.entries[position]!.handle)
             }
         }
-        if let d = app.applicationDeadline, now >= d { app.stackTimerFired(now: now, control: &control) }
+        if let d = app.applicationDeadlineInPlace(), now >= d { app.stackTimerFired(now: now, control: &control) }
     }
 
     mutating func malformedEvent() { counters.malformedEvents &+= 1 }
@@ -458,7 +486,7 @@ extension LEStack {
                      "GATTDatabase has a Database Hash but the application's serverFeatures leave it out")
         withUnsafeMutablePointer(to: &le.app) { makeApp($0) }
         le.control.initializeInPlace()
-        le.server = ATTServer(maximumMTU: maximumMTU)
+        le.server = ATTServer(maximumMTU: mtu(maximumMTU))
         le.connections.initializeInPlace()
         le.router = L2CAPFixedChannelRouter()
         le.counters = LEStackCounters()

@@ -1,23 +1,47 @@
+/// The capacities of an application's `StackControlOf` (`LEApplication.ControlBuffers`): its command
+/// queue and its outbound ACL queue, chosen by what the application sends.
+public protocol StackControlBuffers {
+    associatedtype Commands: HCICommandQueueing
+    associatedtype ACL: ACLOutboundQueueing
+}
+
+/// A command queue of `commandOctets` and an outbound ACL queue of `aclOctets` (each packed: see
+/// `HCICommandQueue`, `ACLOutboundQueue` for what a record takes).
+public enum StackControlQueues<let commandOctets: Int, let aclOctets: Int>: StackControlBuffers {
+    public typealias Commands = HCICommandQueue<commandOctets>
+    public typealias ACL = ACLOutboundQueue<aclOctets>
+}
+
+/// The Herald sensor's: 384 octets of commands, because one callback of the sensor can
+/// legitimately queue 10 commands of 213 octets in all (a connection attempt plus the advertiser's
+/// address change: scan off, advertising off, address, parameters, data, scan response, advertising
+/// on, scan parameters, scan on; when the room was too small the final Scan Enable was dropped and
+/// the sensor stopped hearing adverts); 1,024 octets of ACL data, four full 247-octet ATT PDUs
+/// (forty 27-octet fragments: far more than a controller buffers at once, so the wire never idles)
+/// or dozens of the short responses a Herald peer exchanges.
+public typealias StandardControlBuffers = StackControlQueues<384, 1024>
+
+/// The `StackControlOf` of every application that does not choose its buffers.
+public typealias StackControl = StackControlOf<StandardControlBuffers>
+
 /// What an application may ask the stack to do, from inside any callback.
 ///
 /// Callbacks run while the HCI host is busy delivering an event, so nothing is sent from inside them:
 /// commands and ACL data are queued here and flushed by `BluetoothStack` as soon as the callback
 /// returns (within the same `receive`/`tick` call). This is what lets the whole stack be plain values
 /// with no references between layers.
-public struct StackControl {
-    /// Commands waiting to enter the HCI host's queue, packed (`HCICommandQueue`). 384 octets, because
-    /// one callback of the Herald sensor can legitimately queue 10 commands of 213 octets in all: a
-    /// connection attempt plus the advertiser's address change (scan off, advertising off, address,
-    /// parameters, data, scan response, advertising on, scan parameters, scan on). When the room was
-    /// too small the final Scan Enable was dropped and the sensor stopped hearing adverts.
-    static var commandCapacity: Int { 384 }
-    var commands = HCICommandQueue<384>()
+public struct StackControlOf<Buffers: StackControlBuffers> {
+    /// Commands waiting to enter the HCI host's queue, packed (`HCICommandQueue`), as many as the
+    /// application's busiest callback queues (`StandardControlBuffers` says why the sensor's are 384
+    /// octets).
+    static var commandCapacity: Int { Buffers.Commands.totalOctets }
+    var commands = Buffers.Commands()
     /// Commands that did not fit (the application asked for more than 16 in one callback).
     public private(set) var droppedCommands = 0
-    /// Outbound L2CAP PDUs waiting for controller buffers, packed. 1,024 octets hold four full
-    /// 247-octet ATT PDUs (forty 27-octet fragments: far more than a controller buffers at once, so
-    /// the wire never idles) or dozens of the short responses a Herald peer exchanges.
-    public internal(set) var acl = ACLOutboundQueue<1024>()
+    /// Outbound L2CAP PDUs waiting for controller buffers, packed; at least one whole PDU of the
+    /// application's `LinkBuffers` (`LEStack` checks), since a response that never fits would be
+    /// held forever.
+    public internal(set) var acl = Buffers.ACL()
     /// Host→controller flow control (Core 5.4 Vol 4 Part E 4.1.1), for up to 16 links (the most
     /// Zephyr's hci_uart can be built for), whatever the connection table holds.
     public internal(set) var credits = ACLCredits<16>()
@@ -47,11 +71,17 @@ public struct StackControl {
     public init() {}
 
     /// Queues any HCI command; its completion reaches the application with `tag`.
-    /// Out of line: one copy per command type, rather than the encoder and queue record written out
-    /// again at each of the dozens of places that send (0.4 KB of a beacon image).
+    /// Out of line: one copy per command type, rather than the encoder written out again at each of
+    /// the dozens of places that send (0.4 KB of a beacon image); each copy only encodes, and one
+    /// non-generic `enqueue` queues them all.
     @inline(never)
     public mutating func send<C: HCICommand>(_ command: C, tag: CommandTag = .application) {
-        if !commands.append(command, tag: tag) { droppedCommands &+= 1 }
+        enqueue(HCICommandPacket(command), tag: tag)
+    }
+
+    @inline(never)
+    mutating func enqueue(_ packet: consuming HCICommandPacket, tag: CommandTag) {
+        if !commands.append(packet: packet, tag: tag, timeout: 0) { droppedCommands &+= 1 }
     }
 
     /// Queues an L2CAP PDU on `handle`, fragmented to the controller's ACL length. False when the
@@ -105,7 +135,7 @@ public struct StackControl {
     /// Drops everything tied to the controller (after a failure or Reset).
     mutating func reset() {
         commands.removeAll()
-        acl = ACLOutboundQueue()
+        acl = Buffers.ACL()
         credits = ACLCredits()
         connecting = nil
         scanning = nil
@@ -130,15 +160,15 @@ public struct AdvertisingIntent {
     }
 }
 
-extension StackControl {
+extension StackControlOf {
     /// `init()` for memory that holds no value yet, a stored property at a time, each queue in a
     /// frame of its own (`BluetoothStack.initialize`): the 1.8 KB value is never built whole in a
     /// temporary. `BluetoothStackInPlaceTests` checks it leaves no property unset.
     @inline(never)
     mutating func initializeInPlace() {
-        assignInPlace(&commands) { HCICommandQueue() }
+        assignInPlace(&commands) { Buffers.Commands() }
         droppedCommands = 0
-        assignInPlace(&acl) { ACLOutboundQueue() }
+        assignInPlace(&acl) { Buffers.ACL() }
         assignInPlace(&credits) { ACLCredits() }
         connecting = nil
         scanning = nil
