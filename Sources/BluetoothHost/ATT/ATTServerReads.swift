@@ -53,7 +53,7 @@ extension ATTServer {
         var builder = ATTFindInformationResponse.Builder(mtu: UInt16(truncatingIfNeeded: c.mtu))
         var h = Int(r.startingHandle)
         while h <= min(Int(r.endingHandle), db.count) {
-            guard builder.append(handle: UInt16(truncatingIfNeeded: h), type: db.attributes[h - 1].type, to: &out) else { break }
+            guard builder.append(handle: UInt16(truncatingIfNeeded: h), type: db.entry(h - 1).type, to: &out) else { break }
             h += 1
         }
         guard !builder.budget.isEmpty else { return error(op, r.startingHandle, .attributeNotFound, &out) }
@@ -73,7 +73,7 @@ extension ATTServer {
         while h <= min(Int(r.endingHandle), db.count) {
             defer { h += 1 }
             let handle = UInt16(truncatingIfNeeded: h)
-            let a = db.attributes[h - 1]
+            let a = db.entry(h - 1)
             guard a.type.uuid16 == r.attributeType,
                   db.checkAccess(handle, write: false, security: c.security) == nil else { continue }
             var value = ATTValueScratch()
@@ -99,7 +99,7 @@ extension ATTServer {
         while h <= min(Int(r.endingHandle), db.count) {
             defer { h += 1 }
             let handle = UInt16(truncatingIfNeeded: h)
-            guard db.attributes[h - 1].type == r.attributeType else { continue }
+            guard db.entry(h - 1).type == r.attributeType else { continue }
             var value = ATTValueScratch()
             let failure = db.checkAccess(handle, write: false, security: c.security)
                 ?? db.readValue(handle, connection: c.connection, offset: 0, delegate: &delegate, into: &value)
@@ -126,7 +126,8 @@ extension ATTServer {
         while h <= min(Int(r.endingHandle), db.count) {
             defer { h += 1 }
             let handle = UInt16(truncatingIfNeeded: h)
-            guard db.attributes[h - 1].type == r.attributeGroupType else { continue }
+            // isGroupType: a 16-bit type.
+            guard db.entryIsType(h - 1, r.attributeGroupType.uuid16 ?? 0) else { continue }
             guard builder.append(handle: handle, endGroupHandle: db.groupEnd(ofService: handle),
                                  value: db.value(handle), to: &out) else { break }
         }

@@ -34,6 +34,8 @@ public struct GATTCharacteristicHandles: Sendable, Equatable {
 }
 
 /// A fixed-capacity GATT server database (Core 5.4 Vol 3 Part G 3), built at start-up, no heap.
+/// With `attributeCapacity` 0 it is a constant table instead (`init(table:)`, GATTConstantTable.swift):
+/// attributes and constant values in flash, only per-link values in RAM.
 ///
 /// - `attributeCapacity`: most attributes (handles run 0x0001...count, no gaps).
 /// - `valueCapacity`: octets for declarations, stored values and per-link values together.
@@ -47,19 +49,21 @@ public struct GATTCharacteristicHandles: Sendable, Equatable {
 public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, let linkCapacity: Int> {
     var attributes: InlineArray<attributeCapacity, GATTAttribute>
     var values: InlineArray<valueCapacity, UInt8>
-    public private(set) var count = 0
+    public internal(set) var count = 0
     var valuesUsed = 0
     var lastServiceHandle: UInt16 = 0
     var lastCharacteristicValueHandle: UInt16 = 0
     /// Cached Database Hash, little-endian as it is read over ATT; recomputed after any change.
     var hash: AES128.Block = InlineArray(repeating: 0)
     var hashIsValid = false
+    /// The constant table a `GATTDatabase<0, V, L>` serves from (`init(table:)`); empty otherwise.
+    var table = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
 
     public private(set) var deviceNameHandle: UInt16 = 0
     public private(set) var appearanceHandle: UInt16 = 0
     public private(set) var serviceChanged = GATTCharacteristicHandles(declaration: 0, value: 0, clientConfiguration: 0)
-    public private(set) var clientSupportedFeaturesHandle: UInt16 = 0
-    public private(set) var databaseHashHandle: UInt16 = 0
+    public internal(set) var clientSupportedFeaturesHandle: UInt16 = 0
+    public internal(set) var databaseHashHandle: UInt16 = 0
 
     /// Builds the two mandatory services. `deviceNameMaxLength` leaves room to rename the device later.
     /// `features` must be the application's `serverFeatures`: they decide whether the GATT service
@@ -218,8 +222,33 @@ public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, l
         // 0 <= i < count <= A: the index needs no second check.
         let i = Int(handle) &- 1
         guard i >= 0, i < count else { return nil }
+        return entry(i)
+    }
+
+    /// The attribute of handle `i + 1`, for 0 <= i < count: from the table or the RAM array.
+    @inline(__always)
+    func entry(_ i: Int) -> GATTAttribute {
+        if Self.usesTable { return GATTConstantTable.attribute(table, i) }
         return attributes[unchecked: i]
     }
+
+    /// Whether handle `i + 1` (0 <= i < count) has the 16-bit type `uuid16`, and its CCCD handle:
+    /// for the loops over handles, which need no more than that of a table record.
+    @inline(__always)
+    func entryIsType(_ i: Int, _ uuid16: UInt16) -> Bool {
+        if Self.usesTable { return GATTConstantTable.isType(table, i, uuid16) }
+        return attributes[unchecked: i].isType(uuid16)
+    }
+
+    @inline(__always)
+    func entryCCCD(_ i: Int) -> UInt16 {
+        if Self.usesTable { return GATTConstantTable.cccdHandle(table, i) }
+        return attributes[unchecked: i].cccdHandle
+    }
+
+    /// Octet `k` of a `.constant` value's storage: in the table when there is one.
+    @inline(__always)
+    func constantOctet(_ k: Int) -> UInt8 { Self.usesTable ? table[k] : values[k] }
 
     /// Last handle of the group that starts at the service declaration `handle` (Part G 3.1).
     /// Inlined for the reason `attribute` is: as a call it copied the database (0.8 KB) into its frame.
@@ -227,8 +256,8 @@ public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, l
     public func groupEnd(ofService handle: UInt16) -> UInt16 {
         var h = Int(handle) &+ 1
         while h <= count {
-            let t = attributes[unchecked: h &- 1]  // 1 <= h <= count <= A
-            if t.isType(GATTAttributeType.primaryService) || t.isType(GATTAttributeType.secondaryService) { break }
+            // 1 <= h <= count
+            if entryIsType(h &- 1, GATTAttributeType.primaryService) || entryIsType(h &- 1, GATTAttributeType.secondaryService) { break }
             h &+= 1
         }
         return UInt16(truncatingIfNeeded: h - 1)
@@ -253,6 +282,11 @@ public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, l
     @_lifetime(borrow self)
     public func value(_ handle: UInt16, connection: Int = 0) -> Span<UInt8> {
         let r = storedSpan(handle, connection: connection) ?? (0, 0)
+        if Self.usesTable, case .constant? = attribute(handle)?.storage {
+            // The table outlives the database (init(table:)), so its octets may be lent as ours.
+            let octets = Span(_unsafeElements: table.extracting(r.offset..<(r.offset + r.length)))
+            return unsafe _overrideLifetime(octets, borrowing: self)
+        }
         return values.span.extracting(r.offset..<(r.offset + r.length))
     }
 }

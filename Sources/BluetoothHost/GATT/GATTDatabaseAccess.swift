@@ -36,6 +36,11 @@ extension GATTDatabase {
             guard offset <= 16 else { return .invalidOffset }
             for i in offset..<16 { sink.append(h[i]) }
             return nil
+        case .constant(let o, let n) where Self.usesTable:
+            // In the table (flash): checked against it by init(table:).
+            guard offset <= n else { return .invalidOffset }
+            for k in (o &+ offset)..<(o &+ n) { sink.append(table[k]) }
+            return nil
         case .constant, .stored, .perLink:
             guard let r = storedSpan(handle, connection: connection) else { return .unlikelyError }
             guard offset <= r.length else { return .invalidOffset }
@@ -86,8 +91,8 @@ extension GATTDatabase {
         var valueHandle: UInt16 = 0
         var h = Int(handle) - 1
         while h >= 1 {
-            if attributes[h - 1].cccdHandle == handle { valueHandle = UInt16(truncatingIfNeeded: h); break }
-            if attributes[h - 1].isType(GATTAttributeType.characteristic) { break }
+            if entryCCCD(h - 1) == handle { valueHandle = UInt16(truncatingIfNeeded: h); break }
+            if entryIsType(h - 1, GATTAttributeType.characteristic) { break }
             h -= 1
         }
         var allowed: UInt16 = 0
@@ -130,8 +135,8 @@ extension GATTDatabase {
     public func characteristicValue(forCCCD handle: UInt16) -> UInt16 {
         var h = Int(handle) - 1
         while h >= 1 {
-            if attributes[h - 1].cccdHandle == handle { return UInt16(truncatingIfNeeded: h) }
-            if attributes[h - 1].isType(GATTAttributeType.characteristic) { break }
+            if entryCCCD(h - 1) == handle { return UInt16(truncatingIfNeeded: h) }
+            if entryIsType(h - 1, GATTAttributeType.characteristic) { break }
             h -= 1
         }
         return 0
@@ -155,7 +160,7 @@ extension GATTDatabase {
     public mutating func resetLink(_ connection: Int) {
         guard connection >= 0, connection < linkCapacity else { return }
         for i in 0..<count {
-            if case .perLink(let o, let w) = attributes[i].storage {
+            if case .perLink(let o, let w) = entry(i).storage {
                 for k in 0..<w { values[o + connection * w + k] = 0 }
             }
         }
@@ -180,7 +185,7 @@ extension GATTDatabase {
         if hashIsValid { return hash }
         var cmac = AESCMAC(key: InlineArray(repeating: 0))
         for i in 0..<count {
-            let a = attributes[i]
+            let a = entry(i)
             guard let t = a.type.uuid16 else { continue }
             let withValue: Bool
             switch t {
@@ -196,7 +201,7 @@ extension GATTDatabase {
             cmac.append(u16: handle)
             cmac.append(u16: t)
             if withValue, let r = storedSpan(handle, connection: 0) {
-                for k in r.offset..<(r.offset + r.length) { cmac.append(values[k]) }
+                for k in r.offset..<(r.offset + r.length) { cmac.append(constantOctet(k)) }
             }
         }
         let mac = cmac.finalize()

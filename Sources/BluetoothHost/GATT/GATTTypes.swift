@@ -106,6 +106,12 @@ public enum GATTDatabaseError: Error, Sendable, Equatable {
     case noEnclosingDeclaration
     /// A stored value longer than the 512 octets ATT allows (Part F 3.2.9) or than its maximum.
     case valueTooLong
+    /// A constant table (`GATTDatabase(table:)`) whose records or values lie outside it or outside
+    /// the database's per-link octets, or a table for a database that has attribute capacity.
+    case invalidTable
+    /// `writeConstantTable`: a writable stored value (or a permission outside the low octet) cannot
+    /// be a constant.
+    case notConstant
 }
 
 /// Where an attribute's value comes from, given to the builder.
