@@ -100,5 +100,13 @@ struct SensorPeripheralTests {
         rig.sensor.stackDidBecomeReady(ControllerInfo(), now: 0, control: &rig.control)
         let d = try #require(rig.sensor.peripheral.deadline)
         #expect(rig.sensor.applicationDeadline == d)
+        // The stack asks in place (`applicationDeadlineInPlace`, `deadlineInPlace`): the same answers.
+        #expect(rig.sensor.peripheral.deadlineInPlace() == d)
+        #expect(rig.sensor.applicationDeadlineInPlace() == d)
+        // With the central on, its purge timer joins in; both forms still agree.
+        rig.sensor.start(now: 10, control: &rig.control)
+        let both = try #require(rig.sensor.applicationDeadline)
+        #expect(both == min(d, 10 + HeraldSensorConfiguration().purgeInterval))
+        #expect(rig.sensor.applicationDeadlineInPlace() == both)
     }
 }

@@ -177,6 +177,15 @@ import BluetoothHost
             try list.withUnsafeBufferPointer { b throws(DecodeError) in try SignalMessageEncoder.writePayloadSharing(rssi: -42, payloads: Span(_unsafeElements: b), to: &s) }
         }
         #expect(sharing == Self.capturedSharingPrepareWrites.flatMap { $0 })
+        // Built in its buffer (the central's way: header, payloads appended, length filled in), the
+        // same bytes, after whatever the buffer already held.
+        var inPlace = FixedBytes<64>()
+        inPlace.append(0xEE)
+        let start = SignalMessageEncoder.startPayloadSharing(rssi: -42, in: &inPlace)
+        inPlace.append(contentsOf: list.span)
+        try SignalMessageEncoder.finishPayloadSharing(in: &inPlace, start: start)
+        #expect(start == 1)
+        #expect(Array(array(inPlace).dropFirst()) == sharing)
         #expect(fragments(sharing, size: 18) == Self.capturedSharingPrepareWrites)
         #expect(fragments(sharing).map(\.count) == [20, 20, 7])
 

@@ -162,8 +162,8 @@ public struct HeraldAdvertiser {
 
     // MARK: Stack events
 
-    public mutating func stackDidBecomeReady<D: HeraldPeripheralDelegate>(
-        _ info: ControllerInfo, now: UInt64, tracksPeriods: Bool = true, control: inout StackControl, delegate: inout D
+    public mutating func stackDidBecomeReady<D: HeraldPeripheralDelegate, B: StackControlBuffers>(
+        _ info: ControllerInfo, now: UInt64, tracksPeriods: Bool = true, control: inout StackControlOf<B>, delegate: inout D
     ) {
         precondition(tracksPeriods || !(D.rotatesAddress && rotates), "HeraldAdvertiser: a rotating address needs the period grid")
         self.tracksPeriods = tracksPeriods
@@ -197,7 +197,9 @@ public struct HeraldAdvertiser {
 
     /// Legacy connectable advertising stops when a central connects (Core 5.4 Vol 6 Part B 4.4.2.3);
     /// enable it again so other centrals can still find us.
-    public mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {
+    public mutating func stackDidConnect<B: StackControlBuffers>(
+        _ link: ConnectionSummary, now: UInt64, control: inout StackControlOf<B>
+    ) {
         lastNow = now
         guard link.role == .peripheral, ready, configured, wanted, isAdvertising else { return }
         control.send(HCILESetAdvertisingEnable(true), tag: HeraldCommandTag.advertising)
@@ -205,7 +207,7 @@ public struct HeraldAdvertiser {
 
     /// A controller at its connection limit refuses to advertise connectably (the enable after a
     /// connection fails); once a link is gone there may be room again.
-    public mutating func stackDidDisconnect(now: UInt64, control: inout StackControl) {
+    public mutating func stackDidDisconnect<B: StackControlBuffers>(now: UInt64, control: inout StackControlOf<B>) {
         lastNow = now
         guard ready, configured, wanted, !isAdvertising, !rotates || addressPeriod >= period else { return }
         control.send(HCILESetAdvertisingEnable(true), tag: HeraldCommandTag.advertising)
@@ -213,7 +215,7 @@ public struct HeraldAdvertiser {
     }
 
     /// Starts or stops advertising from the application.
-    public mutating func setAdvertising(_ on: Bool, control: inout StackControl) {
+    public mutating func setAdvertising<B: StackControlBuffers>(_ on: Bool, control: inout StackControlOf<B>) {
         wanted = on
         guard ready, configured else { return }
         if on != isAdvertising, !on || !rotates || addressPeriod >= period {
@@ -225,6 +227,13 @@ public struct HeraldAdvertiser {
     /// The next instant the advertiser must act: the next period boundary, before it the moment to
     /// prepare the next address, and a retry after a failure.
     public var deadline: UInt64? {
+        var advertiser = self
+        return advertiser.deadlineInPlace()
+    }
+
+    /// `deadline`, read where the advertiser lies: the getter is handed a copy of it (248 octets on
+    /// the firmware wearable's main loop, on every tick). Mutating only for that; it changes nothing.
+    public mutating func deadlineInPlace() -> UInt64? {
         guard ready, tracksPeriods else { return nil }
         let boundary = start(ofPeriod: period &+ 1)
         guard rotates else { return boundary }
@@ -237,7 +246,9 @@ public struct HeraldAdvertiser {
         return boundary
     }
 
-    public mutating func stackTimerFired<D: HeraldPeripheralDelegate>(now: UInt64, control: inout StackControl, delegate: inout D) {
+    public mutating func stackTimerFired<D: HeraldPeripheralDelegate, B: StackControlBuffers>(
+        now: UInt64, control: inout StackControlOf<B>, delegate: inout D
+    ) {
         lastNow = now
         guard ready, tracksPeriods else { return }
         let p = period(at: now)
@@ -272,15 +283,15 @@ public struct HeraldAdvertiser {
         guard job == .none, now >= retryAfter else { return }
         if addressPeriod < period {
             requestAddress(for: period, control: &control)
-        } else if preparedPeriod != period &+ 1, let d = deadline, now >= d {
+        } else if preparedPeriod != period &+ 1, let d = deadlineInPlace(), now >= d {
             requestAddress(for: period &+ 1, control: &control)
         }
     }
 
     /// Consumes completions of the advertiser's own commands; false for anyone else's.
-    public mutating func stackCommandDidComplete<D: HeraldPeripheralDelegate>(
+    public mutating func stackCommandDidComplete<D: HeraldPeripheralDelegate, B: StackControlBuffers>(
         tag: CommandTag, opcode: HCIOpcode, status: HCIStatus, returnParameters: Span<UInt8>,
-        control: inout StackControl, delegate: inout D
+        control: inout StackControlOf<B>, delegate: inout D
     ) -> Bool {
         guard HeraldCommandTag.owns(tag) else { return false }
         guard status == .success else {
@@ -329,8 +340,9 @@ public struct HeraldAdvertiser {
         return true
     }
 
-    mutating func addressComputed<D: HeraldPeripheralDelegate>(_ address: BDAddress, for p: Int64, control: inout StackControl,
-                                                               delegate: inout D) {
+    mutating func addressComputed<D: HeraldPeripheralDelegate, B: StackControlBuffers>(
+        _ address: BDAddress, for p: Int64, control: inout StackControlOf<B>, delegate: inout D
+    ) {
         failures = 0
         if p <= period {
             // Made for this period (or, late, for an earlier one: it is fresh all the same).
@@ -352,7 +364,7 @@ public struct HeraldAdvertiser {
 
     // MARK: Commands
 
-    mutating func requestAddress(for p: Int64, control: inout StackControl) {
+    mutating func requestAddress<B: StackControlBuffers>(for p: Int64, control: inout StackControlOf<B>) {
         job = .random(period: p)
         jobStartedAt = lastNow
         control.send(HCILERand(), tag: HeraldCommandTag.random)
@@ -360,7 +372,7 @@ public struct HeraldAdvertiser {
 
     /// Backs off 1, 2, 4 … 64 s. Without any address yet there is nothing private to protect: the
     /// identity address is advertised meanwhile rather than nothing.
-    mutating func addressFailed(control: inout StackControl) {
+    mutating func addressFailed<B: StackControlBuffers>(control: inout StackControlOf<B>) {
         job = .none
         failures += 1
         var backoff: UInt64 = 1_000
@@ -371,8 +383,9 @@ public struct HeraldAdvertiser {
 
     /// Disable, set the address, enable: one batch, so the controller never advertises between the
     /// two addresses.
-    mutating func apply<D: HeraldPeripheralDelegate>(_ address: BDAddress, for p: Int64, control: inout StackControl,
-                                                     delegate: inout D) {
+    mutating func apply<D: HeraldPeripheralDelegate, B: StackControlBuffers>(
+        _ address: BDAddress, for p: Int64, control: inout StackControlOf<B>, delegate: inout D
+    ) {
         // LE Set Random Address is refused while scanning or initiating (Core 5.4 Vol 4 Part E
         // 7.8.4; Zephyr answers 0x0C): the scanner pauses and a connection attempt is cancelled (the
         // central hears 0x44 and tries again later), then the scan the application wants resumes.
@@ -389,7 +402,9 @@ public struct HeraldAdvertiser {
         control.resumeScanning()
     }
 
-    mutating func configureAndEnable(ownAddressType: HCIOwnAddressType, control: inout StackControl) {
+    mutating func configureAndEnable<B: StackControlBuffers>(
+        ownAddressType: HCIOwnAddressType, control: inout StackControlOf<B>
+    ) {
         if !configured || configuredAddressType != ownAddressType {
             if isAdvertising {
                 control.send(HCILESetAdvertisingEnable(false), tag: HeraldCommandTag.advertising)

@@ -15,6 +15,19 @@ struct HeraldLinkState<let payloadCapacity: Int, let signalCapacity: Int> {
     var signal = SignalReassembler<signalCapacity>()
 
     init() {}
+
+    /// Back to a free slot, field by field where it lies: assigning `HeraldLinkState()` built the
+    /// whole state (payload and signal buffers) in a temporary first, and `InlineArray(repeating:)`
+    /// all the links' (1.1 KB of the firmware wearable's stack).
+    mutating func clear() {
+        handle = Self.free
+        peer = DeviceAddress(type: .publicDevice, address: .zero)
+        role = .peripheral
+        period = 0
+        payload.removeAll()
+        hasPayload = false
+        signal.reset()
+    }
 }
 
 /// The peripheral half of a Herald device, as a component: an application (`LEApplication`) embeds
@@ -54,7 +67,7 @@ public struct HeraldPeripheral<Source: HeraldPayloadSource, let links: Int, let 
         advertiser = try HeraldAdvertiser(configuration: advertising, clock: clock)
         self.payloadID = payloadID
         self.signalID = signalID
-        linkStates = InlineArray(repeating: HeraldLinkState())
+        linkStates = Self.freeLinks()
     }
 
     /// Adds the Herald service to the database the stack will serve (before the stack is built).
@@ -98,19 +111,22 @@ public struct HeraldPeripheral<Source: HeraldPayloadSource, let links: Int, let 
         guard id == payloadID else { return .readNotPermitted }
         guard connection >= 0, connection < links else { return .unlikelyError }
         if !linkStates[connection].hasPayload {
-            var payload = FixedBytes<payloadCapacity>()
             let time = advertiser.unixSeconds(startOf: linkStates[connection].period)
-            // No payload (outside the key schedule) or one too large for the buffer: serve nothing
-            // rather than a truncated or all-zero identifier.
-            guard source.writePayload(at: time, to: &payload), !payload.overflowed else { return .unlikelyError }
-            linkStates[connection].payload = payload
+            // Written into the link's buffer where it lies (a local and a copy for the delegate were
+            // two more payloads on the stack). No payload (outside the key schedule) or one too large
+            // for the buffer: serve nothing rather than a truncated or all-zero identifier.
+            linkStates[connection].payload.removeAll()
+            guard source.writePayload(at: time, to: &linkStates[connection].payload), !linkStates[connection].payload.overflowed else {
+                linkStates[connection].payload.removeAll()
+                return .unlikelyError
+            }
             linkStates[connection].hasPayload = true
         }
         let count = linkStates[connection].payload.count
         guard offset <= count else { return .invalidOffset }
         if offset == 0 {
-            let payload = linkStates[connection].payload
-            delegate.heraldPeripheral(didServePayload: payload.span, to: reportedLink(connection))
+            let link = reportedLink(connection)
+            delegate.heraldPeripheral(didServePayload: linkStates[connection].payload.span, to: link)
         }
         for i in offset..<count { sink.append(linkStates[connection].payload[i]) }
         return nil
@@ -169,10 +185,10 @@ public struct HeraldPeripheral<Source: HeraldPayloadSource, let links: Int, let 
 
     // MARK: Stack events (forward from the LEApplication)
 
-    public mutating func stackDidBecomeReady<D: HeraldPeripheralDelegate>(
-        _ info: ControllerInfo, now: UInt64, control: inout StackControl, delegate: inout D
+    public mutating func stackDidBecomeReady<D: HeraldPeripheralDelegate, B: StackControlBuffers>(
+        _ info: ControllerInfo, now: UInt64, control: inout StackControlOf<B>, delegate: inout D
     ) {
-        linkStates = InlineArray(repeating: HeraldLinkState())
+        clearLinks()
         advertiser.stackDidBecomeReady(info, now: now, tracksPeriods: Self.tracksPeriods(D.self), control: &control,
                                        delegate: &delegate)
     }
@@ -185,48 +201,61 @@ public struct HeraldPeripheral<Source: HeraldPayloadSource, let links: Int, let 
     }
 
     public mutating func stackControllerDidFail() {
-        linkStates = InlineArray(repeating: HeraldLinkState())
+        clearLinks()
         advertiser.stackControllerDidFail()
     }
 
+    /// Every link slot free, built in a frame of its own (inlined into the caller, the table's
+    /// temporary added to the frame that builds the firmware's stack value).
+    @inline(never)
+    static func freeLinks() -> InlineArray<links, HeraldLinkState<payloadCapacity, signalCapacity>> {
+        InlineArray(repeating: HeraldLinkState())
+    }
+
+    mutating func clearLinks() {
+        for slot in 0..<links { linkStates[slot].clear() }
+    }
+
     /// Forward for every link, central or peripheral, to keep the slot mirror in step.
-    public mutating func stackDidConnect<D: HeraldPeripheralDelegate>(
-        _ link: ConnectionSummary, now: UInt64, control: inout StackControl, delegate: inout D
+    public mutating func stackDidConnect<D: HeraldPeripheralDelegate, B: StackControlBuffers>(
+        _ link: ConnectionSummary, now: UInt64, control: inout StackControlOf<B>, delegate: inout D
     ) {
         for slot in 0..<links where linkStates[slot].handle == HeraldLinkState<payloadCapacity, signalCapacity>.free {
-            var state = HeraldLinkState<payloadCapacity, signalCapacity>()
-            state.handle = link.handle
-            state.peer = link.peer
-            state.role = link.role
-            state.period = advertiser.period
-            linkStates[slot] = state
+            linkStates[slot].clear()
+            linkStates[slot].handle = link.handle
+            linkStates[slot].peer = link.peer
+            linkStates[slot].role = link.role
+            linkStates[slot].period = advertiser.period
             delegate.heraldPeripheral(didConnect: reportedLink(slot))
             break
         }
         advertiser.stackDidConnect(link, now: now, control: &control)
     }
 
-    public mutating func stackDidDisconnect<D: HeraldPeripheralDelegate>(
-        handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl, delegate: inout D
+    public mutating func stackDidDisconnect<D: HeraldPeripheralDelegate, B: StackControlBuffers>(
+        handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControlOf<B>, delegate: inout D
     ) {
         for slot in 0..<links where linkStates[slot].handle == handle {
             let gone = reportedLink(slot)
-            linkStates[slot] = HeraldLinkState()
+            linkStates[slot].clear()
             delegate.heraldPeripheral(didDisconnect: gone, reason: reason)
         }
         advertiser.stackDidDisconnect(now: now, control: &control)
     }
 
     public var deadline: UInt64? { advertiser.deadline }
+    public mutating func deadlineInPlace() -> UInt64? { advertiser.deadlineInPlace() }
 
-    public mutating func stackTimerFired<D: HeraldPeripheralDelegate>(now: UInt64, control: inout StackControl, delegate: inout D) {
+    public mutating func stackTimerFired<D: HeraldPeripheralDelegate, B: StackControlBuffers>(
+        now: UInt64, control: inout StackControlOf<B>, delegate: inout D
+    ) {
         advertiser.stackTimerFired(now: now, control: &control, delegate: &delegate)
     }
 
     /// Consumes completions tagged `HeraldCommandTag`; false for other commands.
-    public mutating func stackCommandDidComplete<D: HeraldPeripheralDelegate>(
+    public mutating func stackCommandDidComplete<D: HeraldPeripheralDelegate, B: StackControlBuffers>(
         tag: CommandTag, opcode: HCIOpcode, status: HCIStatus, returnParameters: Span<UInt8>,
-        control: inout StackControl, delegate: inout D
+        control: inout StackControlOf<B>, delegate: inout D
     ) -> Bool {
         advertiser.stackCommandDidComplete(tag: tag, opcode: opcode, status: status, returnParameters: returnParameters,
                                            control: &control, delegate: &delegate)

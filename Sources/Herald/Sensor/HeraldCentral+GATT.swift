@@ -48,7 +48,7 @@ extension HeraldCentral {
     }
 
     /// Starts the GATT operation `step` asks for on link `slot`'s client, writing its request into
-    /// `request`. A signal write's fragment is copied out of `outgoing` (the client keeps no borrow).
+    /// `request`. A signal write's fragment is read in place from `outgoing` (the client keeps no borrow).
     public mutating func startGATT(_ step: HeraldGATTStep, link slot: Int, now: UInt64,
                                    into request: inout FixedBytes<247>) -> HeraldGATTStart {
         guard slots[slot] != nil else { return .nothing }
@@ -65,8 +65,9 @@ extension HeraldCentral {
                 try slots[slot]?.client.start(.readLong(handle: attribute), now: now, into: &request)
             case .writeSignal(let attribute, let offset, let length):
                 guard outgoingLink == slot, offset >= 0, length > 0, offset + length <= outgoing.count else { return .refused }
-                let fragment = FixedBytes<247>(outgoing.span.extracting(offset..<(offset + length)))
-                try slots[slot]?.client.start(.write(handle: attribute, value: fragment.span), now: now, into: &request)
+                // The fragment is read where it lies in `outgoing` (a copy of it was 248 octets of stack).
+                try slots[slot]?.client.start(.write(handle: attribute, value: outgoing.span.extracting(offset..<(offset + length))),
+                                              now: now, into: &request)
             case .needMessage, .done:
                 return .nothing
             }

@@ -29,32 +29,25 @@ extension HeraldCentral {
             return true
         case .payloadSharing:
             guard let peer = database.index(of: target) else { return false }
-            var list = FixedBytes<510>()
-            // Header: action code, 16-bit RSSI and 16-bit length (0x03).
-            let room = limit - 5
-            guard room > 0, sharingList(for: peer, now: now, into: &list, maximumBytes: room) > 0 else { return false }
+            // Header (action code, 16-bit RSSI, 16-bit length: 5 octets), then the list written
+            // straight after it: a list of its own was another 510 octets of stack.
+            let room = min(limit, outgoing.capacity) - 5
+            guard room > 0 else { return false }
             let rssi = Int16(database.entries[peer]?.rssi ?? 0)
-            do throws(DecodeError) { try SignalMessageEncoder.writePayloadSharing(rssi: rssi, payloads: list.span, to: &outgoing) } catch { return false }
+            let start = SignalMessageEncoder.startPayloadSharing(rssi: rssi, in: &outgoing)
+            guard database.sharingList(for: peer, now: now, window: configuration.sharingWindow, into: &outgoing,
+                                         maximumBytes: room) > 0 else { outgoing.removeAll(); return false }
+            do throws(DecodeError) { try SignalMessageEncoder.finishPayloadSharing(in: &outgoing, start: start) } catch { return false }
             return true
         }
     }
 
     /// The "calling card" for `peer`: whole payloads of Herald iOS and receive-only devices seen in the
-    /// sharing window, never the peer's own, up to `maximumBytes` (at most 510). Returns how many
-    /// payloads it holds. Mutating only so that it reads the database in place (see `loadOutgoing`);
-    /// it changes nothing.
-    public mutating func sharingList(for peer: Int, now: UInt64, into list: inout FixedBytes<510>, maximumBytes: Int = 510) -> Int {
-        guard let p = database.entries[peer] else { return 0 }
-        var n = 0
-        for i in 0..<devices where i != peer {
-            guard let d = database.entries[i], d.hasPayload, d.os == .ios || d.kind == .receiveOnly,
-                  now &- d.lastSeen <= configuration.sharingWindow else { continue }
-            if p.hasPayload && p.payload.elementsEqual(d.payload.span) { continue }
-            guard d.payload.count <= list.freeCapacity, list.count + d.payload.count <= maximumBytes else { continue }
-            list.append(contentsOf: d.payload.span)
-            n += 1
-        }
-        return n
+    /// sharing window, never the peer's own, up to `maximumBytes` (at most 510), appended to `list`.
+    /// Returns how many payloads it added (`HeraldDeviceDatabase.sharingList`).
+    public mutating func sharingList<let n: Int>(for peer: Int, now: UInt64, into list: inout FixedBytes<n>,
+                                                 maximumBytes: Int = 510) -> Int {
+        database.sharingList(for: peer, now: now, window: configuration.sharingWindow, into: &list, maximumBytes: maximumBytes)
     }
 
     // MARK: Signal messages written to us (peripheral role)

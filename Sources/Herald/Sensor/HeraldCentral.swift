@@ -138,11 +138,11 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     /// filed or connected to (a device already known is still measured).
     public internal(set) var ignoredAppleAdverts = 0
     /// The signal message being written, shared by every link, and the link writing it. Why one:
-    /// a message may be 520 octets (a full payload-sharing list), kept for several round trips, and
+    /// a message may be 244 octets (520 on a host: `OutgoingSignalBytes`), kept for several round trips, and
     /// one per link cost 2 KB on a 4-link wearable, while the central writes on one link at a time
     /// in practice. A link that needs it while another holds it skips that write; the device stays
     /// flagged (immediate send pending, sharing due) and gets it on its next connection.
-    public internal(set) var outgoing = FixedBytes<520>()
+    public internal(set) var outgoing = OutgoingSignalBytes()
     public internal(set) var outgoingLink: Int?
 
     public init(configuration: HeraldSensorConfiguration = HeraldSensorConfiguration()) {

@@ -136,6 +136,35 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
         return body(entries[index]!.payload.span)
     }
 
+    /// Whether the devices at `a` and `b` both hold the same payload, compared in place.
+    public mutating func samePayload(_ a: Int, _ b: Int) -> Bool {
+        guard entries[a]?.hasPayload == true, entries[b]?.hasPayload == true else { return false }
+        return entries[a]!.payload.elementsEqual(entries[b]!.payload.span)
+    }
+
+    /// The payload-sharing "calling card" for the device at `peer`: whole payloads of Herald iOS and
+    /// receive-only devices seen within `window` of `now`, never the peer's own, at most
+    /// `maximumBytes` of them, appended to `list` (which may already hold the message header, so the
+    /// central writes it straight into its outgoing message). Returns how many payloads it added.
+    /// Mutating only so that it reads in place: each device is read field by field where it lies,
+    /// not copied out; it changes nothing.
+    public mutating func sharingList<let n: Int>(for peer: Int, now: UInt64, window: UInt64, into list: inout FixedBytes<n>,
+                                                 maximumBytes: Int) -> Int {
+        guard let peerHasPayload = entries[peer]?.hasPayload else { return 0 }
+        let start = list.count
+        var added = 0
+        for i in 0..<capacity where i != peer {
+            guard entries[i]?.hasPayload == true, entries[i]?.os == .ios || entries[i]?.kind == .receiveOnly,
+                  let lastSeen = entries[i]?.lastSeen, now &- lastSeen <= window,
+                  let length = entries[i]?.payload.count else { continue }
+            if peerHasPayload && samePayload(peer, i) { continue }
+            guard length <= list.freeCapacity, list.count - start + length <= maximumBytes else { continue }
+            _ = withPayload(at: i) { list.append(contentsOf: $0) }
+            added += 1
+        }
+        return added
+    }
+
     public mutating func index(of address: DeviceAddress) -> Int? {
         for i in 0..<capacity where entries[i]?.address == address { return i }
         return nil
@@ -175,9 +204,11 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
             return (i, false)
         }
         let slot = freeSlot(evicted: evicted)
-        store(HeraldDevice(firstSeen: now, lastSeen: now, lastUpdated: now, ignoreInterval: initialIgnoreInterval,
-                           kind: kind, hasHeraldService: kind == .herald ? true : nil,
-                           pseudoAddress: pseudoAddress, address: address, target: TargetIdentifier(nextTarget)), at: slot)
+        // Written into its position, not passed to `store`: a parameter is a copy of the device.
+        targets[slot] = nextTarget
+        entries[slot] = HeraldDevice(firstSeen: now, lastSeen: now, lastUpdated: now, ignoreInterval: initialIgnoreInterval,
+                                     kind: kind, hasHeraldService: kind == .herald ? true : nil,
+                                     pseudoAddress: pseudoAddress, address: address, target: TargetIdentifier(nextTarget))
         nextTarget &+= 1
         if nextTarget == 0 { nextTarget = 1 }
         return (slot, true)

@@ -115,7 +115,8 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
         guard let step = core.central.didConnect(handle: link.handle, peer: link.peer, isCentral: link.role == .central,
                                                  now: now, control: &control),
               let slot = core.central.linkIndex(handle: link.handle) else { return }
-        perform(step, slot: slot, handle: link.handle, now: now, control: &control)
+        var request = FixedBytes<247>()
+        perform(step, slot: slot, handle: link.handle, now: now, buffer: &request, control: &control)
     }
 
     public mutating func stackDidFailToConnect(to peer: DeviceAddress, status: HCIStatus, now: UInt64, control: inout StackControl) {
@@ -132,9 +133,10 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     public mutating func stackDidReceiveATT(handle: UInt16, pdu: Span<UInt8>, now: UInt64, control: inout StackControl) {
         core.now = now
         guard let slot = core.central.linkIndex(handle: handle) else { return }
-        var reply = FixedBytes<247>()
-        guard let outcome = core.central.receiveATT(pdu: pdu, link: slot, now: now, reply: &reply) else { return }
-        afterClient(outcome, reply: reply, slot: slot, handle: handle, now: now, control: &control)
+        // One PDU buffer for the client's reply and then the next request (the reply is queued first).
+        var buffer = FixedBytes<247>()
+        guard let outcome = core.central.receiveATT(pdu: pdu, link: slot, now: now, reply: &buffer) else { return }
+        afterClient(outcome, buffer: &buffer, slot: slot, handle: handle, now: now, control: &control)
     }
 
     public mutating func stackCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus,
@@ -150,15 +152,26 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
         return d
     }
 
+    /// `applicationDeadline` read in place, as the stack asks it on every tick: through the getter
+    /// the whole sensor (7 KB on the firmware wearable) was copied onto the main loop's stack.
+    public mutating func applicationDeadlineInPlace() -> UInt64? {
+        var d = core.central.nextDeadline
+        if let t = peripheral.deadlineInPlace() { d = min(d ?? .max, t) }
+        if let t = core.central.gattDeadline { d = min(d ?? .max, t) }
+        return d
+    }
+
     public mutating func stackTimerFired(now: UInt64, control: inout StackControl) {
         core.now = now
+        var buffer = FixedBytes<247>()
         for slot in 0..<links {
             guard let handle = core.central.slots[slot]?.handle,
                   let outcome = core.central.tickGATT(link: slot, now: now) else { continue }
-            afterClient(outcome, reply: FixedBytes<247>(), slot: slot, handle: handle, now: now, control: &control)
+            buffer.removeAll()
+            afterClient(outcome, buffer: &buffer, slot: slot, handle: handle, now: now, control: &control)
         }
         core.central.tick(now: now, control: &control, delegate: &core.delegate)
-        if let t = peripheral.deadline, now >= t {
+        if let t = peripheral.deadlineInPlace(), now >= t {
             core.now = now
             peripheral.stackTimerFired(now: now, control: &control, delegate: &core)
         }
@@ -166,10 +179,12 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
 
     // MARK: Driving the GATT client
 
-    mutating func afterClient(_ outcome: HeraldGATTOutcome, reply: borrowing FixedBytes<247>, slot: Int, handle: UInt16,
+    /// Acts on what the link's client did; `buffer` holds the client's reply, and is then reused for
+    /// the next request (one 247-octet buffer on the stack, not two).
+    mutating func afterClient(_ outcome: HeraldGATTOutcome, buffer: inout FixedBytes<247>, slot: Int, handle: UInt16,
                               now: UInt64, control: inout StackControl) {
         switch outcome.action {
-        case .send: control.sendATT(handle: handle, pdu: reply.span)
+        case .send: control.sendATT(handle: handle, pdu: buffer.span)
         case .disconnect:
             // ATT transaction timeout: the bearer is dead (Core 5.4 Vol 3 Part F 3.3.3).
             core.central.linkWillClose(handle: handle)
@@ -179,15 +194,17 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
         guard outcome.operationEnded,
               let step = core.central.gattProcedureDidEnd(link: slot, now: now, control: &control, delegate: &core.delegate)
         else { return }
-        perform(step, slot: slot, handle: handle, now: now, control: &control)
+        perform(step, slot: slot, handle: handle, now: now, buffer: &buffer, control: &control)
     }
 
     /// Starts the GATT procedure for `step`; one that cannot start counts as failed and the procedure
-    /// moves on (at most a few steps, each of which ends or sends).
-    mutating func perform(_ first: HeraldGATTStep, slot: Int, handle: UInt16, now: UInt64, control: inout StackControl) {
+    /// moves on (at most a few steps, each of which ends or sends). The request is written into
+    /// `request`, whatever it held.
+    mutating func perform(_ first: HeraldGATTStep, slot: Int, handle: UInt16, now: UInt64, buffer request: inout FixedBytes<247>,
+                          control: inout StackControl) {
         var step = first
         while true {
-            var request = FixedBytes<247>()
+            request.removeAll()
             switch core.central.startGATT(step, link: slot, now: now, into: &request) {
             case .send:
                 control.sendATT(handle: handle, pdu: request.span)

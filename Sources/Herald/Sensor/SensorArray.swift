@@ -77,6 +77,7 @@ public struct SensorArray<Supplier: PayloadDataSupplier, Delegate: SensorDelegat
         ble.stackDidReceive(event: event, control: &control)
     }
     public var applicationDeadline: UInt64? { ble.applicationDeadline }
+    public mutating func applicationDeadlineInPlace() -> UInt64? { ble.applicationDeadlineInPlace() }
     public mutating func stackTimerFired(now: UInt64, control: inout StackControl) {
         ble.stackTimerFired(now: now, control: &control)
     }

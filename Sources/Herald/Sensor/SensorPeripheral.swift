@@ -22,11 +22,17 @@ public protocol HeraldSensorPeripheral {
     mutating func stackDidDisconnect<D: HeraldPeripheralDelegate>(
         handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl, delegate: inout D)
     var deadline: UInt64? { get }
+    /// `deadline` read in place (the sensor asks on every stack tick; see `HeraldAdvertiser`).
+    mutating func deadlineInPlace() -> UInt64?
     mutating func stackTimerFired<D: HeraldPeripheralDelegate>(now: UInt64, control: inout StackControl, delegate: inout D)
     /// True when the completion was the peripheral's own command.
     mutating func stackCommandDidComplete<D: HeraldPeripheralDelegate>(
         tag: CommandTag, opcode: HCIOpcode, status: HCIStatus, returnParameters: Span<UInt8>,
         control: inout StackControl, delegate: inout D) -> Bool
+}
+
+extension HeraldSensorPeripheral {
+    public mutating func deadlineInPlace() -> UInt64? { deadline }
 }
 
 extension HeraldPeripheral: HeraldSensorPeripheral {}

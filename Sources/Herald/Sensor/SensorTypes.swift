@@ -49,8 +49,11 @@ public struct Proximity: Sendable, Equatable {
 public enum HeraldSensorLimits {
     /// The longest payload stored and read. Herald supports fixed and variable payloads up to 510
     /// octets (integration guide; its performance figures use a 129-octet payload), read with Read
-    /// Blob (Core 5.4 Vol 3 Part G 4.8.3). Embedded builds keep 128 octets (a Simple payload with 107
-    /// octets of extended data): 510 for each of a firmware wearable's 16 devices would add 6 KB of RAM.
+    /// Blob (Core 5.4 Vol 3 Part G 4.8.3). Embedded builds keep 64 octets: a Simple payload (21
+    /// octets: header and contact identifier) with up to 43 octets of extended data, or a venue
+    /// beacon's with a premises name. Each octet is 20 of a firmware wearable's RAM (16 devices and
+    /// 4 links): 510 would be 7.5 KB more, 128 was 1.3 KB more, on a 16 KB chip. The Herald test
+    /// app's 129-octet payloads are out of reach of an Embedded build (they were at 128 too).
     /// Longer payloads are refused rather than stored truncated (a truncated payload could merge two
     /// people), and the device backs off like any other whose read fails.
     public static let payloadCapacity = PayloadBytes.capacity
@@ -65,9 +68,20 @@ public enum HeraldSensorLimits {
 
 /// Payload bytes as stored for one device (see `HeraldSensorLimits.payloadCapacity`).
 #if hasFeature(Embedded)
-public typealias PayloadBytes = FixedBytes<128>
+public typealias PayloadBytes = FixedBytes<64>
 #else
 public typealias PayloadBytes = FixedBytes<510>
+#endif
+
+/// The signal message the central is writing (`HeraldCentral.outgoing`). What it writes is at most
+/// immediate send's 3 + 128 octets, or, to an iOS peer, payload sharing in one Write Request of at
+/// most ATT_MTU-3 octets (`HeraldCentralProcedure.outgoingLimit`), and the central's GATT clients
+/// offer an ATT_MTU of 247: 244 octets. Embedded builds keep that; host builds keep room for a full
+/// 510-octet sharing list and its header (a peer's MTU fed by hand, as tests do, may allow it).
+#if hasFeature(Embedded)
+public typealias OutgoingSignalBytes = FixedBytes<244>
+#else
+public typealias OutgoingSignalBytes = FixedBytes<520>
 #endif
 
 /// Supplies our payload and knows how payloads are laid out (Herald API `PayloadDataSupplier`).

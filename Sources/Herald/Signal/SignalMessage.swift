@@ -120,6 +120,26 @@ public enum SignalMessageEncoder {
         sink.append(contentsOf: payloads)
     }
 
+    /// Payload sharing built in its buffer: `startPayloadSharing` writes the header with a zero
+    /// length, the caller appends the payloads to the same buffer, and `finishPayloadSharing` fills in
+    /// their length (the 510-octet list needs no buffer of its own, Herald signal characteristic 0x03).
+    /// Returns where the message starts.
+    public static func startPayloadSharing<let n: Int>(rssi: Int16, in buffer: inout FixedBytes<n>) -> Int {
+        let start = buffer.count
+        buffer.append(0x03)
+        buffer.append(i16: rssi)
+        buffer.append(u16: 0)
+        return start
+    }
+
+    /// Fills in the length of the payloads appended since `startPayloadSharing` returned `start`.
+    public static func finishPayloadSharing<let n: Int>(in buffer: inout FixedBytes<n>, start: Int) throws(DecodeError) {
+        let length = buffer.count - start - 5
+        try checkLength(length)
+        buffer.storage[start + 3] = UInt8(truncatingIfNeeded: length)
+        buffer.storage[start + 4] = UInt8(truncatingIfNeeded: length >> 8)
+    }
+
     public static func writeImmediateSend<S: ByteSink>(_ data: Span<UInt8>, to sink: inout S) throws(DecodeError) {
         try checkLength(data.count)
         sink.append(0x04)
