@@ -46,11 +46,14 @@ struct BeaconLog: HeraldPeripheralDelegate {
     }
 }
 
-typealias BeaconApp = HeraldPeripheralApplication<FixedPayloadSource<64>, BeaconLog, 2, 64, 32>
+typealias BeaconPeripheral = HeraldPeripheral<FixedPayloadSource<64>, 2, 64, 32>
 
-/// Logs bring-up, then hands every callback to the Herald peripheral application.
+/// Logs bring-up, then hands every callback to the core's Herald peripheral. It is its own
+/// `LEApplication` rather than `HeraldPeripheralApplication`, so that its stack's queues are sized
+/// for a beacon (`ControlBuffers`) while the peripheral's code is the same.
 struct VenueBeacon: LEApplication {
-    var herald: BeaconApp
+    var peripheral: BeaconPeripheral
+    var log: BeaconLog
 
     /// Phones discover the Herald service, read the payload and write short signal messages: none of
     /// the optional server procedures (Read Multiple, long writes, Database Hash) is needed, so
@@ -58,37 +61,65 @@ struct VenueBeacon: LEApplication {
     static var serverFeatures: GATTServerFeatures { .mandatory }
     /// No queued writes, so no prepare queue on its links (the standard one is 0.6 KB a link).
     typealias PrepareQueue = ATTNoPrepareQueue
+    /// ATT PDUs of up to 68 octets (ATT_MTU 68; the standard 247 cost each link 2 × 180 octets more):
+    /// the largest PDU the beacon sends is the Read Response with its whole payload, the opcode and
+    /// the 64 octets `FixedPayloadSource<64>` can hold (65), so a phone still reads any payload in
+    /// one request (Core 5.4 Vol 3 Part F 3.4.4.4); discovery responses fill what the MTU allows.
+    /// What comes in is requests, at most one ATT_MTU, and signalling of 23 octets at most. 68, not
+    /// 65: the buffers' octet count is 4-aligned, so 65 takes 68 octets anyway, and 68 is the size
+    /// of an HCI command packet's buffer, so both share one copy of `FixedBytes`' appends (112 B of
+    /// flash).
+    typealias LinkBuffers = LinkPDUBuffers<68>
+    /// Queues sized by what the beacon sends (the sensor's are 384 and 1,024 octets):
+    /// - commands, 256 octets: the busiest callback is bring-up's end, where the advertiser queues
+    ///   LE Set Advertising Parameters, Data, Scan Response Data and Enable (records of 5 + 4 + 15,
+    ///   32, 32 and 1 octets: 116); a connection adds LE Set Data Length and the advertising enable
+    ///   (25), a peer's parameter request its reply (23). A UART read can carry several events, whose
+    ///   callbacks all queue before the stack flushes, and what does not fit is dropped
+    ///   (`droppedCommands`), not delayed: 192 would hold the first with two connections and a
+    ///   reply. 256 because that is the HCI host's own command queue, so one copy of the queue's
+    ///   code serves both: 176 B less flash for 64 B more RAM, and flash is the tighter budget.
+    /// - ACL, 160 octets: the beacon only answers, one response per request and link (Core 5.4 Vol 3
+    ///   Part F 3.3.2), each at most 8 + 68 octets in the queue; two links' 152 fit, and a response
+    ///   that finds the queue full is held on its link and sent when there is room.
+    typealias ControlBuffers = StackControlQueues<256, 160>
     /// A beacon only advertises and is connected to.
     static var scans: Bool { false }
     static var connectsAsCentral: Bool { false }
 
     mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
-        herald.read(id: id, connection: connection, offset: offset, into: &sink)
+        peripheral.read(id: id, connection: connection, offset: offset, into: &sink, delegate: &log)
     }
     mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
-        herald.write(id: id, connection: connection, offset: offset, value: value)
+        peripheral.write(id: id, connection: connection, offset: offset, value: value, delegate: &log)
     }
-    mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout StackControl) {
+    mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout Control) {
         Log.put("ready t="); Log.put(now); Log.put("ms address="); Log.put(address: info.address); Log.end()
-        herald.stackDidBecomeReady(info, now: now, control: &control)
+        peripheral.stackDidBecomeReady(info, now: now, control: &control, delegate: &log)
     }
-    mutating func stackControllerDidFail(_ failure: ControllerFailure, now: UInt64, control: inout StackControl) {
+    mutating func stackControllerDidFail(_ failure: ControllerFailure, now: UInt64, control: inout Control) {
         Log.line("controller failed")
-        herald.stackControllerDidFail(failure, now: now, control: &control)
+        peripheral.stackControllerDidFail()
     }
-    mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {
-        herald.stackDidConnect(link, now: now, control: &control)
+    mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout Control) {
+        peripheral.stackDidConnect(link, now: now, control: &control, delegate: &log)
     }
-    mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
-        herald.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control)
+    mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout Control) {
+        peripheral.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control, delegate: &log)
     }
     mutating func stackCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus,
-                                          returnParameters: Span<UInt8>, control: inout StackControl) {
-        herald.stackCommandDidComplete(tag: tag, opcode: opcode, status: status, returnParameters: returnParameters, control: &control)
+                                          returnParameters: Span<UInt8>, control: inout Control) {
+        _ = peripheral.stackCommandDidComplete(tag: tag, opcode: opcode, status: status, returnParameters: returnParameters,
+                                               control: &control, delegate: &log)
     }
-    var applicationDeadline: UInt64? { herald.applicationDeadline }
-    mutating func stackTimerFired(now: UInt64, control: inout StackControl) {
-        herald.stackTimerFired(now: now, control: &control)
+    /// Asked of the type first, as `HeraldPeripheralApplication` does: a beacon that never follows
+    /// the period grid has no timer code at all.
+    var applicationDeadline: UInt64? {
+        BeaconPeripheral.tracksPeriods(BeaconLog.self) ? peripheral.deadline : nil
+    }
+    mutating func stackTimerFired(now: UInt64, control: inout Control) {
+        guard BeaconPeripheral.tracksPeriods(BeaconLog.self) else { return }
+        peripheral.stackTimerFired(now: now, control: &control, delegate: &log)
     }
 }
 
@@ -112,11 +143,11 @@ public func firmwareMain() -> Never {
     runStack(&stack.pointee)
 }
 
-/// GATT capacities as used, no more: 16 attributes (GAP 5, GATT 6, Herald 5) and 104 octets of
-/// values (declarations, the name without spare room, per-link CCCDs and Client Supported Features).
-/// The 20 and 192 this had cost 176 B of value and 0.7 KB of stack in the copies the optimiser makes.
-/// A database that outgrows them stops the image at boot ("GATT database does not fit").
-typealias BeaconStack = BluetoothStack<VenueBeacon, 2, 16, 104>
+/// The GATT database is the constant table in gatt_table.c (flash): 16 attributes (GAP 5, GATT 6,
+/// Herald 5); RAM holds only the per-link values, 6 octets for 2 links (Service Changed CCCD and
+/// Client Supported Features). Built at start-up it was 788 B of stack value, 1.8 KB of start-up
+/// stack and 1.5 KB of builder code.
+typealias BeaconStack = BluetoothStack<VenueBeacon, 2, 0, 6>
 
 /// Builds the stack into `stack`, in its own frame, so the temporaries of construction (payload
 /// source, database, application, each moved into the next) are gone before the main loop runs.
@@ -131,7 +162,7 @@ func makeStack(into stack: UnsafeMutablePointer<BeaconStack>) {
     Log.put("payload "); Log.put(hex: source.payload.span); Log.end()
     // No IRK: a venue beacon has nothing to hide and advertises its identity address. 100 ms, so
     // phones scanning in the background find it sooner.
-    guard var peripheral = try? HeraldPeripheral<FixedPayloadSource<64>, 2, 64, 32>(
+    guard let peripheral = try? BeaconPeripheral(
         source: source, advertising: HeraldAdvertisingConfiguration(intervalMilliseconds: 100),
         clock: HeraldClock(unixMillisAtZero: 0))
     else { halt("advertisement does not fit") }
@@ -141,20 +172,8 @@ func makeStack(into stack: UnsafeMutablePointer<BeaconStack>) {
     // `BluetoothStack(...)` composed it in temporaries first, 16.7 KB of stack at start-up for a
     // 6.9 KB value, and the database as a local here was 1.2 KB more of this frame.
     let built = BeaconStack.initialize(stack, configuration: HostConfiguration(randomAddressSeed: [0x42, 0x45, 0x41, 0x43, 0x4F, 0x4E]),
-                                       database: { makeDatabase(into: $0, peripheral: &peripheral) }) { app in
-        app.initialize(to: VenueBeacon(herald: BeaconApp(peripheral: peripheral, delegate: BeaconLog())))
+                                       database: { makeDatabase(into: $0) }) { app in
+        app.initialize(to: VenueBeacon(peripheral: peripheral, log: BeaconLog()))
     }
     if !built { halt("GATT database does not fit") }
-}
-
-/// The GATT database, built in its place in the stack, in a frame of its own.
-@inline(never)
-func makeDatabase(into database: UnsafeMutablePointer<GATTDatabase<16, 104, 2>>,
-                  peripheral: inout HeraldPeripheral<FixedPayloadSource<64>, 2, 64, 32>) -> Bool {
-    let deviceName: StaticString = "Herald Beacon"
-    do throws(GATTDatabaseError) {
-        database.initialize(to: try GATTDatabase(deviceName: Span(_unsafeStart: deviceName.utf8Start, count: deviceName.utf8CodeUnitCount),
-                                                 deviceNameMaxLength: 0, features: VenueBeacon.serverFeatures))
-    } catch { return false }
-    return (try? peripheral.install(into: &database.pointee)) != nil
 }

@@ -90,9 +90,9 @@ func runStack<App: LEApplication, let links: Int, let attributes: Int, let value
     Log.put("memory stack_value="); Log.put(MemoryLayout<BluetoothStack<App, links, attributes, values>>.size)
     Log.put(" app_value="); Log.put(MemoryLayout<App>.size)
     Log.put(" hci="); Log.put(MemoryLayout<HCIHost>.size)
-    Log.put(" control="); Log.put(MemoryLayout<StackControl>.size)
+    Log.put(" control="); Log.put(MemoryLayout<App.Control>.size)
     Log.put(" database="); Log.put(MemoryLayout<GATTDatabase<attributes, values, links>>.size)
-    Log.put(" link_state="); Log.put(MemoryLayout<LinkState<App.PrepareQueue>>.size); Log.put(" links="); Log.put(links); Log.end()
+    Log.put(" link_state="); Log.put(MemoryLayout<LinkState<App.PrepareQueue, App.LinkBuffers.PDU>>.size); Log.put(" links="); Log.put(links); Log.end()
     var clock = MillisecondClock()
     var output = UARTH4Output()
     output.now = Board.milliseconds(&clock)
@@ -106,14 +106,14 @@ func runStack<App: LEApplication, let links: Int, let attributes: Int, let value
         chunk.removeAll()
         while chunk.count < 64, let byte = Board.hci.read() { chunk.append(byte) }
         output.now = Board.milliseconds(&clock)
-        if chunk.count > 0 { stack.receive(chunk.span, now: output.now, output: &output) }
+        if chunk.count > 0 { receive(chunk.span, into: &stack, output: &output) }
         // Timers: SysTick wakes the loop every millisecond, and `tick` runs exactly what is due, so
         // ticking once per new millisecond is ticking at `nextDeadline` (at most 1 ms late). Asking
         // `stack.nextDeadline` itself costs more than it saves here: Swift 6.3 -Osize copies the
         // whole BluetoothStack (10.8 KB) into this frame to call the getter.
         if output.now != lastTick {
             lastTick = output.now
-            stack.tick(now: output.now, output: &output)
+            tick(&stack, output: &output)
         }
         // A controller that failed (silent, asserted, hardware error) is brought up again after a
         // pause, as the host runtime does: firmware has no one to restart it by hand.
@@ -135,4 +135,36 @@ func runStack<App: LEApplication, let links: Int, let attributes: Int, let value
         }
         if chunk.count == 0 { Board.sleep() }
     }
+}
+
+@_silgen_name("firmware_gatt_table") func firmwareGATTTable() -> UnsafePointer<UInt8>
+@_silgen_name("firmware_gatt_table_size") func firmwareGATTTableSize() -> UInt32
+
+/// The image's GATT database: the constant table its gatt_table.c keeps in flash (generated from the
+/// builder's database by Tests/HeraldTests/FirmwareGATTTableTests.swift), served in place, with
+/// the per-link values in the stack. False when the table does not fit the stack's per-link octets.
+@inline(never)
+func makeDatabase<let values: Int, let links: Int>(into database: UnsafeMutablePointer<GATTDatabase<0, values, links>>) -> Bool {
+    let table = UnsafeBufferPointer(start: firmwareGATTTable(), count: Int(firmwareGATTTableSize()))
+    guard let built = try? GATTDatabase<0, values, links>(table: table) else { return false }
+    database.initialize(to: built)
+    return true
+}
+
+// `receive` and `tick` out of line, each in a frame of its own: inlined into `runStack`, the
+// temporaries of the one (an H4 packet assembled across chunks) and of the other (a GATT client's
+// request on a timeout) were one frame that every path of the main loop started from.
+
+@inline(never)
+func receive<App: LEApplication, let links: Int, let attributes: Int, let values: Int>(
+    _ bytes: Span<UInt8>, into stack: inout BluetoothStack<App, links, attributes, values>, output: inout UARTH4Output
+) {
+    stack.receive(bytes, now: output.now, output: &output)
+}
+
+@inline(never)
+func tick<App: LEApplication, let links: Int, let attributes: Int, let values: Int>(
+    _ stack: inout BluetoothStack<App, links, attributes, values>, output: inout UARTH4Output
+) {
+    stack.tick(now: output.now, output: &output)
 }

@@ -51,6 +51,7 @@ struct LoggedPeripheral: HeraldSensorPeripheral {
         logging(&delegate) { p, d in p.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control, delegate: &d) }
     }
     var deadline: UInt64? { inner.deadline }
+    mutating func deadlineInPlace() -> UInt64? { inner.deadlineInPlace() }
     mutating func stackTimerFired<D: HeraldPeripheralDelegate>(now: UInt64, control: inout StackControl, delegate: inout D) {
         logging(&delegate) { p, d in p.stackTimerFired(now: now, control: &control, delegate: &d) }
     }

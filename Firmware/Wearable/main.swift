@@ -50,9 +50,9 @@ struct SensorLog: SensorDelegate {
 /// link of the sensor's or a peripheral link a phone made.
 typealias WearableApp = HeraldSensor<SimplePayloadDataSupplier<StaticSecretKey>, SensorLog, 16, 4, LoggedPeripheral>
 typealias WearablePeripheral = HeraldPeripheral<SimplePayloadSource<StaticSecretKey>, 4, 32, 64>
-/// GATT capacities as used (16 attributes, 112 octets of values, the name without spare room); a
-/// database that outgrows them stops the image at boot ("GATT database does not fit").
-typealias WearableStack = BluetoothStack<WearableApp, 4, 16, 112>
+/// The GATT database is the constant table in gatt_table.c (flash, 16 attributes); RAM holds only
+/// the per-link values, 12 octets for 4 links.
+typealias WearableStack = BluetoothStack<WearableApp, 4, 0, 12>
 
 @_silgen_name("wearable_secret_key") func wearable_secret_key() -> UnsafePointer<UInt8>
 
@@ -86,29 +86,29 @@ func makeStack(into stack: UnsafeMutablePointer<WearableStack>) {
     Log.line("herald-wearable: boot")
     // The secret key stays in flash (secret.c); the payload source and the supplier read it in place.
     let key = StaticSecretKey(unsafeStart: wearable_secret_key())
-    let source = SimplePayloadSource(key: key, header: Wearable.header)
     let supplier = SimplePayloadDataSupplier(key: key, header: Wearable.header, unixSecondsAtZero: Wearable.unixTimeAtReset)
-    guard var peripheral = try? WearablePeripheral(
-        source: source, advertising: HeraldAdvertisingConfiguration(intervalMilliseconds: 100, irk: Wearable.irk),
-        clock: HeraldClock(unixMillisAtZero: Wearable.unixTimeAtReset * 1000))
-    else { halt("advertisement does not fit") }
+    let peripheral = makePeripheral(key: key)
     // A fixed seed for the static random address; a product derives it from the chip's unique ID.
     // Built part by part in its place (`BluetoothStack.initialize(_:...)`), the GATT database and
     // the application too.
     let built = WearableStack.initialize(stack, configuration: HostConfiguration(randomAddressSeed: [0x57, 0x45, 0x41, 0x52, 0x41, 0x42]),
-                                         database: { makeDatabase(into: $0, peripheral: &peripheral) }) { app in
+                                         database: { makeDatabase(into: $0) }) { app in
         WearableApp.initialize(app, supplier: supplier, delegate: SensorLog(), peripheral: LoggedPeripheral(inner: peripheral))
     }
     if !built { halt("GATT database does not fit") }
 }
 
-/// The GATT database, built in its place in the stack, in a frame of its own.
+/// The peripheral half, built in a frame of its own: its construction's temporaries (the advertiser,
+/// the link table) are not kept in `makeStack`'s frame while the rest of the stack is built.
 @inline(never)
-func makeDatabase(into database: UnsafeMutablePointer<GATTDatabase<16, 112, 4>>, peripheral: inout WearablePeripheral) -> Bool {
-    let deviceName: StaticString = "Herald Wearable"
-    do throws(GATTDatabaseError) {
-        database.initialize(to: try GATTDatabase(deviceName: Span(_unsafeStart: deviceName.utf8Start, count: deviceName.utf8CodeUnitCount),
-                                                 deviceNameMaxLength: 0, features: SensorLog.serverFeatures))
-    } catch { return false }
-    return (try? peripheral.install(into: &database.pointee)) != nil
+func makePeripheral(key: StaticSecretKey) -> WearablePeripheral {
+    let source = SimplePayloadSource(key: key, header: Wearable.header)
+    do {
+        return try WearablePeripheral(
+            source: source, advertising: HeraldAdvertisingConfiguration(intervalMilliseconds: 100, irk: Wearable.irk),
+            clock: HeraldClock(unixMillisAtZero: Wearable.unixTimeAtReset * 1000))
+    } catch {
+        halt("advertisement does not fit")
+    }
 }
+
