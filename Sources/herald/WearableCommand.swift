@@ -14,7 +14,8 @@ struct WearableCommand: ParsableCommand {
             address that changes at the same instant. Without --secret-key-file the secret is kept outside \
             the log directory (which people share): one per log directory in $HERALD_KEYS_DIR, else \
             $XDG_DATA_HOME/herald/keys, else ~/.local/share/herald/keys (created on first use, mode 0600).
-            On a terminal (without --json) a table of nearby devices is redrawn every second.
+            On a terminal (without --json) a table of nearby devices is redrawn every second. With --json, \
+            `ready` names our payload (its short name) and `ownPayload` each one after it.
             Standard input takes `send HEX [TARGET]`: immediate send to one target (T3) or to every Herald \
             device updated in the last 60 s. SIGINT/SIGTERM stop cleanly and print a summary.
             """
@@ -212,6 +213,9 @@ struct WearableCommand: ParsableCommand {
                 if name != ownName, !name.isEmpty {
                     ownName = name
                     logs.log(.info, category: "Wearable", "\(DeviceLogReader.ownPayloadMarker)\(name) from now on")
+                    // With --json-events too: a reader following this wearable by its short name (as its
+                    // peers see it: a new payload and a new address, so a new target) learns the new one.
+                    if jsonEvents { hub.write("{\"event\":\"ownPayload\",\"payload\":\"\(name)\"}") }
                 }
             }
             if live, now >= nextDraw {

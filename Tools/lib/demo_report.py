@@ -83,6 +83,8 @@ def watch(work, seconds):
                 if kind == "ready" and (reader, "ready") not in said:
                     said.add((reader, "ready"))
                     say(f"{NAMES[reader]} is up (address {e.get('identityAddress')}, payload {e.get('payload')})")
+                elif kind == "ownPayload":
+                    say(f"{NAMES[reader]} starts a new payload period: payload {e.get('payload')}, a new address")
                 elif kind == "didDetect" and (reader, "detect") not in said:
                     said.add((reader, "detect"))
                     say(f"{NAMES[reader]} hears its first Herald advert (device {e.get('target')})")
