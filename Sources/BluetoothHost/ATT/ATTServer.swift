@@ -75,11 +75,17 @@ public struct ATTServer: Sendable {
                 ATTExchangeMTUResponse(serverRxMTU: maximumMTU).write(to: &response)
                 return .respond
             case .findInformationRequest:
-                return findInformation(try ATTFindInformationRequest(pdu), &context, &database, &response)
+                let r = try ATTFindInformationRequest(pdu)
+                return discover(opcode, from: r.startingHandle, to: r.endingHandle, type: BluetoothUUID(uuid16: 0), value: Span(),
+                                &context, &database, &delegate, &response)
             case .findByTypeValueRequest:
-                return findByTypeValue(try ATTFindByTypeValueRequest(pdu), &context, &database, &delegate, &response)
+                let r = try ATTFindByTypeValueRequest(pdu)
+                return discover(opcode, from: r.startingHandle, to: r.endingHandle, type: BluetoothUUID(uuid16: r.attributeType),
+                                value: r.attributeValue, &context, &database, &delegate, &response)
             case .readByTypeRequest:
-                return readByType(try ATTReadByTypeRequest(pdu), &context, &database, &delegate, &response)
+                let r = try ATTReadByTypeRequest(pdu)
+                return discover(opcode, from: r.startingHandle, to: r.endingHandle, type: r.attributeType, value: Span(),
+                                &context, &database, &delegate, &response)
             case .readRequest:
                 let r = try ATTReadRequest(pdu)
                 return read(opcode, handle: r.handle, offset: 0, &context, &database, &delegate, &response)
@@ -93,7 +99,9 @@ public struct ATTServer: Sendable {
                 let r = try ATTReadMultipleVariableRequest(pdu)
                 return readMultiple(opcode, r.setOfHandles, &context, &database, &delegate, &response)
             case .readByGroupTypeRequest:
-                return readByGroupType(try ATTReadByGroupTypeRequest(pdu), &context, &database, &response)
+                let r = try ATTReadByGroupTypeRequest(pdu)
+                return discover(opcode, from: r.startingHandle, to: r.endingHandle, type: r.attributeGroupType, value: Span(),
+                                &context, &database, &delegate, &response)
             case .writeRequest:
                 let r = try ATTWriteRequest(pdu)
                 if let e = write(handle: r.handle, value: r.value, &context, &database, &delegate) {
