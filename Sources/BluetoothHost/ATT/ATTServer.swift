@@ -114,6 +114,9 @@ public struct ATTServer: Sendable {
                 // commands only if its declaration lists Write Without Response (Part G 4.9.1,
                 // 3.3.1.1); anything else is dropped, so a peer cannot bypass a write procedure the
                 // profile asked for (e.g. Herald's signal characteristic is write-with-response).
+                // Checked on the delegate's type first, so that a server without them links no
+                // command path (GATTServerFeatures.writeCommands).
+                guard D.serverFeatures.writeCommands else { return .none }
                 let r = try ATTWriteCommand(pdu)
                 guard database.acceptsWriteCommand(r.handle) else { return .none }
                 _ = write(handle: r.handle, value: r.value, &context, &database, &delegate)

@@ -24,7 +24,10 @@ extension GATTDatabase {
 }
 
 extension ATTServer {
-    /// Read Request and Read Blob Request (Part F 3.4.4.3, 3.4.4.5).
+    /// Read Request and Read Blob Request (Part F 3.4.4.3, 3.4.4.5). Out of line, as `discover` is:
+    /// each has a 512-octet value scratch, and inlined into the request switch the one's frame
+    /// came on top of the other's.
+    @inline(never)
     func read<let A: Int, let V: Int, let L: Int, D: GATTServerDelegate, Out: ByteSink>(
         _ opcode: ATTOpcode, handle: UInt16, offset: Int, _ c: inout Context,
         _ db: inout GATTDatabase<A, V, L>, _ delegate: inout D, _ out: inout Out
@@ -85,7 +88,7 @@ extension ATTServer {
                     let failure = db.checkAccess(handle, write: false, security: c.security)
                         ?? db.readValue(handle, connection: c.connection, offset: 0, delegate: &delegate, into: &value)
                     if op == .findByTypeValueRequest {
-                        guard failure == nil, value.elementsEqual(wanted) else { continue }
+                        guard failure == nil, Self.same(value.span, wanted) else { continue }
                         value.removeAll()
                     } else if let failure {
                         if list.budget.isEmpty { return error(op, handle, failure, &out) }
@@ -98,6 +101,14 @@ extension ATTServer {
         }
         guard !list.budget.isEmpty else { return error(op, start, .attributeNotFound, &out) }
         return .respond
+    }
+
+    /// Whether two octet strings are equal. On spans: `FixedBytes.elementsEqual` copied the 512-octet
+    /// value scratch first (another 512 octets of stack).
+    static func same(_ a: Span<UInt8>, _ b: Span<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
+        for i in 0..<a.count where a[i] != b[i] { return false }
+        return true
     }
 
     /// Read Multiple (Part F 3.4.4.7) and Read Multiple Variable (3.4.4.11) Requests: every handle
