@@ -46,7 +46,7 @@ public struct ATTServer: Sendable {
     }
 
     /// Handles one received PDU from `connection` (the link index that selects per-link CCCDs).
-    public func handle<let A: Int, let V: Int, let L: Int, Q: ATTPrepareQueue, D: GATTServerDelegate, Out: ByteSink>(
+    public func handle<let A: Int, let V: Int, let L: Int, Q: ATTPrepareQueue, D: GATTServerDelegate, Out: ATTResponseSink>(
         pdu: Span<UInt8>, bearer: inout ATTBearer<Q>, connection: Int, now: UInt64,
         database: inout GATTDatabase<A, V, L>, delegate: inout D, response: inout Out
     ) -> ATTServerAction {

@@ -1,10 +1,30 @@
 // The ATT server's discovery and read requests (Core 5.4 Vol 3 Part F 3.4.3 and 3.4.4).
 
-/// Room for the longest attribute value (Part F 3.2.9); values are read into it before they are cut
-/// to what the response can carry, so a delegate may write a whole value without knowing the MTU.
-typealias ATTValueScratch = FixedBytes<512>
+/// What the ATT server writes a response into, and the type of its one scratch value (discovery
+/// reads values aside before it knows whether they join the list): a PDU buffer on a device, a
+/// growable array in tests. One type for both, so a database's value reads are specialised once,
+/// not once for the response and again for a scratch. A buffer must hold an ATT_MTU-sized PDU
+/// (`LEApplication.LinkBuffers`): values longer than that are cut where the buffer ends, which
+/// never shortens what a response carries (at most ATT_MTU - 1 octets of a value) and makes a
+/// longer value unequal to any a request can carry (Find By Type Value: ATT_MTU - 7 octets).
+public protocol ATTResponseSink: ByteSink {
+    init()
+    /// Octets written so far.
+    var count: Int { get }
+    /// Keeps the first `length` octets (none removed when it holds no more than that).
+    mutating func truncate(to length: Int)
+    /// Mutating although it only reads: called on a non-mutating method, a buffer held in a local
+    /// was first copied whole into the caller's frame (Swift 6.3, Embedded, -Osize: 0.25 KB more
+    /// main-loop stack for the wearable's 247-octet PDUs).
+    mutating func withSpan<R>(_ body: (Span<UInt8>) -> R) -> R
+}
+
+extension FixedBytes: ATTResponseSink {}
 /// Room for the longest response any MTU we accept can need (517 = 512 + the largest header).
 typealias ATTResponseScratch = FixedBytes<517>
+/// Room for the longest attribute value (Part F 3.2.9), for Read Multiple Variable, whose tuples give
+/// each value's whole length even where the list is cut (3.4.4.12).
+typealias ATTValueScratch = FixedBytes<512>
 
 extension GATTDatabase {
     /// Values whose length cannot change: declarations, per-link descriptors, the hash, and stored
@@ -24,11 +44,13 @@ extension GATTDatabase {
 }
 
 extension ATTServer {
-    /// Read Request and Read Blob Request (Part F 3.4.4.3, 3.4.4.5). Out of line, as `discover` is:
-    /// each has a 512-octet value scratch, and inlined into the request switch the one's frame
-    /// came on top of the other's.
+    /// Read Request and Read Blob Request (Part F 3.4.4.3, 3.4.4.5). The value is read straight into
+    /// the response after its opcode and cut to ATT_MTU - 1 octets there; a read that fails takes
+    /// back what it wrote and the Error Response is written instead. (Read into a 512-octet scratch
+    /// first, it cost the host's ATT read round trip a fifth more time and the firmware 512 octets of
+    /// stack.) Out of line: inlined into the request switch, its frame came on top of `discover`'s.
     @inline(never)
-    func read<let A: Int, let V: Int, let L: Int, D: GATTServerDelegate, Out: ByteSink>(
+    func read<let A: Int, let V: Int, let L: Int, D: GATTServerDelegate, Out: ATTResponseSink>(
         _ opcode: ATTOpcode, handle: UInt16, offset: Int, _ c: inout Context,
         _ db: inout GATTDatabase<A, V, L>, _ delegate: inout D, _ out: inout Out
     ) -> ATTServerAction {
@@ -37,13 +59,13 @@ extension ATTServer {
            let length = db.valueLength(handle, connection: c.connection), length <= c.mtu - 3 {
             return error(opcode, handle, .attributeNotLong, &out)
         }
-        var value = ATTValueScratch()
-        if let e = db.readValue(handle, connection: c.connection, offset: offset, delegate: &delegate, into: &value) {
+        let start = out.count
+        out.append(opcode == .readRequest ? ATTOpcode.readResponse.rawValue : ATTOpcode.readBlobResponse.rawValue)
+        if let e = db.readValue(handle, connection: c.connection, offset: offset, delegate: &delegate, into: &out) {
+            out.truncate(to: start)
             return error(opcode, handle, e, &out)
         }
-        let n = min(value.count, c.mtu - 1)
-        out.append(opcode == .readRequest ? ATTOpcode.readResponse.rawValue : ATTOpcode.readBlobResponse.rawValue)
-        out.append(contentsOf: value.span.extracting(0..<n))
+        out.truncate(to: start + c.mtu)
         return .respond
     }
 
@@ -55,7 +77,7 @@ extension ATTServer {
     /// service declarations group attributes, Part G 2.5.3; anything else is Unsupported Group Type).
     /// One walk over the handle range serves all four, as one list writer writes their responses:
     /// as four functions they were 2.2 KB of a 24 KB beacon image.
-    func discover<let A: Int, let V: Int, let L: Int, D: GATTServerDelegate, Out: ByteSink>(
+    func discover<let A: Int, let V: Int, let L: Int, D: GATTServerDelegate, Out: ATTResponseSink>(
         _ op: ATTOpcode, from start: UInt16, to end: UInt16, type: BluetoothUUID, value wanted: Span<UInt8>,
         _ c: inout Context, _ db: inout GATTDatabase<A, V, L>, _ delegate: inout D, _ out: inout Out
     ) -> ATTServerAction {
@@ -66,12 +88,12 @@ extension ATTServer {
         var list = ATTListWriter(response: ATTOpcode(rawValue: op.rawValue &+ 1), mtu: UInt16(truncatingIfNeeded: c.mtu))
         // A 128-bit type with a 16-bit form is compared in that form, as the database holds it.
         let type16 = type.uuid16
-        var value = ATTValueScratch()
+        var value = Out()
         var h = Int(start)
         walk: while h <= min(Int(end), db.count) {
             defer { h &+= 1 }
             let handle = UInt16(truncatingIfNeeded: h)
-            value.removeAll()
+            value.truncate(to: 0)
             var groupEnd = handle
             if op == .findInformationRequest {
                 let t = db.entry(h &- 1).type
@@ -88,8 +110,8 @@ extension ATTServer {
                     let failure = db.checkAccess(handle, write: false, security: c.security)
                         ?? db.readValue(handle, connection: c.connection, offset: 0, delegate: &delegate, into: &value)
                     if op == .findByTypeValueRequest {
-                        guard failure == nil, Self.same(value.span, wanted) else { continue }
-                        value.removeAll()
+                        guard failure == nil, value.withSpan({ Self.same($0, wanted) }) else { continue }
+                        value.truncate(to: 0)
                     } else if let failure {
                         if list.budget.isEmpty { return error(op, handle, failure, &out) }
                         break walk
@@ -97,14 +119,14 @@ extension ATTServer {
                 }
                 if grouping, list.hasGroupEnd { groupEnd = db.groupEnd(ofService: handle) }
             }
-            guard list.append(handle: handle, groupEnd: groupEnd, value: value.span, to: &out) else { break }
+            guard value.withSpan({ list.append(handle: handle, groupEnd: groupEnd, value: $0, to: &out) }) else { break }
         }
         guard !list.budget.isEmpty else { return error(op, start, .attributeNotFound, &out) }
         return .respond
     }
 
-    /// Whether two octet strings are equal. On spans: `FixedBytes.elementsEqual` copied the 512-octet
-    /// value scratch first (another 512 octets of stack).
+    /// Whether two octet strings are equal. On spans: `FixedBytes.elementsEqual` copied the value
+    /// scratch first (another 512 octets of stack when it was 512 octets).
     static func same(_ a: Span<UInt8>, _ b: Span<UInt8>) -> Bool {
         guard a.count == b.count else { return false }
         for i in 0..<a.count where a[i] != b[i] { return false }
