@@ -14,9 +14,12 @@ func check(_ condition: Bool, _ message: StaticString) {
     if !condition { fatalError("invariant: \(message)") }
 }
 
-struct Sink: ByteSink {
+struct Sink: ATTResponseSink {
     var bytes: [UInt8] = []
     mutating func append(_ byte: UInt8) { bytes.append(byte) }
+    var count: Int { bytes.count }
+    mutating func withSpan<R>(_ body: (Span<UInt8>) -> R) -> R { body(bytes.span) }
+    mutating func truncate(to length: Int) { if length < bytes.count { bytes.removeLast(bytes.count - max(0, length)) } }
 }
 
 struct HeraldDelegate: GATTServerDelegate {

@@ -56,8 +56,9 @@ struct VenueBeacon: LEApplication {
     var log: BeaconLog
 
     /// Phones discover the Herald service, read the payload and write short signal messages: none of
-    /// the optional server procedures (Read Multiple, long writes, Database Hash) is needed, so
-    /// their code stays out of the image.
+    /// the optional server procedures (Read Multiple, long writes, Database Hash, Write Commands:
+    /// no Herald characteristic offers Write Without Response) is needed, so their code stays out of
+    /// the image.
     static var serverFeatures: GATTServerFeatures { .mandatory }
     /// No queued writes, so no prepare queue on its links (the standard one is 0.6 KB a link).
     typealias PrepareQueue = ATTNoPrepareQueue

@@ -23,8 +23,11 @@ struct SensorLog: SensorDelegate {
     /// stay. No Database Hash: it lets an unbonded client trust its cached copy of our database on a
     /// later connection (Core 5.4 Vol 3 Part G 2.5.2.1), but the wearable's resolvable private
     /// address changes every payload period and no Herald peer bonds, so a phone cannot tell it is
-    /// us again for longer than a period anyway. Leaving it out saves the AES-CMAC (1.4 KB).
-    static var serverFeatures: GATTServerFeatures { GATTServerFeatures(readMultiple: false, databaseHash: false) }
+    /// us again for longer than a period anyway. Leaving it out saves the AES-CMAC (1.4 KB). No
+    /// Write Commands: no Herald characteristic offers Write Without Response.
+    static var serverFeatures: GATTServerFeatures {
+        GATTServerFeatures(readMultiple: false, databaseHash: false, writeCommands: false)
+    }
     /// Queued writes reach only the signal characteristic, whose messages the peripheral keeps up
     /// to 64 octets (`WearablePeripheral`): a longer one gets Prepare Queue Full instead of being
     /// rejected after the execute. The standard queue (8 writes, 512 octets) was 0.6 KB a link.

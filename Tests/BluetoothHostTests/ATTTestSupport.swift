@@ -2,9 +2,12 @@ import Testing
 @testable import BluetoothHost
 
 /// A growable sink for tests (the core never allocates; tests may).
-struct ATTTestSink: ByteSink {
+struct ATTTestSink: ATTResponseSink {
     var bytes: [UInt8] = []
     mutating func append(_ byte: UInt8) { bytes.append(byte) }
+    var count: Int { bytes.count }
+    mutating func withSpan<R>(_ body: (Span<UInt8>) -> R) -> R { body(bytes.span) }
+    mutating func truncate(to length: Int) { if length < bytes.count { bytes.removeLast(bytes.count - max(0, length)) } }
 }
 
 /// "0a 10 00" → [0x0A, 0x10, 0x00]; spaces ignored.

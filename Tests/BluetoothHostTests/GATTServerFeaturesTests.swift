@@ -74,9 +74,32 @@ struct MandatoryServerApp: LEApplication {
         #expect(Self.answer("16 0e 00 00 00 41", &db, &delegate, bearer: &bearer) == attHex("01 16 00 00 06"))
     }
 
+    /// A Write Command to a value that takes Write Without Response changes it when the server offers
+    /// commands, and is dropped unanswered when it does not (`.mandatory`).
+    @Test func writeCommandsAreDroppedWhenLeftOut() throws {
+        func database(_ features: GATTServerFeatures) throws -> GATTStandardDatabase {
+            var db = try GATTStandardDatabase(deviceName: Array("herald".utf8).span, features: features)
+            try db.addPrimaryService(BluetoothUUID(uuid16: 0x180F))
+            try db.addCharacteristic(BluetoothUUID(uuid16: 0x2A19), properties: GATTCharacteristicProperties.read | .writeWithoutResponse,
+                                     permissions: .readWrite, value: .stored([UInt8(80)].span, maxLength: 40))
+            return db
+        }
+        var bearer = ATTStandardBearer()
+        var all = try database(.all)
+        var everything = GATTNoDelegate()
+        // With the Database Hash the value is at 0x0010; without it (`.mandatory`), at 0x000E.
+        #expect(Self.answer("52 10 00 4b", &all, &everything, bearer: &bearer).isEmpty)
+        #expect(Self.answer("0a 10 00", &all, &everything, bearer: &bearer) == attHex("0b 4b"))
+        var mandatory = try database(.mandatory)
+        var delegate = MandatoryServerDelegate()
+        #expect(Self.answer("52 0e 00 4b", &mandatory, &delegate, bearer: &bearer).isEmpty)
+        #expect(Self.answer("0a 0e 00", &mandatory, &delegate, bearer: &bearer) == attHex("0b 50"))
+    }
+
     @Test func everyProcedureIsOfferedByDefault() throws {
         #expect(GATTNoDelegate.serverFeatures == .all)
-        #expect(GATTServerFeatures.all == GATTServerFeatures(readMultiple: true, queuedWrites: true, databaseHash: true))
+        #expect(GATTServerFeatures.all == GATTServerFeatures(readMultiple: true, queuedWrites: true, databaseHash: true,
+                                                             writeCommands: true))
         // With the Database Hash the battery level's value is at 0x0010, not 0x000E.
         var db = try Self.database(.all)
         var delegate = GATTNoDelegate()

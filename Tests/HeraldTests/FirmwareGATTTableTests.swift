@@ -22,7 +22,8 @@ import Testing
     /// The wearable (Firmware/Wearable): no Database Hash either (`SensorLog.serverFeatures`).
     static func wearable() throws -> GATTDatabase<16, 112, 4> {
         var db = try GATTDatabase<16, 112, 4>(deviceName: Array("Herald Wearable".utf8).span, deviceNameMaxLength: 0,
-                                              features: GATTServerFeatures(readMultiple: false, databaseHash: false))
+                                              features: GATTServerFeatures(readMultiple: false, databaseHash: false,
+                                                                           writeCommands: false))
         try HeraldGATTProfile.add(to: &db, identifiers: .specification)
         return db
     }
@@ -32,6 +33,12 @@ import Testing
 
     @Test func beaconTableIsWhatTheBuilderMakes() throws {
         let db = try Self.beacon()
+        // The beacon's server features (`.mandatory`) leave Write Commands out: nothing it serves may
+        // offer Write Without Response.
+        for i in 0..<db.count { #expect(!db.entry(i).properties.contains(.writeWithoutResponse), "handle \(i + 1)") }
+        // So do the wearable's.
+        let wearable = try Self.wearable()
+        for i in 0..<wearable.count { #expect(!wearable.entry(i).properties.contains(.writeWithoutResponse), "handle \(i + 1)") }
         try checkFile(db, image: "Beacon", description: "the venue beacon: GAP (\"Herald Beacon\"), GATT, Herald")
         try checkServes(db, links: 2)
     }

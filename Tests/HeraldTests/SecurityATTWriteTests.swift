@@ -134,8 +134,11 @@ import BluetoothHost
         #expect(delegateWrites == [signal.value])
     }
 
-    struct Sink: ByteSink {
+    struct Sink: ATTResponseSink {
         var bytes: [UInt8] = []
         mutating func append(_ byte: UInt8) { bytes.append(byte) }
+        var count: Int { bytes.count }
+        mutating func withSpan<R>(_ body: (Span<UInt8>) -> R) -> R { body(bytes.span) }
+        mutating func truncate(to length: Int) { if length < bytes.count { bytes.removeLast(bytes.count - max(0, length)) } }
     }
 }

@@ -3,9 +3,12 @@ import BluetoothHost
 @testable import Herald
 
 /// A growable sink for tests (the core itself only uses fixed buffers).
-struct ArraySink: ByteSink {
+struct ArraySink: ATTResponseSink {
     var bytes: [UInt8] = []
     mutating func append(_ byte: UInt8) { bytes.append(byte) }
+    var count: Int { bytes.count }
+    mutating func withSpan<R>(_ body: (Span<UInt8>) -> R) -> R { body(bytes.span) }
+    mutating func truncate(to length: Int) { if length < bytes.count { bytes.removeLast(bytes.count - max(0, length)) } }
 }
 
 /// A Herald peripheral application behind the real ATT server with one peripheral link up (handle

@@ -22,102 +22,110 @@ public struct ATTListBudget: Sendable {
     mutating func addHeader(_ n: Int) { length &+= n }
 }
 
+/// The one list writer behind the four discovery responses (Part F 3.4.3.2, 3.4.3.4, 3.4.4.2,
+/// 3.4.4.10), which share a shape: the opcode, for three of them a length (or format) octet, then
+/// entries of a handle, for two of them a group end handle, and a value (a UUID for Find
+/// Information, none for Find By Type Value) of one length per response. One body serves all four,
+/// in the server and behind the public builders: a firmware image links it once.
+struct ATTListWriter: Sendable {
+    var budget: ATTListBudget
+    let opcode: ATTOpcode
+    var valueLength = 0
+
+    init(response opcode: ATTOpcode, mtu: UInt16) {
+        budget = ATTListBudget(mtu: mtu)
+        self.opcode = opcode
+    }
+
+    var hasGroupEnd: Bool { opcode == .findByTypeValueResponse || opcode == .readByGroupTypeResponse }
+    var hasLengthOctet: Bool { opcode != .findByTypeValueResponse }
+    var entryHeader: Int { hasGroupEnd ? 4 : 2 }
+
+    /// Longest value octets one entry may carry: the length octet caps an entry at 255, and the first
+    /// entry must fit the MTU after the two header octets (Read By Type: MTU-4, at most 253; Read By
+    /// Group Type: MTU-6, at most 251). UUIDs (2 or 16 octets) are never cut.
+    var maximumValueLength: Int { min(budget.mtu - 2 - entryHeader, 255 - entryHeader) }
+
+    /// Adds an entry, its value cut to `maximumValueLength`; refuses it (writing nothing) when it does
+    /// not fit in ATT_MTU or its value length differs from the first entry's.
+    mutating func append<S: ByteSink>(handle: UInt16, groupEnd: UInt16, value: Span<UInt8>, to sink: inout S) -> Bool {
+        let n = min(value.count, maximumValueLength)
+        if budget.isEmpty {
+            let header = hasLengthOctet ? 2 : 1
+            guard budget.fits(header + entryHeader + n) else { return false }
+            valueLength = n
+            sink.append(opcode.rawValue)
+            if hasLengthOctet {
+                // Find Information's format: 1 for 16-bit UUIDs, 2 for 128-bit (Part F 3.4.3.2).
+                let octet = opcode == .findInformationResponse ? (n == 2 ? 1 : 2) : entryHeader + n
+                sink.append(UInt8(truncatingIfNeeded: octet))
+            }
+            budget.addHeader(header)
+        }
+        guard n == valueLength, budget.fits(entryHeader + n) else { return false }
+        sink.append(u16: handle)
+        if hasGroupEnd { sink.append(u16: groupEnd) }
+        sink.append(contentsOf: value.extracting(0..<n))
+        budget.add(entryHeader + n)
+        return true
+    }
+}
+
 extension ATTFindInformationResponse {
     public struct Builder: Sendable {
-        public private(set) var budget: ATTListBudget
-        var uuidLength = 0
-        public init(mtu: UInt16) { budget = ATTListBudget(mtu: mtu) }
+        var list: ATTListWriter
+        public var budget: ATTListBudget { list.budget }
+        public init(mtu: UInt16) { list = ATTListWriter(response: ATTFindInformationResponse.opcode, mtu: mtu) }
 
         public mutating func append<S: ByteSink>(handle: UInt16, type: BluetoothUUID, to sink: inout S) -> Bool {
-            let size = type.shortestWireSize
-            if budget.isEmpty {
-                guard budget.fits(2 + 2 + size) else { return false }
-                uuidLength = size
-                sink.append(ATTFindInformationResponse.opcode.rawValue)
-                sink.append(size == 2 ? 1 : 2)
-                budget.addHeader(2)
-            }
-            guard size == uuidLength, budget.fits(2 + size) else { return false }
-            sink.append(u16: handle)
-            type.write(to: &sink, size: size)
-            budget.add(2 + size)
-            return true
+            var uuid = FixedBytes<16>()
+            type.write(to: &uuid, size: type.shortestWireSize)
+            return list.append(handle: handle, groupEnd: 0, value: uuid.span, to: &sink)
         }
     }
 }
 
 extension ATTFindByTypeValueResponse {
     public struct Builder: Sendable {
-        public private(set) var budget: ATTListBudget
-        public init(mtu: UInt16) { budget = ATTListBudget(mtu: mtu) }
+        var list: ATTListWriter
+        public var budget: ATTListBudget { list.budget }
+        public init(mtu: UInt16) { list = ATTListWriter(response: ATTFindByTypeValueResponse.opcode, mtu: mtu) }
 
         public mutating func append<S: ByteSink>(foundAttributeHandle: UInt16, groupEndHandle: UInt16, to sink: inout S) -> Bool {
-            if budget.isEmpty {
-                guard budget.fits(1 + 4) else { return false }
-                sink.append(ATTFindByTypeValueResponse.opcode.rawValue)
-                budget.addHeader(1)
-            }
-            guard budget.fits(4) else { return false }
-            sink.append(u16: foundAttributeHandle)
-            sink.append(u16: groupEndHandle)
-            budget.add(4)
-            return true
+            list.append(handle: foundAttributeHandle, groupEnd: groupEndHandle, value: Span(), to: &sink)
         }
     }
 }
 
 extension ATTReadByTypeResponse {
     public struct Builder: Sendable {
-        public private(set) var budget: ATTListBudget
-        var valueLength = 0
-        public init(mtu: UInt16) { budget = ATTListBudget(mtu: mtu) }
+        var list: ATTListWriter
+        public var budget: ATTListBudget { list.budget }
+        public init(mtu: UInt16) { list = ATTListWriter(response: ATTReadByTypeResponse.opcode, mtu: mtu) }
 
         /// Longest value octets one entry may carry: the length octet caps an entry at 255 and the
         /// first entry must fit the MTU with the two header octets (Part F 3.4.4.2).
-        public var maximumValueLength: Int { min(budget.mtu - 4, 253) }
+        public var maximumValueLength: Int { list.maximumValueLength }
 
         /// Adds `handle` with `value` truncated to `maximumValueLength`; refuses a value whose
         /// (truncated) length differs from the first entry's.
         public mutating func append<S: ByteSink>(handle: UInt16, value: Span<UInt8>, to sink: inout S) -> Bool {
-            let n = min(value.count, maximumValueLength)
-            if budget.isEmpty {
-                valueLength = n
-                sink.append(ATTReadByTypeResponse.opcode.rawValue)
-                sink.append(UInt8(truncatingIfNeeded: 2 + n))
-                budget.addHeader(2)
-            }
-            guard n == valueLength, budget.fits(2 + n) else { return false }
-            sink.append(u16: handle)
-            sink.append(contentsOf: value.extracting(0..<n))
-            budget.add(2 + n)
-            return true
+            list.append(handle: handle, groupEnd: 0, value: value, to: &sink)
         }
     }
 }
 
 extension ATTReadByGroupTypeResponse {
     public struct Builder: Sendable {
-        public private(set) var budget: ATTListBudget
-        var valueLength = 0
-        public init(mtu: UInt16) { budget = ATTListBudget(mtu: mtu) }
+        var list: ATTListWriter
+        public var budget: ATTListBudget { list.budget }
+        public init(mtu: UInt16) { list = ATTListWriter(response: ATTReadByGroupTypeResponse.opcode, mtu: mtu) }
 
         /// Part F 3.4.4.10: an entry is at most 255 octets and the first must fit the MTU.
-        public var maximumValueLength: Int { min(budget.mtu - 6, 251) }
+        public var maximumValueLength: Int { list.maximumValueLength }
 
         public mutating func append<S: ByteSink>(handle: UInt16, endGroupHandle: UInt16, value: Span<UInt8>, to sink: inout S) -> Bool {
-            let n = min(value.count, maximumValueLength)
-            if budget.isEmpty {
-                valueLength = n
-                sink.append(ATTReadByGroupTypeResponse.opcode.rawValue)
-                sink.append(UInt8(truncatingIfNeeded: 4 + n))
-                budget.addHeader(2)
-            }
-            guard n == valueLength, budget.fits(4 + n) else { return false }
-            sink.append(u16: handle)
-            sink.append(u16: endGroupHandle)
-            sink.append(contentsOf: value.extracting(0..<n))
-            budget.add(4 + n)
-            return true
+            list.append(handle: handle, groupEnd: endGroupHandle, value: value, to: &sink)
         }
     }
 }

@@ -46,7 +46,7 @@ public struct ATTServer: Sendable {
     }
 
     /// Handles one received PDU from `connection` (the link index that selects per-link CCCDs).
-    public func handle<let A: Int, let V: Int, let L: Int, Q: ATTPrepareQueue, D: GATTServerDelegate, Out: ByteSink>(
+    public func handle<let A: Int, let V: Int, let L: Int, Q: ATTPrepareQueue, D: GATTServerDelegate, Out: ATTResponseSink>(
         pdu: Span<UInt8>, bearer: inout ATTBearer<Q>, connection: Int, now: UInt64,
         database: inout GATTDatabase<A, V, L>, delegate: inout D, response: inout Out
     ) -> ATTServerAction {
@@ -75,11 +75,17 @@ public struct ATTServer: Sendable {
                 ATTExchangeMTUResponse(serverRxMTU: maximumMTU).write(to: &response)
                 return .respond
             case .findInformationRequest:
-                return findInformation(try ATTFindInformationRequest(pdu), &context, &database, &response)
+                let r = try ATTFindInformationRequest(pdu)
+                return discover(opcode, from: r.startingHandle, to: r.endingHandle, type: BluetoothUUID(uuid16: 0), value: Span(),
+                                &context, &database, &delegate, &response)
             case .findByTypeValueRequest:
-                return findByTypeValue(try ATTFindByTypeValueRequest(pdu), &context, &database, &delegate, &response)
+                let r = try ATTFindByTypeValueRequest(pdu)
+                return discover(opcode, from: r.startingHandle, to: r.endingHandle, type: BluetoothUUID(uuid16: r.attributeType),
+                                value: r.attributeValue, &context, &database, &delegate, &response)
             case .readByTypeRequest:
-                return readByType(try ATTReadByTypeRequest(pdu), &context, &database, &delegate, &response)
+                let r = try ATTReadByTypeRequest(pdu)
+                return discover(opcode, from: r.startingHandle, to: r.endingHandle, type: r.attributeType, value: Span(),
+                                &context, &database, &delegate, &response)
             case .readRequest:
                 let r = try ATTReadRequest(pdu)
                 return read(opcode, handle: r.handle, offset: 0, &context, &database, &delegate, &response)
@@ -93,7 +99,9 @@ public struct ATTServer: Sendable {
                 let r = try ATTReadMultipleVariableRequest(pdu)
                 return readMultiple(opcode, r.setOfHandles, &context, &database, &delegate, &response)
             case .readByGroupTypeRequest:
-                return readByGroupType(try ATTReadByGroupTypeRequest(pdu), &context, &database, &response)
+                let r = try ATTReadByGroupTypeRequest(pdu)
+                return discover(opcode, from: r.startingHandle, to: r.endingHandle, type: r.attributeGroupType, value: Span(),
+                                &context, &database, &delegate, &response)
             case .writeRequest:
                 let r = try ATTWriteRequest(pdu)
                 if let e = write(handle: r.handle, value: r.value, &context, &database, &delegate) {
@@ -106,6 +114,9 @@ public struct ATTServer: Sendable {
                 // commands only if its declaration lists Write Without Response (Part G 4.9.1,
                 // 3.3.1.1); anything else is dropped, so a peer cannot bypass a write procedure the
                 // profile asked for (e.g. Herald's signal characteristic is write-with-response).
+                // Checked on the delegate's type first, so that a server without them links no
+                // command path (GATTServerFeatures.writeCommands).
+                guard D.serverFeatures.writeCommands else { return .none }
                 let r = try ATTWriteCommand(pdu)
                 guard database.acceptsWriteCommand(r.handle) else { return .none }
                 _ = write(handle: r.handle, value: r.value, &context, &database, &delegate)

@@ -72,8 +72,13 @@ public struct FixedBytes<let N: Int>: ByteSink {
         count &-= n
     }
 
-    /// Shortens the buffer to `length` bytes (no-op if already shorter).
-    public mutating func truncate(to length: Int) { if length < count { count = max(0, length) } }
+    /// Keeps the first `length` bytes (no-op if it holds fewer). Bytes an overflow dropped came after
+    /// the last one held, so the first `length` are all there: `overflowed` is cleared.
+    public mutating func truncate(to length: Int) {
+        guard length <= count else { return }
+        count = max(0, length)
+        overflowed = false
+    }
 
     public var span: Span<UInt8> {
         // Addressable: the span must point into the caller's value, not into a copy the compiler

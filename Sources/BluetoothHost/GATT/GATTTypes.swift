@@ -171,19 +171,26 @@ public struct GATTServerFeatures: Sendable, Equatable {
     /// client check its copy of the database without discovering it again (Part G 2.5.2.1). Must
     /// match the `GATTDatabase`'s `features` (`LEStack` checks at start-up).
     public var databaseHash: Bool
+    /// Write Commands (Part F 3.4.5.3), the ATT side of Write Without Response (Part G 4.9.1): a
+    /// server whose characteristics never list that property leaves them out, and every command is
+    /// dropped unanswered (as one to an attribute that does not take commands always is); CCCDs are
+    /// written with Write Requests (Part G 4.12.3). Leave it out only then: a client told a value
+    /// takes Write Without Response would lose its writes.
+    public var writeCommands: Bool
 
-    public init(readMultiple: Bool = true, queuedWrites: Bool = true, databaseHash: Bool = true) {
+    public init(readMultiple: Bool = true, queuedWrites: Bool = true, databaseHash: Bool = true, writeCommands: Bool = true) {
         self.readMultiple = readMultiple
         self.queuedWrites = queuedWrites
         self.databaseHash = databaseHash
+        self.writeCommands = writeCommands
     }
 
     /// Every procedure this server implements: the default.
     public static var all: GATTServerFeatures { GATTServerFeatures() }
-    /// Only the procedures a server must have: discovery, reads, short writes, notifications and
-    /// indications.
+    /// Only the procedures a server must have: discovery, reads, short writes with a response,
+    /// notifications and indications.
     public static var mandatory: GATTServerFeatures {
-        GATTServerFeatures(readMultiple: false, queuedWrites: false, databaseHash: false)
+        GATTServerFeatures(readMultiple: false, queuedWrites: false, databaseHash: false, writeCommands: false)
     }
 }
 

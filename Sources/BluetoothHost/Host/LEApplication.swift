@@ -80,17 +80,12 @@ public enum LinkPDUBuffers<let mtu: Int>: LinkBufferSizing {
 }
 
 /// A fixed-capacity buffer for one ATT PDU (`FixedBytes<n>`), as the stack uses it generically.
-public protocol ATTPDUBuffer: ByteSink {
-    init()
+public protocol ATTPDUBuffer: ATTResponseSink {
     /// A copy of `bytes` (what fits).
     init(_ bytes: Span<UInt8>)
     static var capacity: Int { get }
     var isEmpty: Bool { get }
     mutating func removeAll()
-    /// Mutating although it only reads: called on a non-mutating method, a buffer held in a local
-    /// was first copied whole into the caller's frame (Swift 6.3, Embedded, -Osize: 0.25 KB more
-    /// main-loop stack for the wearable's 247-octet PDUs).
-    mutating func withSpan<R>(_ body: (Span<UInt8>) -> R) -> R
 }
 
 extension FixedBytes: ATTPDUBuffer {
