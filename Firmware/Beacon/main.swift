@@ -5,18 +5,36 @@
 import BluetoothHost
 import Herald
 
-/// The venue this image describes. A real deployment writes these at provisioning time.
-enum Venue {
-    static let header = PayloadHeader(protocolAndVersion: 0x30, countryCode: 826, stateCode: 4)
-    static let locationCode: UInt32 = 0x0001_E240
-    static let name: StaticString = "Herald Cafe"
-    /// Code byte order (the CLI's `--byte-order`): the specification's big-endian unless built with
-    /// `FIRMWARE_SWIFTFLAGS=-DHERALD_APPS_BYTE_ORDER`, the reference apps' little-endian.
-    #if HERALD_APPS_BYTE_ORDER
-    static let order = PayloadCodeByteOrder.littleEndian
-    #else
-    static let order = PayloadCodeByteOrder.bigEndian
-    #endif
+/// The venue payload, from flash (venue_payload.c): protocol 0x30, country 826, state 4, location
+/// code 0x0001E240, premises name "Herald Cafe" (Herald beacon payload specification). A deployment
+/// provisions these bytes; Tests/HeraldTests/FirmwareVenuePayloadTests.swift makes them with the
+/// core's builder (which validates the extended data) and fails when the checked-in file differs.
+/// Built and validated here at each boot they cost 1.2 KB of flash (`ExtendedDataWriter`, the UTF-8
+/// and section checks, `venueBeacon`, their appends) for a value that never changes.
+@_silgen_name("firmware_venue_payload") func firmwareVenuePayload() -> UnsafePointer<UInt8>
+@_silgen_name("firmware_venue_payload_size") func firmwareVenuePayloadSize() -> UInt32
+@_silgen_name("firmware_venue_payload_apps") func firmwareVenuePayloadApps() -> UnsafePointer<UInt8>
+@_silgen_name("firmware_venue_payload_apps_size") func firmwareVenuePayloadAppsSize() -> UInt32
+
+/// The payload characteristic's value, read from flash on a link's first read (the peripheral keeps
+/// its copy for the rest of the link). Code byte order (the CLI's `--byte-order`): the
+/// specification's big-endian unless built with `FIRMWARE_SWIFTFLAGS=-DHERALD_APPS_BYTE_ORDER`, the
+/// reference apps' little-endian; both are in venue_payload.c and the linker keeps the one used.
+struct ProvisionedPayload: HeraldPayloadSource {
+    static var changesWithTime: Bool { false }
+
+    static var bytes: UnsafeBufferPointer<UInt8> {
+        #if HERALD_APPS_BYTE_ORDER
+        UnsafeBufferPointer(start: firmwareVenuePayloadApps(), count: Int(firmwareVenuePayloadAppsSize()))
+        #else
+        UnsafeBufferPointer(start: firmwareVenuePayload(), count: Int(firmwareVenuePayloadSize()))
+        #endif
+    }
+
+    mutating func writePayload<S: ByteSink>(at time: Int64, to sink: inout S) -> Bool {
+        sink.append(contentsOf: Self.bytes.span)
+        return true
+    }
 }
 
 /// Log lines for what the peripheral reports (SensorDelegate style).
@@ -46,7 +64,7 @@ struct BeaconLog: HeraldPeripheralDelegate {
     }
 }
 
-typealias BeaconPeripheral = HeraldPeripheral<FixedPayloadSource<64>, 2, 64, 32>
+typealias BeaconPeripheral = HeraldPeripheral<ProvisionedPayload, 2, 64, 32>
 
 /// Logs bring-up, then hands every callback to the core's Herald peripheral. It is its own
 /// `LEApplication` rather than `HeraldPeripheralApplication`, so that its stack's queues are sized
@@ -63,8 +81,9 @@ struct VenueBeacon: LEApplication {
     typealias PrepareQueue = ATTNoPrepareQueue
     /// ATT PDUs of up to 68 octets (ATT_MTU 68; the standard 247 cost each link 2 × 180 octets more):
     /// the largest PDU the beacon sends is the Read Response with its whole payload, the opcode and
-    /// the 64 octets `FixedPayloadSource<64>` can hold (65), so a phone still reads any payload in
-    /// one request (Core 5.4 Vol 3 Part F 3.4.4.4); discovery responses fill what the MTU allows.
+    /// the 64 octets the peripheral keeps per link (`BeaconPeripheral`): 65, so a phone still reads
+    /// any payload in one request (Core 5.4 Vol 3 Part F 3.4.4.4); discovery responses fill what
+    /// the MTU allows.
     /// What comes in is requests, at most one ATT_MTU, and signalling of 23 octets at most. 68, not
     /// 65: the buffers' octet count is 4-aligned, so 65 takes 68 octets anyway, and 68 is the size
     /// of an HCI command packet's buffer, so both share one copy of `FixedBytes`' appends (112 B of
@@ -154,16 +173,11 @@ typealias BeaconStack = BluetoothStack<VenueBeacon, 2, 0, 6>
 @inline(never)
 func makeStack(into stack: UnsafeMutablePointer<BeaconStack>) {
     Log.line("herald-beacon: boot")
-    var premises = FixedBytes<32>()
-    guard (try? ExtendedDataWriter.append(code: ExtendedDataCode.premisesName, text: Venue.name, to: &premises)) != nil,
-          let source = try? FixedPayloadSource<64>.venueBeacon(header: Venue.header, locationCode: Venue.locationCode,
-                                                                extendedData: premises.span, order: Venue.order)
-    else { halt("venue payload invalid") }
-    Log.put("payload "); Log.put(hex: source.payload.span); Log.end()
+    Log.put("payload "); Log.put(hex: ProvisionedPayload.bytes.span); Log.end()
     // No IRK: a venue beacon has nothing to hide and advertises its identity address. 100 ms, so
     // phones scanning in the background find it sooner.
     guard let peripheral = try? BeaconPeripheral(
-        source: source, advertising: HeraldAdvertisingConfiguration(intervalMilliseconds: 100),
+        source: ProvisionedPayload(), advertising: HeraldAdvertisingConfiguration(intervalMilliseconds: 100),
         clock: HeraldClock(unixMillisAtZero: 0))
     else { halt("advertisement does not fit") }
     // A fixed seed for the static random address; a product derives it from the chip's unique ID
