@@ -1,8 +1,8 @@
 // The venue beacon's payload (Herald beacon payload specification): protocol 0x30, country 826,
 // state 4, location code 0x0001E240, premises name "Herald Cafe" as extended data, in flash, as a
 // deployment provisions it. Generated with the core's builder by
-// Tests/HeraldTests/FirmwareVenuePayloadTests.swift, which defines the venue and fails when this
-// file differs; regenerate: HERALD_WRITE_GATT_TABLES=1 swift test --filter FirmwareVenuePayload
+// Tests/HeraldTests/FirmwareBeaconConstantsTests.swift, which defines the venue and fails when
+// this file differs; regenerate: HERALD_WRITE_GATT_TABLES=1 swift test --filter FirmwareBeaconConstants
 #include <stdint.h>
 
 // Codes big-endian, the specification's order (the default build).
