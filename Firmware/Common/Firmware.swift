@@ -102,7 +102,7 @@ func runStack<App: LEApplication, let links: Int, let attributes: Int, let value
     var clock = MillisecondClock()
     var output = UARTH4Output()
     output.now = Board.milliseconds(&clock)
-    stack.start(now: output.now, output: &output)
+    start(&stack, output: &output)
     var chunk = FixedBytes<64>()
     var nextStatus = statusInterval
     var lastPeak: UInt32 = 0
@@ -128,7 +128,7 @@ func runStack<App: LEApplication, let links: Int, let attributes: Int, let value
             if let at = restartAt, output.now >= at {
                 restartAt = nil
                 Log.line("controller: restarting bring-up")
-                stack.start(now: output.now, output: &output)
+                start(&stack, output: &output)
             }
         }
         if output.now >= nextStatus {
@@ -169,6 +169,15 @@ func receive<App: LEApplication, let links: Int, let attributes: Int, let values
     _ bytes: Span<UInt8>, into stack: inout BluetoothStack<App, links, attributes, values>, output: inout UARTH4Output
 ) {
     stack.receive(bytes, now: output.now, output: &output)
+}
+
+/// Bring-up, at boot and after a failure: one copy of `BluetoothStack.start` (inlined at both call
+/// sites it was two).
+@inline(never)
+func start<App: LEApplication, let links: Int, let attributes: Int, let values: Int>(
+    _ stack: inout BluetoothStack<App, links, attributes, values>, output: inout UARTH4Output
+) {
+    stack.start(now: output.now, output: &output)
 }
 
 @inline(never)
