@@ -188,7 +188,6 @@ typealias BeaconStack = BluetoothStack<VenueBeacon, 2, 0, 6>
 @inline(never)
 func makeStack(into stack: UnsafeMutablePointer<BeaconStack>) {
     Log.line("herald-beacon: boot")
-    Log.put("payload "); Log.put(hex: ProvisionedPayload.bytes.span); Log.end()
     // No IRK: a venue beacon has nothing to hide and advertises its identity address. 100 ms, so
     // phones scanning in the background find it sooner.
     let peripheral = BeaconPeripheral(
