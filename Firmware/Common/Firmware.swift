@@ -87,17 +87,15 @@ let statusInterval: UInt64 = 2_000
 func runStack<App: LEApplication, let links: Int, let attributes: Int, let values: Int>(
     _ stack: inout BluetoothStack<App, links, attributes, values>
 ) -> Never {
-    Log.put("memory stack_value="); Log.put(MemoryLayout<BluetoothStack<App, links, attributes, values>>.size)
     // What the value is made of: type sizes, fixed when the image is built, so only a diagnostic
     // build prints them (`FIRMWARE_SWIFTFLAGS=-DFIRMWARE_MEMORY_DETAIL`; 156 B of flash otherwise).
+    // The value's own size is on the `memory reserved` line (`Board.logReservation`).
     #if FIRMWARE_MEMORY_DETAIL
-    Log.put(" app_value="); Log.put(MemoryLayout<App>.size)
+    Log.put("memory detail app_value="); Log.put(MemoryLayout<App>.size)
     Log.put(" hci="); Log.put(MemoryLayout<HCIHost>.size)
     Log.put(" control="); Log.put(MemoryLayout<App.Control>.size)
     Log.put(" database="); Log.put(MemoryLayout<GATTDatabase<attributes, values, links>>.size)
     Log.put(" link_state="); Log.put(MemoryLayout<LinkState<App.PrepareQueue, App.LinkBuffers.PDU>>.size); Log.put(" links="); Log.put(links); Log.end()
-    #else
-    Log.end()
     #endif
     var clock = MillisecondClock()
     var output = UARTH4Output()

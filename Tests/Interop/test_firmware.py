@@ -87,7 +87,7 @@ class Firmware:
 
     def ram_all_in(self) -> int | None:
         """RAM all in with the measured peaks so far, or None before the main loop's first line."""
-        value, start, loop = (self.last(p) for p in ("memory stack_value=", "memory start-up", "memory stack_peak="))
+        value, start, loop = (self.last(p) for p in ("memory reserved stack_value=", "memory start-up", "memory stack_peak="))
         if not (value and start and loop and self.image in STATIC_RAM):
             return None
         peak = max(int(field(start, "stack_peak")), int(field(loop, "stack_peak")))
@@ -114,14 +114,14 @@ class Firmware:
         # The whole log UART, shown by pytest when the test failed.
         with self.cond:
             print(f"--- {self.image} log ---\n" + "\n".join(self.lines))
-        for prefix in ("memory start-up", "memory stack_value=", "memory stack_peak=", "advertising t="):
+        for prefix in ("memory start-up", "memory reserved stack_value=", "memory stack_peak=", "advertising t="):
             line = self.last(prefix)
             if line:
                 print(f"{self.image}: {line}")
         # RAM all in, as Firmware/README.md measures it, with the main loop's measured peak.
         total = self.ram_all_in()
         if total is not None:
-            value, start, loop = (self.last(p) for p in ("memory stack_value=", "memory start-up", "memory stack_peak="))
+            value, start, loop = (self.last(p) for p in ("memory reserved stack_value=", "memory start-up", "memory stack_peak="))
             peak = max(int(field(start, "stack_peak")), int(field(loop, "stack_peak")))
             print(f"{self.image}: RAM all in {total} B = static {STATIC_RAM[self.image]} + stack value "
                   f"{field(value, 'stack_value')} + stack peak {peak} (measured)")
