@@ -29,6 +29,7 @@ enum Log {
         for i in bytes.indices { putHex(bytes[i]) }
     }
 
+    @inline(never)
     static func putHex(_ b: UInt8) {
         let digits: StaticString = "0123456789abcdef"
         Board.log.write(digits.utf8Start[Int(b &>> 4)])
@@ -38,9 +39,12 @@ enum Log {
     /// Bluetooth addresses are shown most significant octet first, as people read them.
     static func put(address: BDAddress) {
         let bytes = address.bytes
-        for i in 0..<6 {
-            if i > 0 { Board.log.write(0x3A) }
-            putHex(bytes[5 - i])
+        var i = 5
+        while true {
+            putHex(bytes[i])
+            if i == 0 { break }
+            Board.log.write(0x3A)
+            i -= 1
         }
     }
 
