@@ -29,6 +29,7 @@ enum Log {
         for i in bytes.indices { putHex(bytes[i]) }
     }
 
+    @inline(never)
     static func putHex(_ b: UInt8) {
         let digits: StaticString = "0123456789abcdef"
         Board.log.write(digits.utf8Start[Int(b &>> 4)])
@@ -38,9 +39,12 @@ enum Log {
     /// Bluetooth addresses are shown most significant octet first, as people read them.
     static func put(address: BDAddress) {
         let bytes = address.bytes
-        for i in 0..<6 {
-            if i > 0 { Board.log.write(0x3A) }
-            putHex(bytes[5 - i])
+        var i = 5
+        while true {
+            putHex(bytes[i])
+            if i == 0 { break }
+            Board.log.write(0x3A)
+            i -= 1
         }
     }
 
@@ -87,16 +91,20 @@ let statusInterval: UInt64 = 2_000
 func runStack<App: LEApplication, let links: Int, let attributes: Int, let values: Int>(
     _ stack: inout BluetoothStack<App, links, attributes, values>
 ) -> Never {
-    Log.put("memory stack_value="); Log.put(MemoryLayout<BluetoothStack<App, links, attributes, values>>.size)
-    Log.put(" app_value="); Log.put(MemoryLayout<App>.size)
+    // What the value is made of: type sizes, fixed when the image is built, so only a diagnostic
+    // build prints them (`FIRMWARE_SWIFTFLAGS=-DFIRMWARE_MEMORY_DETAIL`; 156 B of flash otherwise).
+    // The value's own size is on the `memory reserved` line (`Board.logReservation`).
+    #if FIRMWARE_MEMORY_DETAIL
+    Log.put("memory detail app_value="); Log.put(MemoryLayout<App>.size)
     Log.put(" hci="); Log.put(MemoryLayout<HCIHost>.size)
     Log.put(" control="); Log.put(MemoryLayout<App.Control>.size)
     Log.put(" database="); Log.put(MemoryLayout<GATTDatabase<attributes, values, links>>.size)
     Log.put(" link_state="); Log.put(MemoryLayout<LinkState<App.PrepareQueue, App.LinkBuffers.PDU>>.size); Log.put(" links="); Log.put(links); Log.end()
+    #endif
     var clock = MillisecondClock()
     var output = UARTH4Output()
     output.now = Board.milliseconds(&clock)
-    stack.start(now: output.now, output: &output)
+    start(&stack, output: &output)
     var chunk = FixedBytes<64>()
     var nextStatus = statusInterval
     var lastPeak: UInt32 = 0
@@ -122,7 +130,7 @@ func runStack<App: LEApplication, let links: Int, let attributes: Int, let value
             if let at = restartAt, output.now >= at {
                 restartAt = nil
                 Log.line("controller: restarting bring-up")
-                stack.start(now: output.now, output: &output)
+                start(&stack, output: &output)
             }
         }
         if output.now >= nextStatus {
@@ -142,12 +150,15 @@ func runStack<App: LEApplication, let links: Int, let attributes: Int, let value
 
 /// The image's GATT database: the constant table its gatt_table.c keeps in flash (generated from the
 /// builder's database by Tests/HeraldTests/FirmwareGATTTableTests.swift), served in place, with
-/// the per-link values in the stack. False when the table does not fit the stack's per-link octets.
+/// the per-link values in the stack. Not checked here (`init(trustedTable:)`): the test fails unless
+/// the checked-in table is byte for byte what the builder writes, serves it through the ATT server
+/// for every handle, and checks that the image's stack type gives it the per-link octets it needs.
+/// Checked at each start-up (`init(table:)`), the same constant cost 274 B of flash. Always true
+/// (the signature `BluetoothStack.initialize(_:configuration:database:app:)` asks for).
 @inline(never)
 func makeDatabase<let values: Int, let links: Int>(into database: UnsafeMutablePointer<GATTDatabase<0, values, links>>) -> Bool {
     let table = UnsafeBufferPointer(start: firmwareGATTTable(), count: Int(firmwareGATTTableSize()))
-    guard let built = try? GATTDatabase<0, values, links>(table: table) else { return false }
-    database.initialize(to: built)
+    database.initialize(to: GATTDatabase<0, values, links>(trustedTable: table))
     return true
 }
 
@@ -160,6 +171,15 @@ func receive<App: LEApplication, let links: Int, let attributes: Int, let values
     _ bytes: Span<UInt8>, into stack: inout BluetoothStack<App, links, attributes, values>, output: inout UARTH4Output
 ) {
     stack.receive(bytes, now: output.now, output: &output)
+}
+
+/// Bring-up, at boot and after a failure: one copy of `BluetoothStack.start` (inlined at both call
+/// sites it was two).
+@inline(never)
+func start<App: LEApplication, let links: Int, let attributes: Int, let values: Int>(
+    _ stack: inout BluetoothStack<App, links, attributes, values>, output: inout UARTH4Output
+) {
+    stack.start(now: output.now, output: &output)
 }
 
 @inline(never)

@@ -90,6 +90,45 @@ import Testing
         #expect(throws: GATTDatabaseError.notConstant) { try writable.writeConstantTable(to: &ignored) }
     }
 
+    /// The images serve their tables unchecked (`init(trustedTable:)`, Firmware/Common/Firmware.swift's
+    /// `makeDatabase`): what `init(table:)` checked at start-up is checked here instead. The trusted
+    /// database finds the same handles as the checked one (a Database Hash too), and each image's stack
+    /// type (`BluetoothStack<App, L, 0, V>` in its main.swift) has the links and at least the per-link
+    /// octets its table needs: fewer, and a CCCD write would trap past the database's values.
+    @Test func imagesServeTheirTablesUnchecked() throws {
+        var full = try GATTStandardDatabase(deviceName: Array("herald".utf8).span, deviceNameMaxLength: 0)
+        try HeraldGATTProfile.add(to: &full, identifiers: .registered)
+        var fullSink = ArraySink()
+        _ = try full.writeConstantTable(to: &fullSink)
+        #expect(full.databaseHashHandle != 0)
+        try trustedMatchesChecked(fullSink.bytes, full)
+        var beaconSink = ArraySink(), wearableSink = ArraySink()
+        let beacon = try Self.beacon(), wearable = try Self.wearable()
+        let (_, beaconPerLink) = try beacon.writeConstantTable(to: &beaconSink)
+        let (_, wearablePerLink) = try wearable.writeConstantTable(to: &wearableSink)
+        try trustedMatchesChecked(beaconSink.bytes, beacon)
+        try trustedMatchesChecked(wearableSink.bytes, wearable)
+        for (image, links, perLink) in [("Beacon", 2, beaconPerLink), ("Wearable", 4, wearablePerLink)] {
+            let main = try String(contentsOf: Self.repository.appendingPathComponent("Firmware/\(image)/main.swift"), encoding: .utf8)
+            let match = try #require(main.firstMatch(of: /typealias \w+ = BluetoothStack<\w+, (\d+), 0, (\d+)>/),
+                                     "Firmware/\(image)/main.swift declares no BluetoothStack<App, L, 0, V>")
+            #expect(Int(match.1) == links, "\(image): links")
+            #expect(Int(match.2)! >= perLink, "\(image): \(perLink) per-link octets needed")
+        }
+    }
+
+    func trustedMatchesChecked<let A: Int, let V: Int, let L: Int>(_ bytes: [UInt8], _ db: GATTDatabase<A, V, L>) throws {
+        try bytes.withUnsafeBufferPointer { t throws in
+            let checked = try GATTDatabase<0, V, L>(table: t)
+            let trusted = GATTDatabase<0, V, L>(trustedTable: t)
+            #expect(trusted.count == checked.count && trusted.count == db.count)
+            #expect(trusted.clientSupportedFeaturesHandle == checked.clientSupportedFeaturesHandle)
+            #expect(trusted.databaseHashHandle == checked.databaseHashHandle)
+            #expect(trusted.clientSupportedFeaturesHandle == db.clientSupportedFeaturesHandle)
+            #expect(trusted.databaseHashHandle == db.databaseHashHandle)
+        }
+    }
+
     // MARK: Helpers
 
     func checkFile<let A: Int, let V: Int, let L: Int>(_ db: GATTDatabase<A, V, L>, image: String, description: String) throws {

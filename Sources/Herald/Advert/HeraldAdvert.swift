@@ -40,6 +40,13 @@ public struct HeraldAdvertisement {
         advertisingData = adv.build()
         scanResponseData = scan.build()
     }
+
+    /// Data already made: for firmware that keeps its advertisement in flash, made by the initialiser
+    /// above where the image is built (the beacon's test checks its copy), not at each start-up.
+    public init(advertisingData: FixedBytes<31>, scanResponseData: FixedBytes<31>) {
+        self.advertisingData = advertisingData
+        self.scanResponseData = scanResponseData
+    }
 }
 
 /// What an advertiser is, for a Herald scanner.

@@ -140,6 +140,14 @@ public struct HeraldAdvertiser {
         advertisement = try HeraldAdvertisement(identifiers: configuration.identifiers, txPower: configuration.txPower)
     }
 
+    /// With an advertisement made beforehand (`HeraldAdvertisement(advertisingData:scanResponseData:)`),
+    /// which must be the one `configuration` makes: its identifiers and Tx power are not read.
+    public init(configuration: HeraldAdvertisingConfiguration, clock: HeraldClock, advertisement: HeraldAdvertisement) {
+        self.configuration = configuration
+        self.clock = clock
+        self.advertisement = advertisement
+    }
+
     /// Rotating needs an IRK; the generic paths also ask the delegate (`rotatesAddress`), whose
     /// constant answer lets a build that never rotates drop the address machinery.
     var rotates: Bool { configuration.irk != nil }

@@ -70,6 +70,16 @@ public struct HeraldPeripheral<Source: HeraldPayloadSource, let links: Int, let 
         linkStates = Self.freeLinks()
     }
 
+    /// With an advertiser made beforehand (e.g. from an advertisement kept in flash): cannot fail.
+    public init(source: Source, advertiser: HeraldAdvertiser, payloadID: UInt16 = HeraldGATTProfile.payloadValueID,
+                signalID: UInt16 = HeraldGATTProfile.signalValueID) {
+        self.source = source
+        self.advertiser = advertiser
+        self.payloadID = payloadID
+        self.signalID = signalID
+        linkStates = Self.freeLinks()
+    }
+
     /// Adds the Herald service to the database the stack will serve (before the stack is built).
     public mutating func install<let A: Int, let V: Int>(into database: inout GATTDatabase<A, V, links>) throws(GATTDatabaseError) {
         handles = try HeraldGATTProfile.add(to: &database, identifiers: advertiser.configuration.identifiers,
