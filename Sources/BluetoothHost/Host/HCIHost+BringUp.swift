@@ -76,6 +76,9 @@ extension HCIHost {
     }
 
     /// Moves to the next step, or finishes bring-up.
+    // Not inlined: a success, a refused informational step and a vendor command's timeout all
+    // advance, and inlined each copied the next command's choice and the ready callback.
+    @inline(never)
     mutating func advance<D: HostDelegate, O: H4Output>(
         from step: BringUpStep, now: UInt64, delegate: inout D, output: inout O
     ) {

@@ -276,6 +276,9 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         connections[handle: handle]?.dataLength
     }
 
+    // Not inlined: Disconnection Complete and a controller failure (`dropAllLinks`) both end links,
+    // and inlined each carried the database's, credits' and queue's clean-up and the application's callback.
+    @inline(never)
     mutating func linkDown(handle: UInt16, reason: HCIStatus) {
         if let i = connections.slot(of: handle) { database.resetLink(i) }
         guard connections.remove(handle: handle) != nil else { return }
