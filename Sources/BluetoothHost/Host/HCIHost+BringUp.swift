@@ -65,8 +65,8 @@ extension HCIHost {
         case .zephyrReadSupportedCommands:
             info.zephyrCommands = try ZephyrReadSupportedCommands.ReturnParameters(parsing: p)
         case .zephyrReadStaticAddresses:
-            let s = try ZephyrReadStaticAddresses.ReturnParameters(parsing: p)
-            if info.addressSource != .publicAddress, let first = s.first?.address,
+            let first = try ZephyrReadStaticAddresses.ReturnParameters.firstAddress(parsing: p)
+            if info.addressSource != .publicAddress, let first,
                 first.randomSubtype == RandomAddressSubtype.staticAddress {
                 info.address = first
                 info.addressType = .randomDevice
