@@ -392,3 +392,85 @@ struct NonScanningApp: LEApplication {
         #expect(stack.nextDeadline == nil)
     }
 }
+
+/// `BringUpStep.next` scans one table (`isWanted`); these are the successor rules it replaced, step by
+/// step, checked against it for every combination of what they branch on.
+@Suite struct BringUpSequenceTests {
+    private static func successor(of step: BringUpStep, _ info: ControllerInfo, _ configuration: HostConfiguration) -> BringUpStep? {
+        let commands = info.supportedCommands
+        func address() -> BringUpStep? { info.addressSource == .publicAddress ? nil : .leSetRandomAddress }
+        func afterDataLength() -> BringUpStep? { info.speaksZephyrVendorCommands ? .zephyrReadVersionInformation : address() }
+        switch step {
+        case .reset: return .readLocalVersion
+        case .readLocalVersion: return .readLocalSupportedCommands
+        case .readLocalSupportedCommands: return .readLocalSupportedFeatures
+        case .readLocalSupportedFeatures: return .setEventMask
+        case .setEventMask: return .leSetEventMask
+        case .leSetEventMask: return commands?.supports(octet: 41, bit: 5) == true ? .leReadBufferSizeV2 : .leReadBufferSize
+        case .leReadBufferSizeV2, .leReadBufferSize: return info.aclDataPacketLength == 0 ? .readBufferSize : .leReadLocalSupportedFeatures
+        case .readBufferSize: return .leReadLocalSupportedFeatures
+        case .leReadLocalSupportedFeatures:
+            if info.supports(octet: 15, bit: 1) { return .readBDADDR }
+            return successor(of: .readBDADDR, info, configuration)
+        case .readBDADDR:
+            return commands?.supports(octet: 35, bit: 3) == true ? .leReadMaximumDataLength : afterDataLength()
+        case .leReadMaximumDataLength:
+            if commands?.supports(octet: 34, bit: 0) == true, configuration.suggestedDataLength != nil {
+                return .leWriteSuggestedDefaultDataLength
+            }
+            return afterDataLength()
+        case .leWriteSuggestedDefaultDataLength: return afterDataLength()
+        case .zephyrReadVersionInformation: return .zephyrReadSupportedCommands
+        case .zephyrReadSupportedCommands: return info.zephyrCommands?.readStaticAddresses == true ? .zephyrReadStaticAddresses : address()
+        case .zephyrReadStaticAddresses: return address()
+        case .leSetRandomAddress: return nil
+        }
+    }
+
+    @Test func theTableFollowsTheSuccessorRules() {
+        var checked = 0
+        // Bits the rules read: 41.5, 15.1, 35.3, 34.0; or no bitmap at all.
+        for bits in -1..<16 {
+            for pool: UInt16 in [0, 27] {
+                for manufacturer: UInt16? in [nil, 0x0059, 0x000F] {
+                    for zephyr in 0..<3 {
+                        for source in [AddressSource.publicAddress, .zephyrStatic, .generatedStatic] {
+                            for suggested in [false, true] {
+                                var info = ControllerInfo()
+                                if bits >= 0 {
+                                    var octets = InlineArray<64, UInt8>(repeating: 0)
+                                    if bits & 1 != 0 { octets[41] |= 0x20 }
+                                    if bits & 2 != 0 { octets[15] |= 0x02 }
+                                    if bits & 4 != 0 { octets[35] |= 0x08 }
+                                    if bits & 8 != 0 { octets[34] |= 0x01 }
+                                    info.supportedCommands = HCISupportedCommands(octets: octets)
+                                }
+                                info.aclDataPacketLength = pool
+                                if let manufacturer {
+                                    info.localVersion = HCILocalVersionInformation(hciVersion: 13, hciRevision: 0, lmpVersion: 13,
+                                                                                   manufacturer: manufacturer, lmpSubversion: 0)
+                                }
+                                if zephyr > 0 {
+                                    var octets = InlineArray<64, UInt8>(repeating: 0)
+                                    if zephyr == 2 { octets[1] = 0x01 }  // command 8: Read Static Addresses
+                                    info.zephyrCommands = ZephyrReadSupportedCommands.ReturnParameters(octets: octets)
+                                }
+                                info.addressSource = source
+                                var configuration = HostConfiguration(randomAddressSeed: [1, 2, 3, 4, 5, 6])
+                                if !suggested { configuration.suggestedDataLength = nil }
+                                var raw: UInt8 = 0
+                                while let step = BringUpStep(rawValue: raw) {
+                                    #expect(step.next(info, configuration) == Self.successor(of: step, info, configuration),
+                                            "after \(step), bits \(bits), pool \(pool), manufacturer \(String(describing: manufacturer)), zephyr \(zephyr), \(source), suggested \(suggested)")
+                                    checked += 1
+                                    raw += 1
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        #expect(checked == 17 * 2 * 3 * 3 * 3 * 2 * 17)
+    }
+}
