@@ -124,12 +124,11 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         case HCIEventCode.leMeta:
             guard let meta = try? HCILEMetaEvent(parsing: event.parameters) else { return malformedEvent() }
             switch meta.subevent {
-            case HCILESubeventCode.connectionComplete:
-                guard let c = try? HCILEConnectionCompleteEvent(meta) else { return malformedEvent() }
+            case HCILESubeventCode.connectionComplete, HCILESubeventCode.enhancedConnectionCompleteV1,
+                 HCILESubeventCode.enhancedConnectionCompleteV2:
+                // The enhanced events' extra fields (resolvable private addresses) are not used.
+                guard let c = try? HCILEConnectionCompleteEvent(anyConnectionComplete: meta) else { return malformedEvent() }
                 linkUp(c)
-            case HCILESubeventCode.enhancedConnectionCompleteV1, HCILESubeventCode.enhancedConnectionCompleteV2:
-                guard let c = try? HCILEEnhancedConnectionCompleteEvent(meta) else { return malformedEvent() }
-                linkUp(c.basic)
             case HCILESubeventCode.dataLengthChange:
                 guard let d = try? HCILEDataLengthChangeEvent(meta) else { return malformedEvent() }
                 let length = LinkDataLength(maxTxOctets: d.maxTxOctets, maxTxTime: d.maxTxTime,
