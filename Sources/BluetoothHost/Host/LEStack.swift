@@ -108,6 +108,8 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
 
     public static var receivesAdvertisingReports: Bool { App.scans }
 
+    public static var initiatesConnections: Bool { App.connectsAsCentral }
+
     @inline(never)
     public mutating func hostDidReceive(advertisingReport: borrowing AdvertisingReport) {
         app.stackDidReceive(advertisingReport: advertisingReport, now: now, control: &control)
@@ -222,7 +224,9 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         let summary = ConnectionSummary(handle: c.handle, role: c.role, peer: peer, timing: timing,
                                         slot: connections.slot(of: c.handle) ?? 0)
         app.stackDidConnect(summary, now: now, control: &control)
-        if c.role == .central { control.resumeScanning() }
+        // Only our own LE Create Connection makes us central (Core 5.4 Vol 6 Part B 4.5), so an
+        // application that never connects as central carries no code for it.
+        if App.connectsAsCentral, c.role == .central { control.resumeScanning() }
     }
 
     /// Ends a connection attempt that did not produce a link: the application hears why, then the
