@@ -393,8 +393,8 @@ struct NonScanningApp: LEApplication {
     }
 }
 
-/// `BringUpStep.next` scans one table (`isWanted`); these are the successor rules it replaced, step by
-/// step, checked against it for every combination of what they branch on.
+/// `BringUpStep.next` scans one table (`isWanted`); these are the successor rules it replaced, checked
+/// against it along the sequence they send, for every combination of what they branch on.
 @Suite struct BringUpSequenceTests {
     private static func successor(of step: BringUpStep, _ info: ControllerInfo, _ configuration: HostConfiguration) -> BringUpStep? {
         let commands = info.supportedCommands
@@ -458,12 +458,14 @@ struct NonScanningApp: LEApplication {
                                 info.addressSource = source
                                 var configuration = HostConfiguration(randomAddressSeed: [1, 2, 3, 4, 5, 6])
                                 if !suggested { configuration.suggestedDataLength = nil }
-                                var raw: UInt8 = 0
-                                while let step = BringUpStep(rawValue: raw) {
-                                    #expect(step.next(info, configuration) == Self.successor(of: step, info, configuration),
-                                            "after \(step), bits \(bits), pool \(pool), manufacturer \(String(describing: manufacturer)), zephyr \(zephyr), \(source), suggested \(suggested)")
+                                // Along the sequence the rules send (the states bring-up can be in).
+                                var step: BringUpStep? = .reset
+                                while let current = step {
+                                    let expected = Self.successor(of: current, info, configuration)
+                                    #expect(current.next(info, configuration) == expected,
+                                            "after \(current), bits \(bits), pool \(pool), manufacturer \(String(describing: manufacturer)), zephyr \(zephyr), \(source), suggested \(suggested)")
                                     checked += 1
-                                    raw += 1
+                                    step = expected
                                 }
                             }
                         }
@@ -471,6 +473,7 @@ struct NonScanningApp: LEApplication {
                 }
             }
         }
-        #expect(checked == 17 * 2 * 3 * 3 * 3 * 2 * 17)
+        // Every combination, at least Reset to LE Read Local Supported Features (eight steps) each.
+        #expect(checked >= 17 * 2 * 3 * 3 * 3 * 2 * 8)
     }
 }
