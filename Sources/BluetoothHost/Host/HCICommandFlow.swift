@@ -101,15 +101,17 @@ public struct HCICommandFlow<let octets: Int> {
     /// Sends the next command if the controller has a credit and nothing is outstanding.
     public mutating func pump<O: H4Output>(now: UInt64, to output: inout O) {
         // Not while LE Create Connection itself awaits its Command Status: the attempt is starting.
+        // The queue is read in place (`firstInPlace`, `sendFirst`): through `first` and
+        // `withFirstPacket` it was copied whole into this frame, three times a call.
         while !initiating, pending?.opcode != HCILECreateConnection.opcode,
-              queue.first?.opcode == HCILECreateConnectionCancel.opcode {
+              queue.firstInPlace()?.opcode == HCILECreateConnectionCancel.opcode {
             queue.removeFirst()
             obsoleteCancels &+= 1
         }
-        guard pending == nil, credits > 0, let next = queue.first else { return }
+        guard pending == nil, credits > 0, let next = queue.firstInPlace() else { return }
         credits -= 1
         pending = (next.opcode, next.tag, now &+ (next.timeout == 0 ? timeout : next.timeout))
-        _ = queue.withFirstPacket { output.send(h4: $0) }
+        queue.sendFirst(to: &output)
         queue.removeFirst()
     }
 

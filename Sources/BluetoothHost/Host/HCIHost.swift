@@ -127,7 +127,8 @@ public struct HCIHost {
     /// the rest stay in `control` for the next call.
     mutating func takeCommands<B: StackControlBuffers, O: H4Output>(from control: inout StackControlOf<B>, now: UInt64,
                                                                    output: inout O) {
-        while let first = control.commands.first {
+        // Read in place: `control.commands.first` copied the application's whole queue on each turn.
+        while let first = control.commands.firstInPlace() {
             let timeout = first.opcode.isVendorSpecific ? configuration.vendorCommandTimeout : nil
             guard commands.take(from: &control.commands, timeout: timeout) else { break }
         }
