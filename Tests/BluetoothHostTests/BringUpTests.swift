@@ -4,10 +4,13 @@ import Testing
 /// Records what the host writes.
 struct WireLog: H4Output {
     var packets: [[UInt8]] = []
+    /// Every packet sent, in order (`packets` is drained as the fake controller answers).
+    var sent: [[UInt8]] = []
     mutating func send(h4 packet: Span<UInt8>) {
         var bytes: [UInt8] = []
         for i in packet.indices { bytes.append(packet[i]) }
         packets.append(bytes)
+        sent.append(bytes)
     }
 }
 
@@ -179,6 +182,30 @@ struct BringUpHarness {
         #expect(h.controller.seen.last == 0x2005)
         #expect(h.controller.seen.contains(0xFC09))
         #expect(h.host.isReady)
+    }
+
+    /// Bring-up encodes its commands by opcode in one place; each must be the packet the command's
+    /// own type encodes.
+    @Test func bringUpSendsWhatTheCommandTypesEncode() throws {
+        func typed<C: HCICommand>(_ command: C) -> [UInt8] {
+            let packet = HCICommandPacket(command)
+            var bytes: [UInt8] = []
+            for i in packet.bytes.span.indices { bytes.append(packet.bytes.span[i]) }
+            return bytes
+        }
+        var h = BringUpHarness(FakeController())
+        h.run()
+        let info = try #require(h.delegate.ready)
+        let expected = [
+            typed(HCIReset()), typed(HCIReadLocalVersionInformation()), typed(HCIReadLocalSupportedCommands()),
+            typed(HCIReadLocalSupportedFeatures()), typed(HCISetEventMask(mask: HostEventMasks.events)),
+            typed(HCILESetEventMask(mask: HostEventMasks.leEvents)), typed(HCILEReadBufferSize()),
+            typed(HCILEReadLocalSupportedFeatures()), typed(HCIReadBDADDR()), typed(HCILEReadMaximumDataLength()),
+            typed(HCILEWriteSuggestedDefaultDataLength(txOctets: 251, txTime: 2120)),
+            typed(ZephyrReadVersionInformation()), typed(ZephyrReadSupportedCommands()), typed(ZephyrReadStaticAddresses()),
+            typed(HCILESetRandomAddress(address: info.address)),
+        ]
+        #expect(h.wire.sent == expected)
     }
 
     @Test func controllerWithoutVendorCommandsGetsAGeneratedStaticAddress() throws {

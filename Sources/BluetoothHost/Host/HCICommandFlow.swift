@@ -87,6 +87,12 @@ public struct HCICommandFlow<let octets: Int> {
         guard queue.append(packet: packet, tag: tag, timeout: timeout ?? self.timeout) else { throw .queueFull }
     }
 
+    /// Queues an encoded command.
+    mutating func enqueue(packet: borrowing HCICommandPacket, tag: CommandTag, timeout: UInt64) throws(CommandQueueError) {
+        guard packet.fits else { throw .parametersTooLong(packet.bytes.count &- 4) }
+        guard queue.append(packet: packet, tag: tag, timeout: timeout) else { throw .queueFull }
+    }
+
     /// Queues a command without parameters by its opcode (see `HCICommandQueue.append(parameterless:)`).
     public mutating func enqueue(parameterless opcode: HCIOpcode, tag: CommandTag, timeout: UInt64? = nil) throws(CommandQueueError) {
         guard queue.append(parameterless: opcode, tag: tag, timeout: timeout ?? self.timeout) else { throw .queueFull }

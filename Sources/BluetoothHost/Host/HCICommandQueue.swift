@@ -198,6 +198,17 @@ public struct HCICommandPacket {
         bytes.storage[3] = UInt8(truncatingIfNeeded: bytes.count &- 4)
     }
 
+    /// A command chosen at run time by its opcode (bring-up's steps): `write` appends its
+    /// parameters, and the length octet is filled in after, as `init(_:)` does.
+    @inline(__always)
+    init(opcode: HCIOpcode, parameters write: (inout FixedBytes<68>) -> Void) {
+        bytes.append(H4PacketType.command.rawValue)
+        bytes.append(u16: opcode.rawValue)
+        bytes.append(0)
+        write(&bytes)
+        bytes.storage[3] = UInt8(truncatingIfNeeded: bytes.count &- 4)
+    }
+
     public var opcode: HCIOpcode { HCIOpcode(rawValue: UInt16(bytes.storage[1]) | UInt16(bytes.storage[2]) &<< 8) }
     /// Whether the parameters fit (`HCICommandQueue.maximumParameters`).
     public var fits: Bool { !bytes.overflowed }

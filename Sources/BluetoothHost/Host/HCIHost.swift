@@ -115,14 +115,6 @@ public struct HCIHost {
         commands.pump(now: now, to: &output)
     }
 
-    /// Queues a command without parameters by its opcode, like `send`.
-    mutating func send<O: H4Output>(parameterless opcode: HCIOpcode, tag: CommandTag, now: UInt64,
-                                    output: inout O) throws(CommandQueueError) {
-        let timeout = opcode.isVendorSpecific ? configuration.vendorCommandTimeout : configuration.commandTimeout
-        try commands.enqueue(parameterless: opcode, tag: tag, timeout: timeout)
-        commands.pump(now: now, to: &output)
-    }
-
     /// Moves commands the application queued into the command queue, as far as there is room;
     /// the rest stay in `control` for the next call.
     mutating func takeCommands<B: StackControlBuffers, O: H4Output>(from control: inout StackControlOf<B>, now: UInt64,
