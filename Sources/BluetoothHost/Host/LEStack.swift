@@ -63,21 +63,22 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             linkDataLength = nil
         }
         isReady = true
-        let resume = control.advertising
         let requests = control.advertisingRequests
         app.stackDidBecomeReady(info, now: now, control: &control)
         // Advertising asked for before a restart is resumed: the controller forgot it in Reset. Not
         // when the application just (re)configured advertising itself: the intent it set is already
         // queued, and queueing it twice overflows the 8-command queue and loses the final enable.
-        if let resume, control.advertisingRequests == requests { control.startAdvertising(resume) }
+        // Unchanged requests mean `control.advertising` is still what it was before the callback
+        // (only `startAdvertising` and `stopAdvertising` set it, and each counts), so it is read
+        // after the callback rather than copied before it.
+        if control.advertisingRequests == requests, let resume = control.advertising { control.startAdvertising(resume) }
     }
 
     public mutating func hostControllerDidFail(_ failure: ControllerFailure) {
         isReady = false
         dropAllLinks(reason: .hardwareFailure)
-        let advertising = control.advertising
+        // Keeps `control.advertising`: it is resumed once the controller is ready again.
         control.reset()
-        control.advertising = advertising
         app.stackControllerDidFail(failure, now: now, control: &control)
     }
 
