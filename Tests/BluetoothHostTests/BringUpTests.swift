@@ -4,10 +4,13 @@ import Testing
 /// Records what the host writes.
 struct WireLog: H4Output {
     var packets: [[UInt8]] = []
+    /// Every packet sent, in order (`packets` is drained as the fake controller answers).
+    var sent: [[UInt8]] = []
     mutating func send(h4 packet: Span<UInt8>) {
         var bytes: [UInt8] = []
         for i in packet.indices { bytes.append(packet[i]) }
         packets.append(bytes)
+        sent.append(bytes)
     }
 }
 
@@ -179,6 +182,30 @@ struct BringUpHarness {
         #expect(h.controller.seen.last == 0x2005)
         #expect(h.controller.seen.contains(0xFC09))
         #expect(h.host.isReady)
+    }
+
+    /// Bring-up encodes its commands by opcode in one place; each must be the packet the command's
+    /// own type encodes.
+    @Test func bringUpSendsWhatTheCommandTypesEncode() throws {
+        func typed<C: HCICommand>(_ command: C) -> [UInt8] {
+            let packet = HCICommandPacket(command)
+            var bytes: [UInt8] = []
+            for i in packet.bytes.span.indices { bytes.append(packet.bytes.span[i]) }
+            return bytes
+        }
+        var h = BringUpHarness(FakeController())
+        h.run()
+        let info = try #require(h.delegate.ready)
+        let expected = [
+            typed(HCIReset()), typed(HCIReadLocalVersionInformation()), typed(HCIReadLocalSupportedCommands()),
+            typed(HCIReadLocalSupportedFeatures()), typed(HCISetEventMask(mask: HostEventMasks.events)),
+            typed(HCILESetEventMask(mask: HostEventMasks.leEvents)), typed(HCILEReadBufferSize()),
+            typed(HCILEReadLocalSupportedFeatures()), typed(HCIReadBDADDR()), typed(HCILEReadMaximumDataLength()),
+            typed(HCILEWriteSuggestedDefaultDataLength(txOctets: 251, txTime: 2120)),
+            typed(ZephyrReadVersionInformation()), typed(ZephyrReadSupportedCommands()), typed(ZephyrReadStaticAddresses()),
+            typed(HCILESetRandomAddress(address: info.address)),
+        ]
+        #expect(h.wire.sent == expected)
     }
 
     @Test func controllerWithoutVendorCommandsGetsAGeneratedStaticAddress() throws {
@@ -390,5 +417,90 @@ struct NonScanningApp: LEApplication {
         let stack = LEStack<NonScanningApp, 1, 24, 128>(
             app: NonScanningApp(), database: try GATTDatabase<24, 128, 1>(deviceName: Array("x".utf8).span, features: .mandatory))
         #expect(stack.nextDeadline == nil)
+    }
+}
+
+/// `BringUpStep.next` scans one table (`isWanted`); these are the successor rules it replaced, checked
+/// against it along the sequence they send, for every combination of what they branch on.
+@Suite struct BringUpSequenceTests {
+    private static func successor(of step: BringUpStep, _ info: ControllerInfo, _ configuration: HostConfiguration) -> BringUpStep? {
+        let commands = info.supportedCommands
+        func address() -> BringUpStep? { info.addressSource == .publicAddress ? nil : .leSetRandomAddress }
+        func afterDataLength() -> BringUpStep? { info.speaksZephyrVendorCommands ? .zephyrReadVersionInformation : address() }
+        switch step {
+        case .reset: return .readLocalVersion
+        case .readLocalVersion: return .readLocalSupportedCommands
+        case .readLocalSupportedCommands: return .readLocalSupportedFeatures
+        case .readLocalSupportedFeatures: return .setEventMask
+        case .setEventMask: return .leSetEventMask
+        case .leSetEventMask: return commands?.supports(octet: 41, bit: 5) == true ? .leReadBufferSizeV2 : .leReadBufferSize
+        case .leReadBufferSizeV2, .leReadBufferSize: return info.aclDataPacketLength == 0 ? .readBufferSize : .leReadLocalSupportedFeatures
+        case .readBufferSize: return .leReadLocalSupportedFeatures
+        case .leReadLocalSupportedFeatures:
+            if info.supports(octet: 15, bit: 1) { return .readBDADDR }
+            return successor(of: .readBDADDR, info, configuration)
+        case .readBDADDR:
+            return commands?.supports(octet: 35, bit: 3) == true ? .leReadMaximumDataLength : afterDataLength()
+        case .leReadMaximumDataLength:
+            if commands?.supports(octet: 34, bit: 0) == true, configuration.suggestedDataLength != nil {
+                return .leWriteSuggestedDefaultDataLength
+            }
+            return afterDataLength()
+        case .leWriteSuggestedDefaultDataLength: return afterDataLength()
+        case .zephyrReadVersionInformation: return .zephyrReadSupportedCommands
+        case .zephyrReadSupportedCommands: return info.zephyrCommands?.readStaticAddresses == true ? .zephyrReadStaticAddresses : address()
+        case .zephyrReadStaticAddresses: return address()
+        case .leSetRandomAddress: return nil
+        }
+    }
+
+    @Test func theTableFollowsTheSuccessorRules() {
+        var checked = 0
+        // Bits the rules read: 41.5, 15.1, 35.3, 34.0; or no bitmap at all.
+        for bits in -1..<16 {
+            for pool: UInt16 in [0, 27] {
+                for manufacturer: UInt16? in [nil, 0x0059, 0x000F] {
+                    for zephyr in 0..<3 {
+                        for source in [AddressSource.publicAddress, .zephyrStatic, .generatedStatic] {
+                            for suggested in [false, true] {
+                                var info = ControllerInfo()
+                                if bits >= 0 {
+                                    var octets = InlineArray<64, UInt8>(repeating: 0)
+                                    if bits & 1 != 0 { octets[41] |= 0x20 }
+                                    if bits & 2 != 0 { octets[15] |= 0x02 }
+                                    if bits & 4 != 0 { octets[35] |= 0x08 }
+                                    if bits & 8 != 0 { octets[34] |= 0x01 }
+                                    info.supportedCommands = HCISupportedCommands(octets: octets)
+                                }
+                                info.aclDataPacketLength = pool
+                                if let manufacturer {
+                                    info.localVersion = HCILocalVersionInformation(hciVersion: 13, hciRevision: 0, lmpVersion: 13,
+                                                                                   manufacturer: manufacturer, lmpSubversion: 0)
+                                }
+                                if zephyr > 0 {
+                                    var octets = InlineArray<64, UInt8>(repeating: 0)
+                                    if zephyr == 2 { octets[1] = 0x01 }  // command 8: Read Static Addresses
+                                    info.zephyrCommands = ZephyrReadSupportedCommands.ReturnParameters(octets: octets)
+                                }
+                                info.addressSource = source
+                                var configuration = HostConfiguration(randomAddressSeed: [1, 2, 3, 4, 5, 6])
+                                if !suggested { configuration.suggestedDataLength = nil }
+                                // Along the sequence the rules send (the states bring-up can be in).
+                                var step: BringUpStep? = .reset
+                                while let current = step {
+                                    let expected = Self.successor(of: current, info, configuration)
+                                    #expect(current.next(info, configuration) == expected,
+                                            "after \(current), bits \(bits), pool \(pool), manufacturer \(String(describing: manufacturer)), zephyr \(zephyr), \(source), suggested \(suggested)")
+                                    checked += 1
+                                    step = expected
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Every combination, at least Reset to LE Read Local Supported Features (eight steps) each.
+        #expect(checked >= 17 * 2 * 3 * 3 * 3 * 2 * 8)
     }
 }

@@ -342,6 +342,24 @@ private let peer = BDAddress(displayOrder: 0xF0, 0xF1, 0xF2, 0xF3, 0xF4, 0xF5)
         #expect(throws: DecodeError.truncated(needed: 1, available: 0)) { _ = try returnParameters("", as: ZephyrReadStaticAddresses.self) }
     }
 
+    /// Bring-up's reader of the first address alone agrees with the whole parser, errors included.
+    @Test func staticAddressesFirstOnly() throws {
+        typealias R = ZephyrReadStaticAddresses.ReturnParameters
+        let ir = "000102030405060708090a0b0c0d0e0f"
+        for valid in ["01 2211ffeeddcc" + ir, "02 2211ffeeddcc" + ir + "0102030405c6" + ir, "00"] {
+            let bytes = hex(valid)
+            #expect(try R.firstAddress(parsing: bytes.span) == R(parsing: bytes.span).first?.address)
+        }
+        #expect(try R.firstAddress(parsing: hex("01 2211ffeeddcc" + ir).span) == BDAddress(displayOrder: 0xCC, 0xDD, 0xEE, 0xFF, 0x11, 0x22))
+        #expect(throws: DecodeError.badLength(field: "Zephyr static addresses", declared: 23, limit: 45)) {
+            _ = try R.firstAddress(parsing: hex("02 2211ffeeddcc" + ir).span)
+        }
+        #expect(throws: DecodeError.badLength(field: "Zephyr static addresses", declared: 24, limit: 23)) {
+            _ = try R.firstAddress(parsing: hex("01 2211ffeeddcc" + ir + "00").span)
+        }
+        #expect(throws: DecodeError.truncated(needed: 1, available: 0)) { _ = try R.firstAddress(parsing: hex("").span) }
+    }
+
     @Test func txPower() throws {
         let w = try complete("0e08 01 0efc 00 00 0000 fc", as: ZephyrWriteTxPower.self)
         #expect(w.handleType == .advertising && w.handle == 0 && w.txPowerLevel == -4)

@@ -220,6 +220,29 @@ private func parseMeta<T>(_ bytes: [UInt8], _ body: (HCILEMetaEvent) throws(Deco
         }
     }
 
+    /// The stack's one reader of all three connection-complete layouts agrees with each type's own.
+    @Test func anyConnectionCompleteReadsAllThreeLayouts() throws {
+        func any(_ bytes: [UInt8]) throws(DecodeError) -> HCILEConnectionCompleteEvent {
+            try parseMeta(bytes) { m throws(DecodeError) in try HCILEConnectionCompleteEvent(anyConnectionComplete: m) }
+        }
+        let legacy = hex("3e13 01 00 0100 01 01 c5c4c3c2c1c0 0a00 0000 0a00 07")
+        #expect(try any(legacy) == parseMeta(legacy) { m throws(DecodeError) in try HCILEConnectionCompleteEvent(m) })
+        let body = "00 4000 01 02 665544332211 010203040546 000000000000 1800 0000 4800 01"
+        for layout in [meta(0x0A, body), meta(0x29, body + "00 ffff")] {
+            let enhanced = try parseMeta(layout) { m throws(DecodeError) in try HCILEEnhancedConnectionCompleteEvent(m) }
+            #expect(try any(layout) == enhanced.basic)
+        }
+        #expect(try any(meta(0x0A, body)).connectionInterval == 24)
+        // Each code keeps its own length, and the peer and role checks apply to all.
+        #expect(throws: DecodeError.truncated(needed: 33, available: 30)) { _ = try any(meta(0x29, body)) }
+        #expect(throws: DecodeError.trailingBytes(count: 3)) { _ = try any(meta(0x0A, body + "00 ffff")) }
+        #expect(throws: DecodeError.trailingBytes(count: 12)) { _ = try any(meta(0x01, body)) }
+        #expect(throws: DecodeError.invalidValue(field: "Role", value: 2)) {
+            _ = try any(meta(0x0A, "00 4000 02 02 665544332211 010203040546 000000000000 1800 0000 4800 01"))
+        }
+        #expect(throws: DecodeError.unexpectedCode(field: "LE subevent code", value: 0x12)) { _ = try any(hex("3e06 12 00 00 0100 00")) }
+    }
+
     @Test func connectionUpdateAndDataLength() throws {
         let u = try parseMeta(meta(0x03, "00 0100 2800 0400 f401")) { m throws(DecodeError) in try HCILEConnectionUpdateCompleteEvent(m) }
         #expect(u.status == .success && u.handle == 1 && u.connectionInterval == 40 && u.peripheralLatency == 4 && u.supervisionTimeout == 500)

@@ -74,6 +74,34 @@ public struct HCILEConnectionCompleteEvent: Equatable, Sendable {
         try expectSubevent(meta.subevent, Self.subevent)
         try self.init(parsing: meta.parameters)
     }
+
+    /// Any of the three connection-complete subevents (this one, and LE Enhanced Connection
+    /// Complete v1 and v2, 7.7.65.10) as this event's fields, with the layout checks of each: the
+    /// enhanced ones insert the two resolvable private addresses after the peer's, and v2 appends the
+    /// advertising and sync handles. The same as `HCILEEnhancedConnectionCompleteEvent(meta).basic`
+    /// for those; one reader for all three instead of one inlined per layout where a host handles
+    /// both (a firmware image carried each).
+    public init(anyConnectionComplete meta: HCILEMetaEvent) throws(DecodeError) {
+        let privateAddresses: Int, trailer: Int
+        switch meta.subevent {
+        case HCILESubeventCode.connectionComplete: (privateAddresses, trailer) = (0, 0)
+        case HCILESubeventCode.enhancedConnectionCompleteV1: (privateAddresses, trailer) = (12, 0)
+        case HCILESubeventCode.enhancedConnectionCompleteV2: (privateAddresses, trailer) = (12, 3)
+        default: throw .unexpectedCode(field: "LE subevent code", value: Int(meta.subevent))
+        }
+        var r = try ByteReader(meta.parameters, exactly: 18 + privateAddresses + trailer)
+        status = HCIStatus(rawValue: try r.u8())
+        handle = try r.u16() & 0x0FFF
+        role = try readRole(&r, status: status)
+        peer = try readPeer(&r, status: status)
+        try r.skip(privateAddresses)
+        connectionInterval = try r.u16()
+        peripheralLatency = try r.u16()
+        supervisionTimeout = try r.u16()
+        centralClockAccuracy = try r.u8()
+        try r.skip(trailer)
+        try r.expectEnd()
+    }
 }
 
 /// LE Enhanced Connection Complete v1 (0x0A) and v2 (0x29) (Core 5.4 Vol 4 Part E 7.7.65.10).

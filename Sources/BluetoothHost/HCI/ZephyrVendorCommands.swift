@@ -146,6 +146,20 @@ public struct ZephyrReadStaticAddresses: HCICommand, Equatable, Sendable {
             }
         }
 
+        /// The first address alone, the one bring-up keeps, with the same checks as
+        /// `init(parsing:)` (a count, then exactly 22 octets per entry); nil when there is none.
+        /// Bring-up uses this: building the four-entry table (identity roots included) only to read
+        /// its first address cost a firmware image about 300 octets of code.
+        public static func firstAddress(parsing parameters: Span<UInt8>) throws(DecodeError) -> BDAddress? {
+            var r = ByteReader(parameters)
+            let count = Int(try r.u8())
+            let expected = 1 + count * 22
+            guard parameters.count == expected else {
+                throw .badLength(field: "Zephyr static addresses", declared: parameters.count, limit: expected)
+            }
+            return count > 0 ? try BDAddress.read(&r) : nil
+        }
+
         public static func == (a: ReturnParameters, b: ReturnParameters) -> Bool {
             guard a.count == b.count else { return false }
             for i in 0..<a.storedCount where a.storage[i] != b.storage[i] { return false }

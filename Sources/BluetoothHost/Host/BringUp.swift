@@ -1,8 +1,9 @@
 /// The controller bring-up sequence, one step per command, in the order they are sent.
 ///
 /// It is a straight line with a few skips decided from what earlier steps learned (supported
-/// commands, manufacturer), so reading `next(after:)` top to bottom tells the whole story.
-public enum BringUpStep: Equatable, Sendable {
+/// commands, manufacturer): the cases are declared in the order they are sent, and `isWanted` says
+/// which are skipped, so reading the two top to bottom tells the whole story.
+public enum BringUpStep: UInt8, Equatable, Sendable {
     case reset
     case readLocalVersion
     case readLocalSupportedCommands
@@ -38,50 +39,44 @@ public enum HostEventMasks {
 }
 
 extension BringUpStep {
-    /// The step after `self`, given what is known so far; nil when bring-up is complete.
+    /// The step after `self`, given what is known so far; nil when bring-up is complete: the first
+    /// later step (in declaration order) that `isWanted`.
+    ///
+    /// A scan of one table rather than a hand-written successor per step: the successors repeated
+    /// the same conditions (which skip to where), and the firmware image carried each copy.
     func next(_ info: ControllerInfo, _ configuration: HostConfiguration) -> BringUpStep? {
-        switch self {
-        case .reset: return .readLocalVersion
-        case .readLocalVersion: return .readLocalSupportedCommands
-        case .readLocalSupportedCommands: return .readLocalSupportedFeatures
-        case .readLocalSupportedFeatures: return .setEventMask
-        case .setEventMask: return .leSetEventMask
-        case .leSetEventMask:
-            // Octet 41 bit 5: LE Read Buffer Size v2 (adds the ISO pool; same ACL figures).
-            return info.supportedCommands?.supports(octet: 41, bit: 5) == true ? .leReadBufferSizeV2 : .leReadBufferSize
-        case .leReadBufferSizeV2, .leReadBufferSize:
-            return info.aclDataPacketLength == 0 ? .readBufferSize : .leReadLocalSupportedFeatures
-        case .readBufferSize: return .leReadLocalSupportedFeatures
-        case .leReadLocalSupportedFeatures:
-            // Octet 15 bit 1: Read BD_ADDR.
-            if info.supports(octet: 15, bit: 1) { return .readBDADDR }
-            return BringUpStep.readBDADDR.next(info, configuration)
-        case .readBDADDR:
-            // Octet 35 bit 3: LE Read Maximum Data Length (data length extension, Core 4.2+).
-            if info.supportedCommands?.supports(octet: 35, bit: 3) == true { return .leReadMaximumDataLength }
-            return BringUpStep.leWriteSuggestedDefaultDataLength.next(info, configuration)
-        case .leReadMaximumDataLength:
-            // Octet 34 bit 0: LE Write Suggested Default Data Length.
-            if info.supportedCommands?.supports(octet: 34, bit: 0) == true, configuration.suggestedDataLength != nil {
-                return .leWriteSuggestedDefaultDataLength
-            }
-            return BringUpStep.leWriteSuggestedDefaultDataLength.next(info, configuration)
-        case .leWriteSuggestedDefaultDataLength:
-            if info.speaksZephyrVendorCommands { return .zephyrReadVersionInformation }
-            return Self.addressStep(info)
-        case .zephyrReadVersionInformation: return .zephyrReadSupportedCommands
-        case .zephyrReadSupportedCommands:
-            if info.zephyrCommands?.readStaticAddresses == true { return .zephyrReadStaticAddresses }
-            return Self.addressStep(info)
-        case .zephyrReadStaticAddresses: return Self.addressStep(info)
-        case .leSetRandomAddress: return nil
+        var raw = rawValue
+        while let step = BringUpStep(rawValue: raw &+ 1) {
+            if step.isWanted(info, configuration) { return step }
+            raw &+= 1
         }
+        return nil
     }
 
-    /// A controller with a public address needs no random one; any other needs LE Set Random Address,
-    /// after every Reset, because Reset clears it (Zephyr does; Core 5.4 Vol 4 Part E 7.3.2 allows it).
-    static func addressStep(_ info: ControllerInfo) -> BringUpStep? {
-        info.addressSource == .publicAddress ? nil : .leSetRandomAddress
+    /// Whether bring-up sends this step once the steps before it are done.
+    func isWanted(_ info: ControllerInfo, _ configuration: HostConfiguration) -> Bool {
+        switch self {
+        // Octet 41 bit 5: LE Read Buffer Size v2 (adds the ISO pool; same ACL figures).
+        case .leReadBufferSizeV2: return info.lists(octet: 41, bit: 5)
+        case .leReadBufferSize: return !info.lists(octet: 41, bit: 5)
+        // Only when the LE pool is absent (LE ACL length 0).
+        case .readBufferSize: return info.aclDataPacketLength == 0
+        // Octet 15 bit 1: Read BD_ADDR (assumed without the bitmap).
+        case .readBDADDR: return info.supports(octet: 15, bit: 1)
+        // Octet 35 bit 3: LE Read Maximum Data Length (data length extension, Core 4.2+).
+        case .leReadMaximumDataLength: return info.lists(octet: 35, bit: 3)
+        // Octet 34 bit 0: LE Write Suggested Default Data Length; asked only with the maximum known.
+        case .leWriteSuggestedDefaultDataLength:
+            return info.lists(octet: 35, bit: 3) && info.lists(octet: 34, bit: 0) && configuration.suggestedDataLength != nil
+        case .zephyrReadVersionInformation, .zephyrReadSupportedCommands: return info.speaksZephyrVendorCommands
+        case .zephyrReadStaticAddresses:
+            return info.speaksZephyrVendorCommands && info.zephyrCommands?.readStaticAddresses == true
+        // A controller with a public address needs no random one; any other needs LE Set Random
+        // Address, after every Reset, because Reset clears it (Zephyr does; Core 5.4 Vol 4 Part E
+        // 7.3.2 allows it).
+        case .leSetRandomAddress: return info.addressSource != .publicAddress
+        default: return true
+        }
     }
 
     /// Steps whose failure ends bring-up; the rest are informational and skipped when refused.

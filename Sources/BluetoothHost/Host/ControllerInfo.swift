@@ -37,6 +37,11 @@ public struct ControllerInfo: Sendable {
         supportedCommands?.supports(octet: octet, bit: bit) ?? true
     }
 
+    /// Whether the controller's bitmap lists a command; false without the bitmap (unlike `supports`).
+    func lists(octet: Int, bit: Int) -> Bool {
+        supportedCommands?.supports(octet: octet, bit: bit) == true
+    }
+
     /// Controllers whose link layer is Zephyr's, and so understand Zephyr's vendor commands:
     /// Nordic Semiconductor (0x0059) and The Linux Foundation (0x05F1), per the Bluetooth SIG
     /// company identifiers. Others may give 0xFCxx a different meaning, or never answer.

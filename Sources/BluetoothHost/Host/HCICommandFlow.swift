@@ -87,6 +87,12 @@ public struct HCICommandFlow<let octets: Int> {
         guard queue.append(packet: packet, tag: tag, timeout: timeout ?? self.timeout) else { throw .queueFull }
     }
 
+    /// Queues an encoded command.
+    mutating func enqueue(packet: borrowing HCICommandPacket, tag: CommandTag, timeout: UInt64) throws(CommandQueueError) {
+        guard packet.fits else { throw .parametersTooLong(packet.bytes.count &- 4) }
+        guard queue.append(packet: packet, tag: tag, timeout: timeout) else { throw .queueFull }
+    }
+
     /// Queues a command without parameters by its opcode (see `HCICommandQueue.append(parameterless:)`).
     public mutating func enqueue(parameterless opcode: HCIOpcode, tag: CommandTag, timeout: UInt64? = nil) throws(CommandQueueError) {
         guard queue.append(parameterless: opcode, tag: tag, timeout: timeout ?? self.timeout) else { throw .queueFull }
@@ -101,15 +107,17 @@ public struct HCICommandFlow<let octets: Int> {
     /// Sends the next command if the controller has a credit and nothing is outstanding.
     public mutating func pump<O: H4Output>(now: UInt64, to output: inout O) {
         // Not while LE Create Connection itself awaits its Command Status: the attempt is starting.
+        // The queue is read in place (`firstInPlace`, `sendFirst`): through `first` and
+        // `withFirstPacket` it was copied whole into this frame, three times a call.
         while !initiating, pending?.opcode != HCILECreateConnection.opcode,
-              queue.first?.opcode == HCILECreateConnectionCancel.opcode {
+              queue.firstInPlace()?.opcode == HCILECreateConnectionCancel.opcode {
             queue.removeFirst()
             obsoleteCancels &+= 1
         }
-        guard pending == nil, credits > 0, let next = queue.first else { return }
+        guard pending == nil, credits > 0, let next = queue.firstInPlace() else { return }
         credits -= 1
         pending = (next.opcode, next.tag, now &+ (next.timeout == 0 ? timeout : next.timeout))
-        _ = queue.withFirstPacket { output.send(h4: $0) }
+        queue.sendFirst(to: &output)
         queue.removeFirst()
     }
 

@@ -65,7 +65,7 @@ public struct HCICommandQueue<let capacity: Int>: HCICommandQueueing {
     /// of its own. False (nothing moved) when this queue is empty or `other` has no room for it.
     @discardableResult
     public mutating func moveFirst<let n: Int>(to other: inout HCICommandQueue<n>, defaultTimeout: UInt64) -> Bool {
-        guard let first = first else { return false }
+        guard let first = firstInPlace() else { return false }
         let length = Int(storage[0])
         guard Self.recordHeader + length <= other.freeOctets else { return false }
         let timeout = first.timeout == 0 ? defaultTimeout : first.timeout
@@ -85,6 +85,24 @@ public struct HCICommandQueue<let capacity: Int>: HCICommandQueueing {
         guard !isEmpty else { return nil }
         let length = Int(storage[0])
         return body(storage.span.extracting(Self.recordHeader..<(Self.recordHeader + length)))
+    }
+
+    /// `first`, read in place. `HCICommandFlow.pump` holds the queue `inout`, and the getter made
+    /// Swift copy the whole queue (its `capacity` octets) into pump's frame on each call, twice a
+    /// pump; this reads the header where it lies.
+    public mutating func firstInPlace() -> (opcode: HCIOpcode, tag: CommandTag, timeout: UInt64)? {
+        guard count > 0 else { return nil }
+        let tag = UInt16(storage[1]) | UInt16(storage[2]) &<< 8
+        let timeout = UInt16(storage[3]) | UInt16(storage[4]) &<< 8
+        let opcode = UInt16(storage[6]) | UInt16(storage[7]) &<< 8
+        return (HCIOpcode(rawValue: opcode), CommandTag(rawValue: tag), UInt64(widening: timeout))
+    }
+
+    /// Writes the first command's H4 packet to `output`, from where it lies (see `firstInPlace`).
+    mutating func sendFirst<O: H4Output>(to output: inout O) {
+        guard count > 0 else { return }
+        let length = Int(storage[0])
+        output.send(h4: storage.span.extracting(Self.recordHeader..<(Self.recordHeader + length)))
     }
 
     /// Drops the first command.
@@ -158,6 +176,8 @@ public protocol HCICommandQueueing {
     static var totalOctets: Int { get }
     var isEmpty: Bool { get }
     var first: (opcode: HCIOpcode, tag: CommandTag, timeout: UInt64)? { get }
+    /// `first` read where it lies, for a queue held `inout` (the getter copies the whole queue there).
+    mutating func firstInPlace() -> (opcode: HCIOpcode, tag: CommandTag, timeout: UInt64)?
     mutating func append(packet: borrowing HCICommandPacket, tag: CommandTag, timeout: UInt64) -> Bool
     mutating func moveFirst<let n: Int>(to other: inout HCICommandQueue<n>, defaultTimeout: UInt64) -> Bool
     mutating func removeAll()
@@ -175,6 +195,17 @@ public struct HCICommandPacket {
         bytes.append(u16: C.opcode.rawValue)
         bytes.append(0)
         command.writeParameters(to: &bytes)
+        bytes.storage[3] = UInt8(truncatingIfNeeded: bytes.count &- 4)
+    }
+
+    /// A command chosen at run time by its opcode (bring-up's steps): `write` appends its
+    /// parameters, and the length octet is filled in after, as `init(_:)` does.
+    @inline(__always)
+    init(opcode: HCIOpcode, parameters write: (inout FixedBytes<68>) -> Void) {
+        bytes.append(H4PacketType.command.rawValue)
+        bytes.append(u16: opcode.rawValue)
+        bytes.append(0)
+        write(&bytes)
         bytes.storage[3] = UInt8(truncatingIfNeeded: bytes.count &- 4)
     }
 

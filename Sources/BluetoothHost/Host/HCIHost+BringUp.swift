@@ -65,8 +65,8 @@ extension HCIHost {
         case .zephyrReadSupportedCommands:
             info.zephyrCommands = try ZephyrReadSupportedCommands.ReturnParameters(parsing: p)
         case .zephyrReadStaticAddresses:
-            let s = try ZephyrReadStaticAddresses.ReturnParameters(parsing: p)
-            if info.addressSource != .publicAddress, let first = s.first?.address,
+            let first = try ZephyrReadStaticAddresses.ReturnParameters.firstAddress(parsing: p)
+            if info.addressSource != .publicAddress, let first,
                 first.randomSubtype == RandomAddressSubtype.staticAddress {
                 info.address = first
                 info.addressType = .randomDevice
@@ -76,6 +76,9 @@ extension HCIHost {
     }
 
     /// Moves to the next step, or finishes bring-up.
+    // Not inlined: a success, a refused informational step and a vendor command's timeout all
+    // advance, and inlined each copied the next command's choice and the ready callback.
+    @inline(never)
     mutating func advance<D: HostDelegate, O: H4Output>(
         from step: BringUpStep, now: UInt64, delegate: inout D, output: inout O
     ) {
@@ -97,25 +100,32 @@ extension HCIHost {
         }
     }
 
+    /// Sends `step`'s command. Every step but Reset is its opcode (`opcode(of:)`) and at most a few
+    /// fixed parameters, so all of them are encoded here into one packet and queued by one path:
+    /// written per command type (a parameterless path for the reads, and an encoder and a generic
+    /// enqueue for each command with parameters), the firmware image carried each.
     private mutating func issue<O: H4Output>(_ step: BringUpStep, now: UInt64, output: inout O) throws(CommandQueueError) {
-        switch step {
-        case .reset: sendReset(now: now, output: &output)
-        // The reads carry no parameters: queued by opcode (`opcode(of:)`), one path for all of them.
-        case .readLocalVersion, .readLocalSupportedCommands, .readLocalSupportedFeatures, .leReadBufferSizeV2,
-             .leReadBufferSize, .readBufferSize, .leReadLocalSupportedFeatures, .readBDADDR, .leReadMaximumDataLength,
-             .zephyrReadVersionInformation, .zephyrReadSupportedCommands, .zephyrReadStaticAddresses:
-            try send(parameterless: opcode(of: step), tag: .bringUp, now: now, output: &output)
-        case .setEventMask: try send(HCISetEventMask(mask: HostEventMasks.events), tag: .bringUp, now: now, output: &output)
-        case .leSetEventMask: try send(HCILESetEventMask(mask: HostEventMasks.leEvents), tag: .bringUp, now: now, output: &output)
-        case .leWriteSuggestedDefaultDataLength:
-            var (octets, time) = configuration.suggestedDataLength ?? (27, 328)
-            if let max = info.maximumDataLength {
-                octets = min(octets, max.supportedMaxTxOctets)
-                time = min(time, max.supportedMaxTxTime)
+        if step == .reset { return sendReset(now: now, output: &output) }
+        let opcode = opcode(of: step)
+        let packet = HCICommandPacket(opcode: opcode) { parameters in
+            switch step {
+            case .setEventMask: parameters.append(u64: HostEventMasks.events)  // HCISetEventMask
+            case .leSetEventMask: parameters.append(u64: HostEventMasks.leEvents)  // HCILESetEventMask
+            case .leWriteSuggestedDefaultDataLength:  // HCILEWriteSuggestedDefaultDataLength
+                var (octets, time) = configuration.suggestedDataLength ?? (27, 328)
+                if let max = info.maximumDataLength {
+                    octets = min(octets, max.supportedMaxTxOctets)
+                    time = min(time, max.supportedMaxTxTime)
+                }
+                parameters.append(u16: octets)
+                parameters.append(u16: time)
+            case .leSetRandomAddress: info.address.write(to: &parameters)  // HCILESetRandomAddress
+            default: break  // the reads carry no parameters
             }
-            try send(HCILEWriteSuggestedDefaultDataLength(txOctets: octets, txTime: time), tag: .bringUp, now: now, output: &output)
-        case .leSetRandomAddress: try send(HCILESetRandomAddress(address: info.address), tag: .bringUp, now: now, output: &output)
         }
+        let timeout = opcode.isVendorSpecific ? configuration.vendorCommandTimeout : configuration.commandTimeout
+        try commands.enqueue(packet: packet, tag: .bringUp, timeout: timeout)
+        commands.pump(now: now, to: &output)
     }
 
     func opcode(of step: BringUpStep) -> HCIOpcode {

@@ -19,6 +19,10 @@ public protocol HostDelegate {
     /// False when advertising reports are of no interest (see `LEApplication.scans`): the host then
     /// drops them without parsing.
     static var receivesAdvertisingReports: Bool { get }
+    /// False when the delegate never has the controller initiate connections (see
+    /// `LEApplication.connectsAsCentral`): the host then skips tracking LE Create Connection's
+    /// progress, which only the command flow's dropping of obsolete cancels reads.
+    static var initiatesConnections: Bool { get }
 }
 
 extension HostDelegate {
@@ -30,6 +34,7 @@ extension HostDelegate {
     public mutating func hostDidReceive(event: borrowing HCIEventPacket) {}
     public mutating func hostDidReceive(acl: Span<UInt8>) {}
     public static var receivesAdvertisingReports: Bool { true }
+    public static var initiatesConnections: Bool { true }
 }
 
 public struct HostConfiguration: Sendable {
@@ -110,19 +115,12 @@ public struct HCIHost {
         commands.pump(now: now, to: &output)
     }
 
-    /// Queues a command without parameters by its opcode, like `send`.
-    mutating func send<O: H4Output>(parameterless opcode: HCIOpcode, tag: CommandTag, now: UInt64,
-                                    output: inout O) throws(CommandQueueError) {
-        let timeout = opcode.isVendorSpecific ? configuration.vendorCommandTimeout : configuration.commandTimeout
-        try commands.enqueue(parameterless: opcode, tag: tag, timeout: timeout)
-        commands.pump(now: now, to: &output)
-    }
-
     /// Moves commands the application queued into the command queue, as far as there is room;
     /// the rest stay in `control` for the next call.
     mutating func takeCommands<B: StackControlBuffers, O: H4Output>(from control: inout StackControlOf<B>, now: UInt64,
                                                                    output: inout O) {
-        while let first = control.commands.first {
+        // Read in place: `control.commands.first` copied the application's whole queue on each turn.
+        while let first = control.commands.firstInPlace() {
             let timeout = first.opcode.isVendorSpecific ? configuration.vendorCommandTimeout : nil
             guard commands.take(from: &control.commands, timeout: timeout) else { break }
         }
@@ -238,7 +236,7 @@ public struct HCIHost {
             commands.pump(now: now, to: &output)
         case 0x0F:  // Command Status (7.7.15)
             guard let s = try? HCICommandStatusEvent(parsing: event.parameters) else { return }
-            if s.opcode == HCILECreateConnection.opcode, s.status == .success { commands.initiating = true }
+            if D.initiatesConnections, s.opcode == HCILECreateConnection.opcode, s.status == .success { commands.initiating = true }
             if case .pending(let tag) = commands.complete(opcode: s.opcode, numPackets: s.numHCICommandPackets) {
                 let empty = InlineArray<1, UInt8>(repeating: 0)
                 delegate.hostCommandDidComplete(tag: tag, opcode: s.opcode, status: s.status, returnParameters: empty.span.extracting(0..<0))
@@ -268,7 +266,7 @@ public struct HCIHost {
             // All three begin Status, Connection_Handle, Role (7.7.65.1, 7.7.65.10): a failure, or a
             // link in which we are central, ends the controller's initiating.
             let p = meta.parameters
-            if p.count >= 4, p[0] != 0 || p[3] == HCIRole.central.rawValue { commands.initiating = false }
+            if D.initiatesConnections, p.count >= 4, p[0] != 0 || p[3] == HCIRole.central.rawValue { commands.initiating = false }
             delegate.hostDidReceive(event: event)
         case HCILEAdvertisingReportEvent.subevent:
             guard D.receivesAdvertisingReports, var reports = try? HCILEAdvertisingReportEvent(meta) else { return }

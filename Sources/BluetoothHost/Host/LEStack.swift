@@ -63,21 +63,22 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             linkDataLength = nil
         }
         isReady = true
-        let resume = control.advertising
         let requests = control.advertisingRequests
         app.stackDidBecomeReady(info, now: now, control: &control)
         // Advertising asked for before a restart is resumed: the controller forgot it in Reset. Not
         // when the application just (re)configured advertising itself: the intent it set is already
         // queued, and queueing it twice overflows the 8-command queue and loses the final enable.
-        if let resume, control.advertisingRequests == requests { control.startAdvertising(resume) }
+        // Unchanged requests mean `control.advertising` is still what it was before the callback
+        // (only `startAdvertising` and `stopAdvertising` set it, and each counts), so it is read
+        // after the callback rather than copied before it.
+        if control.advertisingRequests == requests, let resume = control.advertising { control.startAdvertising(resume) }
     }
 
     public mutating func hostControllerDidFail(_ failure: ControllerFailure) {
         isReady = false
         dropAllLinks(reason: .hardwareFailure)
-        let advertising = control.advertising
+        // Keeps `control.advertising`: it is resumed once the controller is ready again.
         control.reset()
-        control.advertising = advertising
         app.stackControllerDidFail(failure, now: now, control: &control)
     }
 
@@ -108,6 +109,8 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
 
     public static var receivesAdvertisingReports: Bool { App.scans }
 
+    public static var initiatesConnections: Bool { App.connectsAsCentral }
+
     @inline(never)
     public mutating func hostDidReceive(advertisingReport: borrowing AdvertisingReport) {
         app.stackDidReceive(advertisingReport: advertisingReport, now: now, control: &control)
@@ -124,12 +127,11 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         case HCIEventCode.leMeta:
             guard let meta = try? HCILEMetaEvent(parsing: event.parameters) else { return malformedEvent() }
             switch meta.subevent {
-            case HCILESubeventCode.connectionComplete:
-                guard let c = try? HCILEConnectionCompleteEvent(meta) else { return malformedEvent() }
+            case HCILESubeventCode.connectionComplete, HCILESubeventCode.enhancedConnectionCompleteV1,
+                 HCILESubeventCode.enhancedConnectionCompleteV2:
+                // The enhanced events' extra fields (resolvable private addresses) are not used.
+                guard let c = try? HCILEConnectionCompleteEvent(anyConnectionComplete: meta) else { return malformedEvent() }
                 linkUp(c)
-            case HCILESubeventCode.enhancedConnectionCompleteV1, HCILESubeventCode.enhancedConnectionCompleteV2:
-                guard let c = try? HCILEEnhancedConnectionCompleteEvent(meta) else { return malformedEvent() }
-                linkUp(c.basic)
             case HCILESubeventCode.dataLengthChange:
                 guard let d = try? HCILEDataLengthChangeEvent(meta) else { return malformedEvent() }
                 let length = LinkDataLength(maxTxOctets: d.maxTxOctets, maxTxTime: d.maxTxTime,
@@ -223,7 +225,9 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         let summary = ConnectionSummary(handle: c.handle, role: c.role, peer: peer, timing: timing,
                                         slot: connections.slot(of: c.handle) ?? 0)
         app.stackDidConnect(summary, now: now, control: &control)
-        if c.role == .central { control.resumeScanning() }
+        // Only our own LE Create Connection makes us central (Core 5.4 Vol 6 Part B 4.5), so an
+        // application that never connects as central carries no code for it.
+        if App.connectsAsCentral, c.role == .central { control.resumeScanning() }
     }
 
     /// Ends a connection attempt that did not produce a link: the application hears why, then the
@@ -276,6 +280,9 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         connections[handle: handle]?.dataLength
     }
 
+    // Not inlined: Disconnection Complete and a controller failure (`dropAllLinks`) both end links,
+    // and inlined each carried the database's, credits' and queue's clean-up and the application's callback.
+    @inline(never)
     mutating func linkDown(handle: UInt16, reason: HCIStatus) {
         if let i = connections.slot(of: handle) { database.resetLink(i) }
         guard connections.remove(handle: handle) != nil else { return }
