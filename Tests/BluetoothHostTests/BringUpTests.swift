@@ -184,6 +184,44 @@ struct BringUpHarness {
         #expect(h.host.isReady)
     }
 
+    /// Both bitmaps are kept as a value and a flag (`ControllerInfo`): bring-up records what the
+    /// controller sent, and the optional views read it back.
+    @Test func bringUpKeepsBothCommandBitmaps() throws {
+        var h = BringUpHarness(FakeController())
+        h.run()
+        let info = try #require(h.delegate.ready)
+        let commands = try #require(info.supportedCommands)
+        var expected = InlineArray<64, UInt8>(repeating: 0)
+        expected[15] = 0x02; expected[33] = 0x40; expected[34] = 0x01; expected[35] = 0x08
+        #expect(commands == HCISupportedCommands(octets: expected))
+        #expect(info.supports(octet: 33, bit: 6) && !info.supports(octet: 33, bit: 5))
+        #expect(info.lists(octet: 35, bit: 3) && !info.lists(octet: 41, bit: 5))
+        let zephyr = try #require(info.zephyrCommands)
+        #expect(zephyr.readStaticAddresses && zephyr.writeBDADDR && !zephyr.readTxPower)
+        #expect(info.listsZephyrReadStaticAddresses)
+    }
+
+    @Test func theCommandBitmapsReadBackAsSet() {
+        var info = ControllerInfo()
+        #expect(info.supportedCommands == nil && info.zephyrCommands == nil)
+        // No bitmap: the Core 4.2 baseline is assumed, and nothing is listed.
+        #expect(info.supports(octet: 41, bit: 5) && !info.lists(octet: 15, bit: 1))
+        #expect(!info.listsZephyrReadStaticAddresses)
+        var octets = InlineArray<64, UInt8>(repeating: 0)
+        octets[41] = 0x20; octets[1] = 0x01
+        info.supportedCommands = HCISupportedCommands(octets: octets)
+        info.zephyrCommands = ZephyrReadSupportedCommands.ReturnParameters(octets: octets)
+        #expect(info.supportedCommands == HCISupportedCommands(octets: octets))
+        #expect(info.zephyrCommands == ZephyrReadSupportedCommands.ReturnParameters(octets: octets))
+        #expect(info.lists(octet: 41, bit: 5) && !info.supports(octet: 15, bit: 1))
+        #expect(info.listsZephyrReadStaticAddresses)
+        info.supportedCommands = nil
+        info.zephyrCommands = nil
+        #expect(info.supportedCommands == nil && info.zephyrCommands == nil)
+        #expect(info.supports(octet: 15, bit: 1) && !info.lists(octet: 41, bit: 5))
+        #expect(!info.listsZephyrReadStaticAddresses)
+    }
+
     /// Bring-up encodes its commands by opcode in one place; each must be the packet the command's
     /// own type encodes.
     @Test func bringUpSendsWhatTheCommandTypesEncode() throws {

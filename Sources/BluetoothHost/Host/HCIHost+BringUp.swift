@@ -24,7 +24,9 @@ extension HCIHost {
         advance(from: step, now: now, delegate: &delegate, output: &output)
     }
 
-    /// Stores what a successful step returned.
+    /// Stores what a successful step returned. The two command bitmaps are written with their
+    /// flags rather than through `ControllerInfo`'s optional views, which would build the optional
+    /// and copy it (see `ControllerInfo.supportedCommandsBitmap`).
     private mutating func record(_ step: BringUpStep, _ p: Span<UInt8>) throws(DecodeError) {
         switch step {
         case .reset, .setEventMask, .leSetEventMask, .leWriteSuggestedDefaultDataLength, .leSetRandomAddress:
@@ -32,7 +34,8 @@ extension HCIHost {
         case .readLocalVersion:
             info.localVersion = try HCILocalVersionInformation(parsing: p)
         case .readLocalSupportedCommands:
-            info.supportedCommands = try HCISupportedCommands(parsing: p)
+            info.supportedCommandsBitmap = try HCISupportedCommands(parsing: p)
+            info.hasSupportedCommands = true
         case .readLocalSupportedFeatures:
             info.lmpFeatures = try HCILMPFeatures(parsing: p)
         case .leReadBufferSizeV2:
@@ -63,7 +66,8 @@ extension HCIHost {
         case .zephyrReadVersionInformation:
             info.zephyrVersion = try ZephyrReadVersionInformation.ReturnParameters(parsing: p)
         case .zephyrReadSupportedCommands:
-            info.zephyrCommands = try ZephyrReadSupportedCommands.ReturnParameters(parsing: p)
+            info.zephyrCommandsBitmap = try ZephyrReadSupportedCommands.ReturnParameters(parsing: p)
+            info.hasZephyrCommands = true
         case .zephyrReadStaticAddresses:
             let first = try ZephyrReadStaticAddresses.ReturnParameters.firstAddress(parsing: p)
             if info.addressSource != .publicAddress, let first,
