@@ -201,6 +201,34 @@ struct BringUpHarness {
         #expect(info.listsZephyrReadStaticAddresses)
     }
 
+    /// The static random address from the seed (Core 5.4 Vol 6 Part B 1.3.2.1): top bits 0b11, and a
+    /// random part that is all zeros or all ones altered; against the rule written out bit by bit.
+    @Test func staticRandomAddressFollowsTheRuleForEverySeedShape() {
+        func expected(_ seed: [UInt8]) -> [UInt8] {
+            var a = seed
+            a[5] |= 0xC0
+            let bits = (0..<46).map { (a[$0 / 8] >> UInt8($0 % 8)) & 1 }
+            if bits.allSatisfy({ $0 == 0 }) || bits.allSatisfy({ $0 == 1 }) { a[0] ^= 0x5A }
+            return a
+        }
+        var seeds: [[UInt8]] = [[0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0xC0], [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x3F],
+                                [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF], [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F],
+                                [0xFF, 0xFF, 0xFF, 0xFF, 0xFE, 0xFF], [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x1F],
+                                [0, 0, 0, 0, 1, 0], [0, 0, 0, 0, 0, 0x01], [0x42, 0x45, 0x41, 0x43, 0x4F, 0x4E]]
+        var x: UInt32 = 12345
+        for _ in 0..<200 {
+            seeds.append((0..<6).map { _ in x = x &* 1_103_515_245 &+ 12345; return UInt8(truncatingIfNeeded: x >> 16) })
+        }
+        for seed in seeds {
+            var octets = InlineArray<6, UInt8>(repeating: 0)
+            for i in 0..<6 { octets[i] = seed[i] }
+            var host = HCIHost(configuration: HostConfiguration(randomAddressSeed: octets))
+            let address = host.staticRandomAddress()
+            #expect((0..<6).map { address.bytes[$0] } == expected(seed), "seed \(seed)")
+            #expect(address.randomSubtype == .staticAddress)
+        }
+    }
+
     @Test func theCommandBitmapsReadBackAsSet() {
         var info = ControllerInfo()
         #expect(info.supportedCommands == nil && info.zephyrCommands == nil)

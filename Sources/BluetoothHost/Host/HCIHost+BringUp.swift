@@ -160,14 +160,11 @@ extension HCIHost {
         if let a = generatedAddress { return a }
         var a = BDAddress(bytes: configuration.randomAddressSeed)
         a.bytes[5] |= 0xC0
-        var allOnes = true, allZeros = true
-        for i in 0..<6 {
-            let part = i == 5 ? a.bytes[i] & 0x3F : a.bytes[i]
-            let full: UInt8 = i == 5 ? 0x3F : 0xFF
-            if part != 0 { allZeros = false }
-            if part != full { allOnes = false }
-        }
-        if allZeros || allOnes { a.bytes[0] ^= 0x5A }
+        // The random part (46 bits: octets 0-4 and the low six bits of octet 5) is all zeros when
+        // the OR of its octets is 0, all ones when their AND, with the two top bits set, is 0xFF.
+        var any = a.bytes[5] & 0x3F, all = a.bytes[5]
+        for i in 0..<5 { any |= a.bytes[i]; all &= a.bytes[i] }
+        if any == 0 || all == 0xFF { a.bytes[0] ^= 0x5A }
         generatedAddress = a
         return a
     }
