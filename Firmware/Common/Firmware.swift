@@ -4,21 +4,33 @@ import BluetoothHost
 
 /// Human-readable lines on the log UART, written a field at a time (no string formatting here).
 enum Log {
+    // Not inlined: on the micro:bit a byte goes out by a call (`bsp_log_byte`), so LLVM found the
+    // loop cheap enough to copy into each of the images' 40-odd log calls (the CMSDK UART's wait
+    // loop kept it out of line on mps2-an386).
+    @inline(never)
     static func put(_ text: StaticString) {
         let p = text.utf8Start
         for i in 0..<text.utf8CodeUnitCount { Board.log.write(p[i]) }
     }
 
+    /// Decimal, most significant digit first. Each digit by subtracting its power of ten, without
+    /// `/` or `%`: Armv6-M has no divider, and these were the micro:bit images' only divisions (the
+    /// division routine they linked, 66 B, and the digit buffer cost 70 B more than this).
     static func put(_ value: UInt32) {
-        var digits = InlineArray<10, UInt8>(repeating: 0)
         var v = value
-        var n = 0
-        repeat {
-            digits[n] = 0x30 &+ UInt8(truncatingIfNeeded: v % 10)
-            v /= 10
-            n += 1
-        } while v != 0
-        while n > 0 { n -= 1; Board.log.write(digits[n]) }
+        var exponent = 0
+        var power: UInt32 = 1
+        // 10^9 is the largest power of ten below 2^32.
+        while exponent < 9, power &* 10 <= v { power &*= 10; exponent += 1 }
+        while true {
+            var digit: UInt8 = 0x30
+            while v >= power { v &-= power; digit &+= 1 }
+            Board.log.write(digit)
+            if exponent == 0 { return }
+            exponent -= 1
+            power = 1
+            for _ in 0..<exponent { power &*= 10 }
+        }
     }
 
     static func put(_ value: UInt64) { put(UInt32(truncatingIfNeeded: value)) }

@@ -184,6 +184,72 @@ struct BringUpHarness {
         #expect(h.host.isReady)
     }
 
+    /// Both bitmaps are kept as a value and a flag (`ControllerInfo`): bring-up records what the
+    /// controller sent, and the optional views read it back.
+    @Test func bringUpKeepsBothCommandBitmaps() throws {
+        var h = BringUpHarness(FakeController())
+        h.run()
+        let info = try #require(h.delegate.ready)
+        let commands = try #require(info.supportedCommands)
+        var expected = InlineArray<64, UInt8>(repeating: 0)
+        expected[15] = 0x02; expected[33] = 0x40; expected[34] = 0x01; expected[35] = 0x08
+        #expect(commands == HCISupportedCommands(octets: expected))
+        #expect(info.supports(octet: 33, bit: 6) && !info.supports(octet: 33, bit: 5))
+        #expect(info.lists(octet: 35, bit: 3) && !info.lists(octet: 41, bit: 5))
+        let zephyr = try #require(info.zephyrCommands)
+        #expect(zephyr.readStaticAddresses && zephyr.writeBDADDR && !zephyr.readTxPower)
+        #expect(info.listsZephyrReadStaticAddresses)
+    }
+
+    /// The static random address from the seed (Core 5.4 Vol 6 Part B 1.3.2.1): top bits 0b11, and a
+    /// random part that is all zeros or all ones altered; against the rule written out bit by bit.
+    @Test func staticRandomAddressFollowsTheRuleForEverySeedShape() {
+        func expected(_ seed: [UInt8]) -> [UInt8] {
+            var a = seed
+            a[5] |= 0xC0
+            let bits = (0..<46).map { (a[$0 / 8] >> UInt8($0 % 8)) & 1 }
+            if bits.allSatisfy({ $0 == 0 }) || bits.allSatisfy({ $0 == 1 }) { a[0] ^= 0x5A }
+            return a
+        }
+        var seeds: [[UInt8]] = [[0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0xC0], [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x3F],
+                                [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF], [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F],
+                                [0xFF, 0xFF, 0xFF, 0xFF, 0xFE, 0xFF], [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x1F],
+                                [0, 0, 0, 0, 1, 0], [0, 0, 0, 0, 0, 0x01], [0x42, 0x45, 0x41, 0x43, 0x4F, 0x4E]]
+        var x: UInt32 = 12345
+        for _ in 0..<200 {
+            seeds.append((0..<6).map { _ in x = x &* 1_103_515_245 &+ 12345; return UInt8(truncatingIfNeeded: x >> 16) })
+        }
+        for seed in seeds {
+            var octets = InlineArray<6, UInt8>(repeating: 0)
+            for i in 0..<6 { octets[i] = seed[i] }
+            var host = HCIHost(configuration: HostConfiguration(randomAddressSeed: octets))
+            let address = host.staticRandomAddress()
+            #expect((0..<6).map { address.bytes[$0] } == expected(seed), "seed \(seed)")
+            #expect(address.randomSubtype == .staticAddress)
+        }
+    }
+
+    @Test func theCommandBitmapsReadBackAsSet() {
+        var info = ControllerInfo()
+        #expect(info.supportedCommands == nil && info.zephyrCommands == nil)
+        // No bitmap: the Core 4.2 baseline is assumed, and nothing is listed.
+        #expect(info.supports(octet: 41, bit: 5) && !info.lists(octet: 15, bit: 1))
+        #expect(!info.listsZephyrReadStaticAddresses)
+        var octets = InlineArray<64, UInt8>(repeating: 0)
+        octets[41] = 0x20; octets[1] = 0x01
+        info.supportedCommands = HCISupportedCommands(octets: octets)
+        info.zephyrCommands = ZephyrReadSupportedCommands.ReturnParameters(octets: octets)
+        #expect(info.supportedCommands == HCISupportedCommands(octets: octets))
+        #expect(info.zephyrCommands == ZephyrReadSupportedCommands.ReturnParameters(octets: octets))
+        #expect(info.lists(octet: 41, bit: 5) && !info.supports(octet: 15, bit: 1))
+        #expect(info.listsZephyrReadStaticAddresses)
+        info.supportedCommands = nil
+        info.zephyrCommands = nil
+        #expect(info.supportedCommands == nil && info.zephyrCommands == nil)
+        #expect(info.supports(octet: 15, bit: 1) && !info.lists(octet: 41, bit: 5))
+        #expect(!info.listsZephyrReadStaticAddresses)
+    }
+
     /// Bring-up encodes its commands by opcode in one place; each must be the packet the command's
     /// own type encodes.
     @Test func bringUpSendsWhatTheCommandTypesEncode() throws {

@@ -206,7 +206,9 @@ uint64_t __aeabi_lmul(uint64_t a, uint64_t b) {
 
 // Word atomics (the GCC/LLVM libatomic calls): `_Volatile` register access and one-time global
 // initialisation use them. One core and aligned words: a load or store is already atomic, and
-// compare-exchange masks interrupts around its read-modify-write.
+// compare-exchange masks interrupts around its read-modify-write. Tools/firmware builds for the
+// micro:bit with LLVM's atomics-32 (loads and stores inline), so there only the __sync
+// compare-and-swap below is called; the libatomic calls stay for a build without it.
 uint32_t bsp_atomic_load_4(const volatile void *p, int order) __asm__("__atomic_load_4");
 uint32_t bsp_atomic_load_4(const volatile void *p, int order) {
     (void)order;
@@ -236,5 +238,18 @@ _Bool bsp_atomic_compare_exchange_4(volatile void *p, void *expected, uint32_t d
     else *(uint32_t *)expected = current;
     __asm volatile("msr primask, %0" :: "r"(primask) : "memory");
     return equal;
+}
+
+// What LLVM calls for a compare-exchange when 32-bit atomics are lock-free (atomics-32) on a core
+// without exclusive access: the value found, with `desired` stored if it was `expected`.
+uint32_t bsp_sync_val_compare_and_swap_4(volatile void *p, uint32_t expected, uint32_t desired)
+    __asm__("__sync_val_compare_and_swap_4");
+uint32_t bsp_sync_val_compare_and_swap_4(volatile void *p, uint32_t expected, uint32_t desired) {
+    uint32_t primask;
+    __asm volatile("mrs %0, primask\n cpsid i" : "=r"(primask) :: "memory");
+    uint32_t current = *(volatile uint32_t *)p;
+    if (current == expected) *(volatile uint32_t *)p = desired;
+    __asm volatile("msr primask, %0" :: "r"(primask) : "memory");
+    return current;
 }
 #endif

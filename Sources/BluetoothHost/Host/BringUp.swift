@@ -70,7 +70,7 @@ extension BringUpStep {
             return info.lists(octet: 35, bit: 3) && info.lists(octet: 34, bit: 0) && configuration.suggestedDataLength != nil
         case .zephyrReadVersionInformation, .zephyrReadSupportedCommands: return info.speaksZephyrVendorCommands
         case .zephyrReadStaticAddresses:
-            return info.speaksZephyrVendorCommands && info.zephyrCommands?.readStaticAddresses == true
+            return info.speaksZephyrVendorCommands && info.listsZephyrReadStaticAddresses
         // A controller with a public address needs no random one; any other needs LE Set Random
         // Address, after every Reset, because Reset clears it (Zephyr does; Core 5.4 Vol 4 Part E
         // 7.3.2 allows it).

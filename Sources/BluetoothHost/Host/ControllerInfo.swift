@@ -12,7 +12,14 @@ public enum AddressSource: Equatable, Sendable {
 /// What bring-up learned about the controller; `herald info` prints it.
 public struct ControllerInfo: Sendable {
     public var localVersion: HCILocalVersionInformation?
-    public var supportedCommands: HCISupportedCommands?
+    /// Read Local Supported Commands' bitmap; nil until read (or when it was refused).
+    public var supportedCommands: HCISupportedCommands? {
+        get { hasSupportedCommands ? supportedCommandsBitmap : nil }
+        set {
+            hasSupportedCommands = false
+            if let newValue { supportedCommandsBitmap = newValue; hasSupportedCommands = true }
+        }
+    }
     public var lmpFeatures: HCILMPFeatures?
     public var leFeatures: LEFeatures?
     /// Host→controller LE ACL buffers: payload length per packet and how many the controller holds.
@@ -23,24 +30,45 @@ public struct ControllerInfo: Sendable {
     public var publicAddress: BDAddress?
     public var maximumDataLength: HCILEReadMaximumDataLength.ReturnParameters?
     public var zephyrVersion: ZephyrReadVersionInformation.ReturnParameters?
-    public var zephyrCommands: ZephyrReadSupportedCommands.ReturnParameters?
+    /// Zephyr Read Supported Commands' bitmap; nil until read.
+    public var zephyrCommands: ZephyrReadSupportedCommands.ReturnParameters? {
+        get { hasZephyrCommands ? zephyrCommandsBitmap : nil }
+        set {
+            hasZephyrCommands = false
+            if let newValue { zephyrCommandsBitmap = newValue; hasZephyrCommands = true }
+        }
+    }
     /// The address we advertise and connect with, its HCI type, and its origin.
     public var address: BDAddress = .zero
     public var addressType: AddressType = .randomDevice
     public var addressSource: AddressSource = .generatedStatic
+
+    // The two 64-octet bitmaps are kept as a value and a flag, not as optionals: an optional of 64
+    // octets has no spare bit, so its tag is a 65th octet, and Swift 6.3 reads that tag through an
+    // outlined function that takes the whole optional by value (17 words loaded and put on the stack
+    // at every test). Bring-up tests the bitmaps seven times in one function (`BringUpStep.isWanted`
+    // and the ready path inlined into `HCIHost.advance`); on Armv6-M, which has no unaligned loads,
+    // each of those words is four byte loads. With a flag, a test is one byte load and one bit.
+    var supportedCommandsBitmap = HCISupportedCommands(octets: InlineArray(repeating: 0))
+    var hasSupportedCommands = false
+    var zephyrCommandsBitmap = ZephyrReadSupportedCommands.ReturnParameters(octets: InlineArray(repeating: 0))
+    var hasZephyrCommands = false
 
     public init() {}
 
     /// Whether the controller claims support for a command (Core 5.4 Vol 4 Part E 6.27). Without the
     /// bitmap (Read Local Supported Commands failed) the host assumes the Core 4.2 baseline.
     public func supports(octet: Int, bit: Int) -> Bool {
-        supportedCommands?.supports(octet: octet, bit: bit) ?? true
+        !hasSupportedCommands || supportedCommandsBitmap.supports(octet: octet, bit: bit)
     }
 
     /// Whether the controller's bitmap lists a command; false without the bitmap (unlike `supports`).
     func lists(octet: Int, bit: Int) -> Bool {
-        supportedCommands?.supports(octet: octet, bit: bit) == true
+        hasSupportedCommands && supportedCommandsBitmap.supports(octet: octet, bit: bit)
     }
+
+    /// Whether Zephyr's vendor bitmap lists Read Static Addresses; false without the bitmap.
+    var listsZephyrReadStaticAddresses: Bool { hasZephyrCommands && zephyrCommandsBitmap.readStaticAddresses }
 
     /// Controllers whose link layer is Zephyr's, and so understand Zephyr's vendor commands:
     /// Nordic Semiconductor (0x0059) and The Linux Foundation (0x05F1), per the Bluetooth SIG

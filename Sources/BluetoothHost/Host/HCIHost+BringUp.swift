@@ -24,7 +24,9 @@ extension HCIHost {
         advance(from: step, now: now, delegate: &delegate, output: &output)
     }
 
-    /// Stores what a successful step returned.
+    /// Stores what a successful step returned. The two command bitmaps are written with their
+    /// flags rather than through `ControllerInfo`'s optional views, which would build the optional
+    /// and copy it (see `ControllerInfo.supportedCommandsBitmap`).
     private mutating func record(_ step: BringUpStep, _ p: Span<UInt8>) throws(DecodeError) {
         switch step {
         case .reset, .setEventMask, .leSetEventMask, .leWriteSuggestedDefaultDataLength, .leSetRandomAddress:
@@ -32,7 +34,8 @@ extension HCIHost {
         case .readLocalVersion:
             info.localVersion = try HCILocalVersionInformation(parsing: p)
         case .readLocalSupportedCommands:
-            info.supportedCommands = try HCISupportedCommands(parsing: p)
+            info.supportedCommandsBitmap = try HCISupportedCommands(parsing: p)
+            info.hasSupportedCommands = true
         case .readLocalSupportedFeatures:
             info.lmpFeatures = try HCILMPFeatures(parsing: p)
         case .leReadBufferSizeV2:
@@ -63,7 +66,8 @@ extension HCIHost {
         case .zephyrReadVersionInformation:
             info.zephyrVersion = try ZephyrReadVersionInformation.ReturnParameters(parsing: p)
         case .zephyrReadSupportedCommands:
-            info.zephyrCommands = try ZephyrReadSupportedCommands.ReturnParameters(parsing: p)
+            info.zephyrCommandsBitmap = try ZephyrReadSupportedCommands.ReturnParameters(parsing: p)
+            info.hasZephyrCommands = true
         case .zephyrReadStaticAddresses:
             let first = try ZephyrReadStaticAddresses.ReturnParameters.firstAddress(parsing: p)
             if info.addressSource != .publicAddress, let first,
@@ -156,14 +160,11 @@ extension HCIHost {
         if let a = generatedAddress { return a }
         var a = BDAddress(bytes: configuration.randomAddressSeed)
         a.bytes[5] |= 0xC0
-        var allOnes = true, allZeros = true
-        for i in 0..<6 {
-            let part = i == 5 ? a.bytes[i] & 0x3F : a.bytes[i]
-            let full: UInt8 = i == 5 ? 0x3F : 0xFF
-            if part != 0 { allZeros = false }
-            if part != full { allOnes = false }
-        }
-        if allZeros || allOnes { a.bytes[0] ^= 0x5A }
+        // The random part (46 bits: octets 0-4 and the low six bits of octet 5) is all zeros when
+        // the OR of its octets is 0, all ones when their AND, with the two top bits set, is 0xFF.
+        var any = a.bytes[5] & 0x3F, all = a.bytes[5]
+        for i in 0..<5 { any |= a.bytes[i]; all &= a.bytes[i] }
+        if any == 0 || all == 0xFF { a.bytes[0] ^= 0x5A }
         generatedAddress = a
         return a
     }
