@@ -15,10 +15,7 @@ struct RecordingApp: LEApplication {
     }
 
     mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
-        let value: [UInt8] = Array(0..<200)
-        guard offset <= value.count else { return .invalidOffset }
-        for b in value[offset...] { sink.append(b) }
-        return nil
+        StackHarness.readServedValue(offset: offset, into: &sink)
     }
     mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
         var v: [UInt8] = []
@@ -77,6 +74,30 @@ struct StackHarness {
             let reply = controller.answer(sent)
             if !reply.isEmpty { stack.receive(reply.span, now: now, output: &wire) }
         }
+    }
+
+    /// The 200-octet value the test applications serve (octets 0, 1, … 199), from `offset` on.
+    static func readServedValue<S: ByteSink>(offset: Int, into sink: inout S) -> ATTErrorCode? {
+        guard offset >= 0, offset <= 200 else { return .invalidOffset }
+        for b in offset..<200 { sink.append(UInt8(b)) }
+        return nil
+    }
+
+    /// A two-link stack for `app` on `batteryDatabase(properties:)`, brought up against a controller
+    /// with 251-octet ACL buffers, `aclCount` of them: the stack, the controller, the wire, and the
+    /// value's handle. For the tests of per-application buffer sizes.
+    static func startedStack<App: LEApplication>(app: App, properties: GATTCharacteristicProperties, aclCount: UInt8) throws
+        -> (BluetoothStack<App, 2, 24, 256>, FakeController, WireLog, UInt16) {
+        let (db, value): (GATTDatabase<24, 256, 2>, UInt16) = try batteryDatabase(properties: properties)
+        var stack = BluetoothStack<App, 2, 24, 256>(configuration: HostConfiguration(randomAddressSeed: [1, 2, 3, 4, 5, 6]),
+                                                    database: db, app: app)
+        var controller = FakeController()
+        controller.aclLength = 251
+        controller.aclCount = aclCount
+        var wire = WireLog()
+        stack.start(now: 0, output: &wire)
+        pump(&stack, controller: &controller, wire: &wire)
+        return (stack, controller, wire, value)
     }
 
     /// A database with one Battery Level characteristic served by the application (id 7): the

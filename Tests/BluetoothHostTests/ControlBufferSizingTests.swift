@@ -7,8 +7,7 @@ struct SmallQueuesApp: LEApplication {
     typealias LinkBuffers = LinkPDUBuffers<65>
     typealias ControlBuffers = StackControlQueues<192, 160>
     mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
-        for b in 0..<200 where b >= offset { sink.append(UInt8(b)) }
-        return nil
+        StackHarness.readServedValue(offset: offset, into: &sink)
     }
 }
 
@@ -26,14 +25,9 @@ struct SmallQueuesApp: LEApplication {
     }
 
     @Test func responsesBeyondTheQueueAreHeldAndAllArrive() throws {
-        let (db, value): (GATTDatabase<24, 256, 2>, UInt16) = try StackHarness.batteryDatabase(properties: .read)
-        var stack = Stack(configuration: HostConfiguration(randomAddressSeed: [1, 2, 3, 4, 5, 6]), database: db, app: SmallQueuesApp())
-        var controller = FakeController()
-        controller.aclLength = 251
-        controller.aclCount = 1
-        var wire = WireLog()
-        stack.start(now: 0, output: &wire)
-        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        let started = try StackHarness.startedStack(app: SmallQueuesApp(), properties: .read, aclCount: 1)
+        var stack = started.0, wire = started.2
+        let value = started.3
         #expect(stack.le.control.droppedCommands == 0)
         for handle: UInt16 in [0x0040, 0x0041] {
             stack.receive(StackHarness.connectionComplete(handle: handle, role: 0x01).span, now: 0, output: &wire)

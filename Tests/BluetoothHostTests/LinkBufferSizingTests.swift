@@ -7,10 +7,7 @@ struct SmallLinkBuffersApp: LEApplication {
     typealias LinkBuffers = LinkPDUBuffers<65>
     var writes: [[UInt8]] = []
     mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
-        let value: [UInt8] = Array(0..<200)
-        guard offset <= value.count else { return .invalidOffset }
-        for b in value[offset...] { sink.append(b) }
-        return nil
+        StackHarness.readServedValue(offset: offset, into: &sink)
     }
     mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
         writes.append((0..<value.count).map { value[$0] })
@@ -24,19 +21,12 @@ struct SmallLinkBuffersApp: LEApplication {
     typealias Stack = BluetoothStack<SmallLinkBuffersApp, 2, 24, 256>
 
     static func harness() throws -> (Stack, FakeController, WireLog, UInt16) {
-        let (db, value): (GATTDatabase<24, 256, 2>, UInt16) = try StackHarness.batteryDatabase(properties: .read | .write)
-        var stack = Stack(configuration: HostConfiguration(randomAddressSeed: [1, 2, 3, 4, 5, 6]), database: db,
-                          app: SmallLinkBuffersApp())
-        var controller = FakeController()
-        controller.aclLength = 251
-        controller.aclCount = 4
-        var wire = WireLog()
-        stack.start(now: 0, output: &wire)
-        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        let started = try StackHarness.startedStack(app: SmallLinkBuffersApp(), properties: .read | .write, aclCount: 4)
+        var stack = started.0, wire = started.2
         wire.packets.removeAll()
         stack.receive(StackHarness.connectionComplete(handle: 0x0040, role: 0x01).span, now: 0, output: &wire)
         wire.packets.removeAll { $0.first == 0x01 }
-        return (stack, controller, wire, value)
+        return (stack, started.1, wire, started.3)
     }
 
     static func sentATT(_ wire: inout WireLog) -> [[UInt8]] {

@@ -85,7 +85,7 @@ import BluetoothHost
             var responses: [[UInt8]] = []
             for pdu in pdus(method, handle: handle, value: [0x01, 0x00]) {
                 var out: [UInt8] = []
-                var sink = Sink()
+                var sink = ArraySink()
                 let action = server.handle(pdu: pdu.span, bearer: &bearer, connection: 0, now: 1_000,
                                            database: &db, delegate: &delegate, response: &sink)
                 out = sink.bytes
@@ -132,13 +132,5 @@ import BluetoothHost
             #expect(changedHandles == [writable.value, signal.clientConfiguration, pristine.clientSupportedFeaturesHandle])
         }
         #expect(delegateWrites == [signal.value])
-    }
-
-    struct Sink: ATTResponseSink {
-        var bytes: [UInt8] = []
-        mutating func append(_ byte: UInt8) { bytes.append(byte) }
-        var count: Int { bytes.count }
-        mutating func withSpan<R>(_ body: (Span<UInt8>) -> R) -> R { body(bytes.span) }
-        mutating func truncate(to length: Int) { if length < bytes.count { bytes.removeLast(bytes.count - max(0, length)) } }
     }
 }
