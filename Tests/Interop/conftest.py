@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from radio import KINDS, open_radio
+from radio import KINDS, open_radio, wanted_kinds
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,32 +32,30 @@ def herald_bin() -> str:
 
 def pytest_configure(config):
     config.addinivalue_line(
-        "markers", "controllers(*kinds, reason): run only on these controller kinds (bumble, zephyr); "
-                   "the reason says why the other cannot run it")
-
-
-def wanted_kinds():
-    """HERALD_CONTROLLERS=bumble (or zephyr) narrows a run to one kind; CI runs both."""
-    chosen = os.environ.get("HERALD_CONTROLLERS")
-    return tuple(k for k in KINDS if not chosen or k in chosen.split(","))
+        "markers", "controllers(*kinds, reason): run on these controller kinds (bumble, zephyr = Zephyr 3.0.99, "
+                   "zephyr25 = Zephyr 2.5.0) instead of the default bumble and zephyr; the reason says why")
 
 
 def pytest_generate_tests(metafunc):
-    """Every test that takes `controller_kind` (and so every test using `controllers`) runs once per
-    kind of controller, unless marked `@pytest.mark.controllers(kind, reason=...)`."""
+    """Every test that takes `controller_kind` (and so every test using `controllers`) runs once on
+    Bumble's controller and once on Zephyr 3.0.99's, unless marked `@pytest.mark.controllers(kind, ...,
+    reason=...)` (e.g. to run on Zephyr 2.5.0 as well: `zephyr25`). HERALD_CONTROLLERS narrows a run
+    (`radio.wanted_kinds`)."""
     if "controller_kind" not in metafunc.fixturenames:
         return
     marker = metafunc.definition.get_closest_marker("controllers")
     if marker is not None and not marker.kwargs.get("reason"):
         raise pytest.UsageError(f"{metafunc.definition.nodeid}: @pytest.mark.controllers needs a reason")
-    kinds = [k for k in (marker.args if marker else KINDS) if k in wanted_kinds()]
+    if marker is not None and not set(marker.args) <= set(KINDS):
+        raise pytest.UsageError(f"{metafunc.definition.nodeid}: unknown controller kind in {marker.args}; kinds: {KINDS}")
+    kinds = wanted_kinds(marker.args if marker else None)
     metafunc.parametrize("controller_kind", kinds)
 
 
 @pytest.fixture
 def controllers(request, controller_kind):
     """`controllers(n)` starts n linked controllers of this test's kind (Bumble's virtual ones or
-    Zephyr's simulated nRF52s); they stop at the end of the test."""
+    Zephyr's simulated nRF52s, 3.0.99 or 2.5.0); they stop at the end of the test."""
     started = []
 
     def start(count: int = 2):

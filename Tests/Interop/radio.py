@@ -1,15 +1,20 @@
-"""The two kinds of controller the interop tests run on, behind one interface.
+"""The kinds of controller the interop tests run on, behind one interface.
 
 `BumbleRadio`: Bumble's virtual controllers on ptys, linked by Bumble's simulated radio
 (peers/controllers.py). Lenient: all-zero BD_ADDR, silent on unknown vendor commands, Extended
 Advertising Reports for a legacy scan, RSSI fixed at -50, initiates while scanning.
 
-`ZephyrRadio`: Zephyr's own link layer (v2.5.0, the code an nRF52840 Dongle runs with hci_uart) on
-the simulated nRF52 of BabbleSim, paced to wall-clock time, one pty per controller
-(../shared/controllers/zephyr-bsim). Strict like the hardware: refuses LE Create Connection while
-scanning, never starts the Data Length Update itself, answers Zephyr's vendor commands.
+`ZephyrRadio`: Zephyr's own link layer (the code an nRF52840 Dongle runs with hci_uart) on the
+simulated nRF52 of BabbleSim, paced to wall-clock time, one pty per controller. Strict like the
+hardware: refuses LE Create Connection while scanning, never starts the Data Length Update itself,
+answers Zephyr's vendor commands. Two versions, two kinds (`ZEPHYR_FIXTURES`):
+- `zephyr`: Zephyr 3.0.99 (main of 2022-05-02, ../shared/controllers/zephyr-bsim-3.0, or
+  $HERALD_ZEPHYR_BSIM), the Zephyr side of the suite;
+- `zephyr25`: Zephyr v2.5.0 (../shared/controllers/zephyr-bsim, or $HERALD_ZEPHYR25_BSIM), stricter
+  in places (LE Set Advertising Enable in the state already held is 0x0C there, 0x00 in 3.0): the tests
+  of those answers and one scenario per role run on it too (`@pytest.mark.controllers`).
 
-Both give `paths` (a pty per controller: `tty:PATH` for herald, `serial:PATH` for Bumble peers) and
+All give `paths` (a pty per controller: `tty:PATH` for herald, `serial:PATH` for Bumble peers) and
 `close()`; `ZephyrRadio.restart()` kills the whole simulation and starts it again behind the same
 paths, as a board that reboots keeps its serial port name.
 """
@@ -27,17 +32,45 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-# The shared folder sits beside the repository (a clean clone's CI layout); HERALD_ZEPHYR_BSIM
-# points elsewhere.
-ZEPHYR_BSIM = Path(os.environ.get("HERALD_ZEPHYR_BSIM", ROOT.parent / "shared" / "controllers" / "zephyr-bsim"))
-KINDS = ("bumble", "zephyr")
-# Both simulated radios report one RSSI for every packet: Bumble's virtual controller -50 dBm, the
+# The shared folder sits beside the repository (a clean clone's CI layout); HERALD_ZEPHYR_BSIM (3.0.99)
+# and HERALD_ZEPHYR25_BSIM (2.5.0) point elsewhere.
+SHARED_CONTROLLERS = ROOT.parent / "shared" / "controllers"
+ZEPHYR_FIXTURES = {
+    "zephyr": Path(os.environ.get("HERALD_ZEPHYR_BSIM", SHARED_CONTROLLERS / "zephyr-bsim-3.0")),
+    "zephyr25": Path(os.environ.get("HERALD_ZEPHYR25_BSIM", SHARED_CONTROLLERS / "zephyr-bsim")),
+}
+KINDS = ("bumble", "zephyr", "zephyr25")
+# What a test runs on unless its @pytest.mark.controllers says otherwise: Zephyr 2.5 only where asked.
+DEFAULT_KINDS = ("bumble", "zephyr")
+# For tools' output and help.
+DESCRIPTIONS = {
+    "bumble": "Bumble virtual controllers (LocalLink)",
+    "zephyr": "Zephyr 3.0.99 controllers (simulated nRF52)",
+    "zephyr25": "Zephyr 2.5.0 controllers (simulated nRF52)",
+}
+# Every simulated radio reports one RSSI for every packet: Bumble's virtual controller -50 dBm, the
 # BabbleSim channel (an ideal cable with fixed attenuation) -35 dBm.
-FIXED_RSSI = {"bumble": -50, "zephyr": -35}
+FIXED_RSSI = {"bumble": -50, "zephyr": -35, "zephyr25": -35}
+
+
+def is_zephyr(kind: str) -> bool:
+    """Zephyr's link layer, any version."""
+    return kind in ZEPHYR_FIXTURES
+
+
+def wanted_kinds(marked=None):
+    """The kinds a test runs on: those its `@pytest.mark.controllers` names (`marked`), else
+    DEFAULT_KINDS; HERALD_CONTROLLERS (a comma-separated list: `zephyr`, `bumble,zephyr25`) narrows
+    them, and runs a test that names no kind on any kind it lists (`HERALD_CONTROLLERS=zephyr25`: the
+    suite on Zephyr 2.5). CI sets none."""
+    chosen = os.environ.get("HERALD_CONTROLLERS")
+    if not chosen:
+        return tuple(marked or DEFAULT_KINDS)
+    return tuple(k for k in (marked or KINDS) if k in chosen.split(","))
 _ids = itertools.count()
 
 
-# Zephyr v2.5.0's ll_tx_mem_enqueue (ull_conn.c, CONFIG_BT_CTLR_THROUGHPUT, which this build has through
+# Zephyr's ll_tx_mem_enqueue (ull_conn.c in v2.5.0 and 3.0.99, CONFIG_BT_CTLR_THROUGHPUT, which this build has through
 # CONFIG_BT_CTLR_FORCE_MD_AUTO) computes the host's TX rate as bits x 1e9 / the time since its 1 s
 # window began. A host that writes two ACL packets at once after a second of quiet gets both enqueued
 # in the same 30.5 us tick: the time is 0, and the 64-bit division by zero (__udivdi3) is SIGFPE on the
@@ -45,36 +78,53 @@ _ids = itertools.count()
 # __aeabi_uldivmod, whose division by zero returns, so a real dongle only gets a wrong rate. The tests
 # run a copy of the controller whose __udivdi3 returns 0 for a zero divisor, as the hardware does;
 # everything else is the shared build byte for byte. (Found in the captures of two wearables and of
-# `herald serve` streaming notifications: every crash followed several ACL packets in one write.)
+# `herald serve` streaming notifications: every crash followed several ACL packets in one write.) The
+# pattern occurs exactly once in each program of both versions (zephyr.exe and zephyr-extadv.exe).
 _UDIVDI3_ZERO_PATH = bytes.fromhex("89d985db750b" "b801000000" "31d2" "f7f3" "89c1")
 _UDIVDI3_EPILOGUE = bytes.fromhex("89fa83c41c5b5e5f5dc3")
 
 
-def _patched_controllers() -> Path:
-    """A copy of the zephyr-bsim programs whose 64-bit division by zero returns 0 (see above)."""
-    exe = (ZEPHYR_BSIM / "bin" / "zephyr.exe").read_bytes()
+def _patch_udivdi3(exe: bytes, name: str) -> bytes:
+    """`exe` with __udivdi3's division by zero returning 0 (see above)."""
     at = exe.find(_UDIVDI3_ZERO_PATH)
     if at < 0 or exe.find(_UDIVDI3_ZERO_PATH, at + 1) >= 0:
-        raise RuntimeError(f"{ZEPHYR_BSIM}/bin/zephyr.exe: __udivdi3's division-by-zero path not found exactly "
-                           "once; update Tests/Interop/radio.py for this build")
+        raise RuntimeError(f"{name}: __udivdi3's division-by-zero path not found exactly once; update "
+                           "Tests/Interop/radio.py for this build")
     epilogue = exe.rfind(_UDIVDI3_EPILOGUE, at - 0x80, at)
     if epilogue < 0:
-        raise RuntimeError("zephyr.exe: __udivdi3's epilogue not found before its division-by-zero path")
-    stamp = hashlib.sha256(exe).hexdigest()[:16]
-    home = Path(tempfile.gettempdir()) / f"herald-zephyr-bsim-{stamp}"
-    if (home / "bin" / "zephyr.exe").exists():
-        return home
-    staging = Path(tempfile.mkdtemp(prefix="herald-zephyr-bsim-"))
-    shutil.copytree(ZEPHYR_BSIM / "bin", staging / "bin")
-    shutil.copytree(ZEPHYR_BSIM / "lib", staging / "lib")
-    shutil.copy2(ZEPHYR_BSIM / "run-controllers.sh", staging / "run-controllers.sh")
+        raise RuntimeError(f"{name}: __udivdi3's epilogue not found before its division-by-zero path")
     # xor %edi,%edi; xor %eax,%eax; jmp epilogue (which returns %edi:%eax = 0), then nops.
     fix_at = at + 6
     jump = epilogue - (fix_at + 6)
     patch = bytes.fromhex("31ff31c0eb") + jump.to_bytes(1, "little", signed=True)
     patch += b"\x90" * (11 - len(patch))
-    patched = exe[:fix_at] + patch + exe[fix_at + 11:]
-    (staging / "bin" / "zephyr.exe").write_bytes(patched)
+    return exe[:fix_at] + patch + exe[fix_at + 11:]
+
+
+# The controller programs of a fixture (the extended-advertising build is there in both versions).
+_PROGRAMS = ("zephyr.exe", "zephyr-extadv.exe")
+
+
+def _patched_controllers(kind: str = "zephyr") -> Path:
+    """A copy of the fixture of `kind` whose programs' 64-bit division by zero returns 0 (see above),
+    made once per build (named after a hash of the programs) and shared by every test process."""
+    fixture = ZEPHYR_FIXTURES[kind]
+    programs = {name: (fixture / "bin" / name).read_bytes() for name in _PROGRAMS if (fixture / "bin" / name).exists()}
+    if "zephyr.exe" not in programs:
+        raise RuntimeError(f"{fixture}/bin/zephyr.exe: not found")
+    patched = {name: _patch_udivdi3(exe, f"{fixture}/bin/{name}") for name, exe in programs.items()}
+    digest = hashlib.sha256()
+    for name in sorted(programs):
+        digest.update(programs[name])
+    home = Path(tempfile.gettempdir()) / f"herald-zephyr-bsim-{digest.hexdigest()[:16]}"
+    if all((home / "bin" / name).exists() for name in patched):
+        return home
+    staging = Path(tempfile.mkdtemp(prefix="herald-zephyr-bsim-"))
+    shutil.copytree(fixture / "bin", staging / "bin")
+    shutil.copytree(fixture / "lib", staging / "lib")
+    shutil.copy2(fixture / "run-controllers.sh", staging / "run-controllers.sh")
+    for name, exe in patched.items():
+        (staging / "bin" / name).write_bytes(exe)
     try:
         staging.rename(home)
     except OSError:  # another test process made it first
@@ -82,11 +132,13 @@ def _patched_controllers() -> Path:
     return home
 
 
-def zephyr_available() -> str | None:
-    """None when the Zephyr controllers can run here, else why not."""
-    script = ZEPHYR_BSIM / "run-controllers.sh"
+def zephyr_available(kind: str = "zephyr") -> str | None:
+    """None when the Zephyr controllers of `kind` can run here, else why not."""
+    fixture = ZEPHYR_FIXTURES[kind]
+    script = fixture / "run-controllers.sh"
     if not script.exists():
-        return f"no Zephyr controller at {ZEPHYR_BSIM} (set HERALD_ZEPHYR_BSIM)"
+        variable = "HERALD_ZEPHYR_BSIM" if kind == "zephyr" else "HERALD_ZEPHYR25_BSIM"
+        return f"no Zephyr controller at {fixture} (set {variable})"
     if not Path("/lib/ld-linux.so.2").exists() and not Path("/lib32/ld-linux.so.2").exists():
         return "the 32-bit C library (Debian libc6-i386) is not installed"
     return None
@@ -142,18 +194,18 @@ class BumbleRadio:
 
 
 class ZephyrRadio:
-    kind = "zephyr"
-
-    def __init__(self, count: int, poll_us: int = 500):
-        why = zephyr_available()
+    def __init__(self, count: int, poll_us: int = 500, kind: str = "zephyr"):
+        """`count` controllers of `kind` (`zephyr`: 3.0.99, `zephyr25`: 2.5.0) on one radio."""
+        why = zephyr_available(kind)
         if why:
             raise RuntimeError(why)
+        self.kind = kind
         self.dir = tempfile.mkdtemp(prefix="herald-zephyr-")
         self.paths = [os.path.join(self.dir, f"hci{i}") for i in range(max(count, 2))]
         # One simulation id per radio: BabbleSim keeps its FIFOs per id under /tmp/bs_$USER.
         self.sim = f"herald_{os.getpid()}_{next(_ids)}"
         self.poll_us = poll_us
-        self.programs = _patched_controllers()
+        self.programs = _patched_controllers(kind)
         self.proc = None
         self.start()
 
@@ -209,4 +261,4 @@ class ZephyrRadio:
 
 
 def open_radio(kind: str, count: int):
-    return ZephyrRadio(count) if kind == "zephyr" else BumbleRadio(count)
+    return ZephyrRadio(count, kind=kind) if is_zephyr(kind) else BumbleRadio(count)

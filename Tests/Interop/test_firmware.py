@@ -306,36 +306,20 @@ def test_wearable_firmware_connects_to_a_phone_and_reads_it(firmware_images, con
         fw.close()
 
 
-ZEPHYR_BSIM = Path(os.environ.get("ZEPHYR_BSIM", ROOT.parent / "shared" / "controllers" / "zephyr-bsim"))
-
-
 @pytest.fixture
-def zephyr_pair(tmp_path):
-    """Two of Zephyr's own controllers (v2.5.0 link layer on simulated nRF52s, one BabbleSim radio),
-    each on a pty: the firmware's and the phone's. A simulation id of this test process's own."""
-    import signal
-    script = ZEPHYR_BSIM / "run-controllers.sh"
-    if not script.exists():
-        pytest.skip(f"no Zephyr controllers at {ZEPHYR_BSIM}")
-    paths = [str(tmp_path / "z0"), str(tmp_path / "z1")]
-    log = open(tmp_path / "zephyr.log", "w")
-    proc = subprocess.Popen([str(script), "-s", f"herald_fw_{os.getpid()}", "-x", "-hci_pty_poll_us=1000", *paths],
-                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while not all(os.path.exists(p) for p in paths):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            os.killpg(proc.pid, signal.SIGTERM)
-            pytest.fail("Zephyr controllers did not start: " + (tmp_path / "zephyr.log").read_text()[-2000:])
-        time.sleep(0.1)
+def zephyr_pair():
+    """Two of Zephyr's own controllers (Zephyr 3.0.99's link layer on simulated nRF52s, one BabbleSim
+    radio: `radio.ZephyrRadio`, which HERALD_ZEPHYR_BSIM points elsewhere), each on a pty: the
+    firmware's and the phone's."""
+    from radio import ZephyrRadio, zephyr_available
+    why = zephyr_available("zephyr")
+    if why:
+        pytest.skip(why)
+    radio = ZephyrRadio(2, poll_us=1000, kind="zephyr")
     try:
-        yield paths
+        yield radio.paths
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-        log.close()
+        radio.close()
 
 
 @pytest.mark.timeout(600)

@@ -1,5 +1,6 @@
 """Foundation interop: our `herald` CLI against Bumble virtual controllers on ptys."""
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -8,6 +9,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
+
+from radio import is_zephyr
 
 PEERS = Path(__file__).parent / "peers"
 
@@ -40,11 +43,14 @@ def test_info_reports_a_static_random_address(herald_bin, controllers, controlle
     assert "generated" in info["addressSource"]
     assert int(info["address"].split(":")[0], 16) & 0xC0 == 0xC0
     assert info["aclBuffers"]["length"] > 0 and info["aclBuffers"]["count"] > 0
-    if controller_kind == "zephyr":
-        # Zephyr's link layer: The Linux Foundation's company id, its vendor version, and the
-        # hci_uart build's 7 x 251-octet buffers and 251-octet data length.
+    if is_zephyr(controller_kind):
+        # Zephyr's link layer: The Linux Foundation's company id, its vendor version (Zephyr's Read
+        # Version Info decoded: Nordic's platform and nRF52 variant, a major.minor version of the
+        # link layer), and the hci_uart build's 7 x 251-octet buffers and 251-octet data length.
         assert info["manufacturer"]["id"] == 0x05F1
-        assert info["zephyr"]["firmwareVersion"].startswith("2.5"), info.get("zephyr")
+        zephyr = info["zephyr"]
+        assert (zephyr["hardwarePlatform"], zephyr["hardwareVariant"]) == (0x0002, 0x0002), zephyr
+        assert re.fullmatch(r"[1-9][0-9]*\.[0-9]+", zephyr["firmwareVersion"]), zephyr
         assert (info["aclBuffers"]["length"], info["aclBuffers"]["count"]) == (251, 7)
         assert info["maximumDataLength"]["maxTxOctets"] == 251
     else:

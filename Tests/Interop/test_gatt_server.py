@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import snoop
+from radio import is_zephyr
 
 PEERS = Path(__file__).parent / "peers"
 SERVICE = "4c4d0001-7e57-4e3a-9d8c-5a1f3c2b1a00"
@@ -143,7 +144,7 @@ def assert_all_confirmed(confirmed, count, controller_kind, capture):
     terminated) 37-72 ms later with no confirmation on the link (the central did get the indication:
     each test checks what the central received). Every earlier one arrives, in order. The capture
     must show exactly that for the tolerance to apply."""
-    if controller_kind == "zephyr" and confirmed == list(range(count - 1)):
+    if is_zephyr(controller_kind) and confirmed == list(range(count - 1)):
         assert snoop.ends_with_unconfirmed_indication_then_remote_disconnect(capture), f"capture: {capture}"
         return
     assert confirmed == list(range(count)), f"capture: {capture}"

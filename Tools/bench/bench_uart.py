@@ -33,11 +33,12 @@ from bumble.transport import open_transport
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_vs_bumble import find, start_controllers  # noqa: E402
+from radio import KINDS  # noqa: E402 (bench_vs_bumble put Tests/Interop on the path)
 
 NOTIFYING = UUID("4c4d0004-7e57-4e3a-9d8c-5a1f3c2b1a00")
 # What LE Read Buffer Size reports: Bumble's Controller.le_acl_data_packet_length; Zephyr's hci_uart
-# as built in ../shared/controllers/zephyr-bsim (7 x 251 octets).
-ACL_BUFFER = {"bumble": 27, "zephyr": 251}
+# as built in ../shared/controllers/zephyr-bsim-3.0 and zephyr-bsim (7 x 251 octets in both versions).
+ACL_BUFFER = {"bumble": 27, "zephyr": 251, "zephyr25": 251}
 
 
 class BenchServe:
@@ -140,7 +141,7 @@ def main():
     p.add_argument("--notifications", type=int, default=3000)
     p.add_argument("--mtu", type=int, default=247)
     p.add_argument("--size", type=int, default=0, help="notification octets (0: ATT_MTU - 3)")
-    p.add_argument("--controller", choices=["bumble", "zephyr"], default="bumble")
+    p.add_argument("--controller", choices=KINDS, default="bumble")
     args = p.parse_args()
     rate = args.baud / 10  # 8N1
     workdir = tempfile.mkdtemp(prefix="bench-uart-")

@@ -1,6 +1,7 @@
 """Our GATT server against Bumble's, measured by the same Bumble central on the same virtual link.
 
 usage: python bench_vs_bumble.py HERALD_BIN [--reads N] [--notifications N] [--mtu M]
+       [--controller bumble|zephyr|zephyr25]
 
 One run starts Bumble virtual controllers on one simulated radio, `herald serve --profile test` on
 the first, a Bumble server with the same profile (bumble_server.py) on the second, and a Bumble
@@ -27,6 +28,8 @@ from bumble.hci import Address
 from bumble.transport import open_transport
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1] / "Tests" / "Interop"))
+from radio import DESCRIPTIONS, KINDS, ZephyrRadio, is_zephyr  # noqa: E402
 LONG = UUID("4c4d0002-7e57-4e3a-9d8c-5a1f3c2b1a00")
 NOTIFYING = UUID("4c4d0004-7e57-4e3a-9d8c-5a1f3c2b1a00")
 
@@ -48,12 +51,10 @@ class RadioProcess:
 
 
 def start_controllers(count: int, workdir: str, kind: str = "bumble"):
-    """`count` controllers on one radio: Bumble's virtual ones, or Zephyr's link layer on the
-    simulated nRF52 (../shared/controllers/zephyr-bsim, Tests/Interop/radio.py)."""
-    if kind == "zephyr":
-        sys.path.insert(0, str(HERE.parents[1] / "Tests" / "Interop"))
-        from radio import ZephyrRadio
-        radio = ZephyrRadio(count)
+    """`count` controllers on one radio: Bumble's virtual ones, or Zephyr's link layer (`zephyr`
+    3.0.99, `zephyr25` 2.5.0) on the simulated nRF52 (Tests/Interop/radio.py)."""
+    if is_zephyr(kind):
+        radio = ZephyrRadio(count, kind=kind)
         return RadioProcess(radio), radio.paths
     paths = [os.path.join(workdir, f"hci{i}") for i in range(count)]
     log = open(os.path.join(workdir, "controllers.log"), "w")
@@ -166,7 +167,7 @@ def main():
     p.add_argument("--reads", type=int, default=1000)
     p.add_argument("--notifications", type=int, default=2000)
     p.add_argument("--mtu", type=int, default=247)
-    p.add_argument("--controller", choices=["bumble", "zephyr"], default="bumble")
+    p.add_argument("--controller", choices=KINDS, default="bumble")
     args = p.parse_args()
     workdir = tempfile.mkdtemp(prefix="bench-vs-bumble-")
     controllers, paths = start_controllers(3, workdir, args.controller)
@@ -184,7 +185,7 @@ def main():
             except subprocess.TimeoutExpired:
                 proc.kill()
     h, b = results["herald"], results["bumble"]
-    where = "Zephyr 2.5 controllers (simulated nRF52)" if args.controller == "zephyr" else "Bumble virtual controllers (LocalLink)"
+    where = DESCRIPTIONS[args.controller]
     print(f"bench-vs-bumble: Bumble central, {where}, MTU {h['mtu']}")
     print(f"  200-octet reads x{args.reads}:   herald {h['readsPerSecond']:8.0f}/s ({h['usPerRead']:.0f} us/read)   "
           f"bumble {b['readsPerSecond']:8.0f}/s ({b['usPerRead']:.0f} us/read)   ratio {h['readsPerSecond'] / b['readsPerSecond']:.2f}")

@@ -1,6 +1,6 @@
 """Wearables and phones on one radio: how soon each reads the others, and how often it measures them.
 
-usage: python wearables.py HERALD_BIN [--controller bumble|zephyr] [--wearables N] [--phones N] [--seconds S]
+usage: python wearables.py HERALD_BIN [--controller bumble|zephyr|zephyr25] [--wearables N] [--phones N] [--seconds S]
 
 Starts N `herald wearable`s (each with its own Simple payload) and N Bumble "Android phones"
 (Tests/Interop/peers/herald_phone.py) on one radio of the chosen controllers, runs them for S
@@ -22,7 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "Tests" / "Interop"))
-from radio import open_radio  # noqa: E402
+from radio import DESCRIPTIONS, KINDS, open_radio  # noqa: E402
 
 
 def seconds(stamp: str) -> float:
@@ -33,7 +33,7 @@ def main():
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     p = argparse.ArgumentParser()
     p.add_argument("herald")
-    p.add_argument("--controller", choices=["bumble", "zephyr"], default="zephyr")
+    p.add_argument("--controller", choices=KINDS, default="zephyr")
     p.add_argument("--wearables", type=int, default=3)
     p.add_argument("--phones", type=int, default=1)
     p.add_argument("--seconds", type=float, default=95)
@@ -70,7 +70,7 @@ def main():
     events = [[json.loads(l) for l in open(o) if l.startswith("{")] for o in outs]
     names = [next(e["payload"] for e in ev if e.get("event") == "ready") for ev in events]
     missing = 0
-    print(f"bench-wearables: {args.wearables} wearables, {args.phones} Bumble phone(s), {args.controller} controllers, "
+    print(f"bench-wearables: {args.wearables} wearables, {args.phones} Bumble phone(s), {DESCRIPTIONS[args.controller]}, "
           f"{args.seconds:.0f} s")
     for i, ev in enumerate(events):
         detected = {e["target"]: seconds(e["time"]) for e in ev if e.get("event") == "didDetect"}
