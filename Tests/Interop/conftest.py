@@ -34,6 +34,9 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "controllers(*kinds, reason): run on these controller kinds (bumble, zephyr = Zephyr 3.0.99, "
                    "zephyr25 = Zephyr 2.5.0) instead of the default bumble and zephyr; the reason says why")
+    config.addinivalue_line(
+        "markers", "only_on(*kinds, reason): on a parameter (pytest.param(..., marks=...)) of a test that runs on "
+                   "several controller kinds: this case runs on these kinds only; the reason says why")
 
 
 def pytest_generate_tests(metafunc):
@@ -50,6 +53,23 @@ def pytest_generate_tests(metafunc):
         raise pytest.UsageError(f"{metafunc.definition.nodeid}: unknown controller kind in {marker.args}; kinds: {KINDS}")
     kinds = wanted_kinds(marker.args if marker else None)
     metafunc.parametrize("controller_kind", kinds)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Deselects the cases of a parametrized test that a parameter's `only_on` keeps off this kind:
+    how a test spreads its cases over the controllers rather than running each on every one (e.g. one
+    failure event per role on each Zephyr version, both on Bumble's)."""
+    keep, drop = [], []
+    for item in items:
+        kind = item.callspec.params.get("controller_kind") if hasattr(item, "callspec") else None
+        only = [m for m in item.iter_markers("only_on")]
+        for m in only:
+            if not m.kwargs.get("reason"):
+                raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.only_on needs a reason")
+        (drop if kind is not None and any(kind not in m.args for m in only) else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 @pytest.fixture

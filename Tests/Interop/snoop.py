@@ -58,6 +58,16 @@ def refusals(path):
     return out
 
 
+def refused(path, kind):
+    """`refusals` as text, less the one known answer of Bumble's controller (`kind` "bumble"): it lists
+    LE Set Data Length among its supported commands but answers it Unknown Command, and the stack asks
+    once and then no more."""
+    out = [str(r) for r in refusals(path)]
+    if kind == "bumble" and "LE Set Data Length -> status 0x01" in out:
+        out.remove("LE Set Data Length -> status 0x01")
+    return out
+
+
 def data_length_changes(path):
     """(handle, max tx octets, max rx octets) of every LE Data Length Change (7.7.65.7)."""
     out = []

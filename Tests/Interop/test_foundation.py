@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import snoop
 from radio import is_zephyr
 
 PEERS = Path(__file__).parent / "peers"
@@ -30,6 +31,7 @@ def start_peer(script, *args):
     raise AssertionError(f"peer did not start: {''.join(seen)}")
 
 
+@pytest.mark.controllers("bumble", "zephyr", "zephyr25", reason="the bring-up and vendor information of both Zephyr versions")
 def test_info_reports_a_static_random_address(herald_bin, controllers, controller_kind):
     c = controllers(1)
     r = run_herald(herald_bin, "info", "--transport", f"tty:{c.paths[0]}", "--json")
@@ -77,13 +79,14 @@ def test_info_on_silent_controller_exits_3(herald_bin):
         os.close(slave)
 
 
-def test_scan_sees_bumble_manufacturer_data_and_capture_is_clean(herald_bin, controllers):
+@pytest.mark.controllers("bumble", "zephyr", "zephyr25", reason="the scanner's role on both Zephyr versions, every command accepted (2.5 refuses more)")
+def test_scan_sees_bumble_manufacturer_data_and_capture_is_clean(herald_bin, controllers, controller_kind):
     c = controllers(2)
     peer = start_peer("advertiser.py", f"serial:{c.paths[1]}", "F0:F1:F2:F3:F4:F5", "0xFFFA", "cafe0102030405", "herald-peer")
-    snoop = Path(tempfile.mkdtemp()) / "scan.btsnoop"
+    snoop_file = Path(tempfile.mkdtemp()) / "scan.btsnoop"
     try:
         r = run_herald(herald_bin, "scan", "--transport", f"tty:{c.paths[0]}", "--duration", "4",
-                       "--json", "--btsnoop", str(snoop))
+                       "--json", "--btsnoop", str(snoop_file))
     finally:
         peer.terminate()
         peer.wait(5)
@@ -95,12 +98,14 @@ def test_scan_sees_bumble_manufacturer_data_and_capture_is_clean(herald_bin, con
                for x in mine for m in x["manufacturerData"])
     assert any(x.get("name") == "herald-peer" for x in mine)
     assert all(x["rssi"] is not None for x in mine)
+    # Every command was accepted, on every controller (Zephyr 2.5 refuses some that 3.0 accepts).
+    assert snoop.refused(snoop_file, controller_kind) == [], snoop_file
 
     # The capture opens in tshark with no malformed packets.
     tshark = shutil.which("tshark")
     if tshark is None:
         pytest.skip("tshark not installed")
-    t = subprocess.run([tshark, "-r", str(snoop)], capture_output=True, text=True, timeout=60)
+    t = subprocess.run([tshark, "-r", str(snoop_file)], capture_output=True, text=True, timeout=60)
     assert t.returncode == 0, t.stderr
     assert "Malformed" not in t.stdout
     assert "LE Set Scan Enable" in t.stdout or "HCI_CMD" in t.stdout or "Sent" in t.stdout

@@ -125,6 +125,7 @@ def rotation_run(herald_bin, controllers, controller_kind, tmp_path):
                 err={n: (tmp_path / f"{n}.err").read_text() for n in "ab"})
 
 
+@pytest.mark.controllers("bumble", "zephyr", "zephyr25", reason="the address changes at each boundary are where Zephyr 2.5 refuses what 3.0 accepts (LE Set Advertising Enable in the state already held)")
 def test_two_wearables_rotating_together_read_each_period_and_leave_no_link_behind(rotation_run):
     run = rotation_run
     kind, dir_ = run["kind"], run["dir"]
