@@ -79,7 +79,6 @@ def test_info_on_silent_controller_exits_3(herald_bin):
         os.close(slave)
 
 
-@pytest.mark.controllers("bumble", "zephyr", "zephyr25", reason="the scanner's role on both Zephyr versions, every command accepted (2.5 refuses more)")
 def test_scan_sees_bumble_manufacturer_data_and_capture_is_clean(herald_bin, controllers, controller_kind):
     c = controllers(2)
     peer = start_peer("advertiser.py", f"serial:{c.paths[1]}", "F0:F1:F2:F3:F4:F5", "0xFFFA", "cafe0102030405", "herald-peer")
