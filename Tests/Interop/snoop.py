@@ -68,6 +68,27 @@ def refused(path, kind):
     return out
 
 
+def advertising_enable_refusals_after_a_connection(path):
+    """How many LE Set Advertising Enable refusals (0x0C) followed an LE (Enhanced) Connection Complete
+    in the peripheral role (7.7.65.1, 7.7.65.10) received since the last accepted LE Set Advertising
+    Enable: the controller had stopped advertising by itself when the central connected (Core 5.4 Vol 6
+    Part B 4.4.2.3), after the host queued the command, so Zephyr 2.5 refused a Disable that found
+    advertising already off (3.0 accepts it). A host cannot avoid that race; it must only not lose
+    track (HeraldAdvertiser's AdvertisingEnableQueue)."""
+    explained, connected = 0, False
+    for received, p in packets(path):
+        if not received or len(p) < 4 or p[0] != 0x04:
+            continue
+        if p[1] == 0x3E and p[3] in (0x01, 0x0A) and len(p) >= 8 and p[4] == 0 and p[7] == 1:
+            connected = True
+        elif p[1] == 0x0E and len(p) >= 7 and (p[4] | p[5] << 8) == 0x200A:
+            if p[6] == 0:
+                connected = False
+            elif p[6] == 0x0C and connected:
+                explained += 1
+    return explained
+
+
 def data_length_changes(path):
     """(handle, max tx octets, max rx octets) of every LE Data Length Change (7.7.65.7)."""
     out = []

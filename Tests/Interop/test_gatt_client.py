@@ -48,7 +48,6 @@ def shape(dump):
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.controllers("bumble", "zephyr", "zephyr25", reason="our GATT client on both Zephyr versions")
 def test_gatt_dump_matches_what_bumble_serves(controllers, herald_bin, controller_kind):
     c = controllers(2)
     server, layout = start_server(c.paths[1])

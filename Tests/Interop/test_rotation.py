@@ -164,6 +164,11 @@ def test_two_wearables_rotating_together_read_each_period_and_leave_no_link_behi
         refused = [str(r) for r in snoop.refusals(dir_ / f"{reader}.btsnoop")]
         if kind == "bumble" and "LE Set Data Length -> status 0x01" in refused:
             refused.remove("LE Set Data Length -> status 0x01")
+        if kind == "zephyr25":
+            # Zephyr 2.5 refuses a Disable that a central's connection overtook (3.0 accepts it); the
+            # capture must show that connection for each such refusal.
+            for _ in range(snoop.advertising_enable_refusals_after_a_connection(dir_ / f"{reader}.btsnoop")):
+                refused.remove("LE Set Advertising Enable -> status 0x0C")
         assert refused == [], f"{kind}: wearable {reader}: {refused}"
         stats = json.loads(run["err"][reader].split("herald-stats: ")[1].splitlines()[0])
         assert stats["rejectedConnections"] == 0, stats

@@ -9,6 +9,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from radio import FIXED_RSSI
 
 PEERS = Path(__file__).parent / "peers"
@@ -195,6 +197,8 @@ def test_read_payloads_over_gatt_into_summary_and_logs(herald_bin, controllers, 
     assert (logs / "detection.csv").read_text().rstrip().endswith(",AAGrq6")
 
 
+@pytest.mark.controllers("bumble", reason="the terminal rendering of what test_summary_json_and_html_report and "
+                                          "test_human_summary_goes_to_stderr_after_reports check on every controller")
 def test_live_table_in_a_terminal(herald_bin, controllers, tmp_path):
     """On a terminal `herald scan` redraws a table in place: read the screen a real pty shows."""
     import pty
@@ -239,6 +243,7 @@ def test_live_table_in_a_terminal(herald_bin, controllers, tmp_path):
     assert "connectable" not in text and "flags 0x" not in text
 
 
+@pytest.mark.controllers("bumble", reason="the path is refused before the controller is used")
 def test_report_path_checked_before_the_scan(herald_bin, controllers):
     c = controllers(2)
     start = time.monotonic()
