@@ -133,3 +133,45 @@ struct HCICommandPacketTests {
         #expect(!queue.append(OversizedCommand(), tag: .application) && queue.isEmpty)
     }
 }
+
+/// Two owners closing one link (a role's stop, then the runtime's releaseLinks) sent Disconnect twice,
+/// and Zephyr's controller refused the second (0x0C): `herald sense` stopped with a link open.
+@Suite("StackControl disconnect")
+struct StackControlDisconnectTests {
+    @Test func aLinkIsDisconnectedOnceUntilItClosesAndOpensAgain() {
+        var control = StackControl()
+        #expect(control.credits.open(handle: 0x0040))
+        control.disconnect(handle: 0x0040)
+        control.disconnect(handle: 0x0040, reason: HCIStatus(rawValue: 0x14))
+        #expect(control.commands.count == 1)
+        #expect(control.commands.opcode(at: 0) == HCIDisconnect.opcode)
+        #expect(control.credits.isDisconnecting(handle: 0x0040))
+        // Disconnection Complete, then a new link on the same handle: it can be closed again.
+        control.credits.close(handle: 0x0040)
+        #expect(control.credits.open(handle: 0x0040))
+        #expect(!control.credits.isDisconnecting(handle: 0x0040))
+        control.disconnect(handle: 0x0040)
+        #expect(control.commands.count == 2)
+    }
+
+    @Test func aHandleNotOpenIsStillDisconnectedEveryTime() {
+        // A link refused before it is tracked (LEStack: no room in the connection table).
+        var control = StackControl()
+        control.disconnect(handle: 0x0041)
+        control.disconnect(handle: 0x0041)
+        #expect(control.commands.count == 2)
+    }
+
+    @Test func aDisconnectWithNoRoomInTheQueueIsSentOnTheNextCall() {
+        var control = StackControl()
+        #expect(control.credits.open(handle: 0x0042))
+        while control.droppedCommands == 0 { control.send(HCILESetScanEnable(enable: false, filterDuplicates: false), tag: .gap) }
+        let queued = control.commands.count
+        control.disconnect(handle: 0x0042)
+        #expect(control.commands.count == queued && !control.credits.isDisconnecting(handle: 0x0042))
+        control.commands.removeFirst()
+        control.disconnect(handle: 0x0042)
+        #expect(control.commands.opcode(at: queued - 1) == HCIDisconnect.opcode)
+        #expect(control.credits.isDisconnecting(handle: 0x0042))
+    }
+}

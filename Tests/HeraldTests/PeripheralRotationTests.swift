@@ -22,8 +22,13 @@ struct SimulatedAdvertisingController {
     var failAllRandom = false
     /// Like Bumble's virtual controller: LE Encrypt is never answered at all.
     var ignoresEncrypt = false
-    /// Like a controller built for one connection: no connectable advertising while connected.
+    /// Like a controller built for one connection: no connectable advertising while connected
+    /// (Zephyr's `ll_adv_enable` answers 0x07 Memory Capacity Exceeded when it has no connection
+    /// context left).
     var maximumConnections = 8
+    /// Like Zephyr 2.5 (and the Core before 5.0): LE Set Advertising Enable in the state already
+    /// held is refused with 0x0C Command Disallowed (Zephyr 3.0 accepts it).
+    var strictEnable = false
     var connections = 0
     var randomCalls = 0
     /// Milliseconds before LE Encrypt completes (a slow controller or a busy link).
@@ -76,7 +81,14 @@ struct SimulatedAdvertisingController {
             }
         case 0x2006: ownAddressType = p[5]; reply = [0]
         case 0x200A:
-            if p[0] == 1 && connections >= maximumConnections { reply = [0x0C] } else { advertising = p[0] == 1; reply = [0] }
+            if strictEnable && (p[0] == 1) == advertising {
+                reply = [0x0C]
+            } else if p[0] == 1 && connections >= maximumConnections {
+                reply = [0x07]
+            } else {
+                advertising = p[0] == 1
+                reply = [0]
+            }
         case 0x2018 where failAllRandom || failRandomCalls.contains(randomCalls):
             randomCalls += 1
             reply = [0x1F]
@@ -138,7 +150,7 @@ struct SimulatedAdvertisingController {
     /// Runs a stack with the peripheral for `duration` ms of simulated time, sampling the radio every
     /// 100 ms: each sample taken while advertising stands for an advertisement and its address.
     func simulate(encryptLatency: UInt64 = 2, lead: Int64 = 5_000, failRandom: Set<Int> = [], failAllRandom: Bool = false,
-                  ignoresEncrypt: Bool = false, maximumConnections: Int = 8, duration: UInt64,
+                  ignoresEncrypt: Bool = false, maximumConnections: Int = 8, strictEnable: Bool = false, duration: UInt64,
                   connectAt: UInt64? = nil, disconnectAt: UInt64? = nil, epoch: KeyEpoch = .standard)
         throws -> (adverts: [Advert], controller: SimulatedAdvertisingController, app: App, periodOf: (UInt64) -> Int64)
     {
@@ -156,6 +168,7 @@ struct SimulatedAdvertisingController {
         controller.failAllRandom = failAllRandom
         controller.ignoresEncrypt = ignoresEncrypt
         controller.maximumConnections = maximumConnections
+        controller.strictEnable = strictEnable
         var disconnectAt = disconnectAt
         var wire = PeripheralWire()
         var adverts: [Advert] = []
@@ -324,7 +337,7 @@ struct SimulatedAdvertisingController {
         #expect(run.adverts.contains { $0.time == 1_950 })
         #expect(!run.adverts.contains { $0.time > 2_000 && $0.time < 3_000 }, "refused while connected")
         #expect(run.adverts.contains { $0.time == 3_050 })
-        #expect(run.app.delegate.events.contains("failed 8202 12"))
+        #expect(run.app.delegate.events.contains("failed 8202 7"))
         #expect(run.app.delegate.links == ["up 0 64", "down 0 64 19"])
     }
 

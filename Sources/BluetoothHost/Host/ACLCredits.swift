@@ -25,6 +25,8 @@ public struct ACLCredits<let links: Int> {
         var handle: UInt16 = 0
         var inFlight = 0
         var isOpen = false
+        /// Disconnect (Core 5.4 Vol 4 Part E 7.1.6) was queued for this handle (see `StackControl.disconnect`).
+        var disconnecting = false
     }
 
     var entries: InlineArray<links, Entry>
@@ -144,6 +146,19 @@ public struct ACLCredits<let links: Int> {
         inFlight -= released
         releasedOnDisconnect += released
         return released
+    }
+
+    /// Whether Disconnect was queued for an open `handle` (false for one not open).
+    public func isDisconnecting(handle: UInt16) -> Bool {
+        guard let i = index(of: handle) else { return false }
+        return entries[i].disconnecting
+    }
+
+    /// Notes that Disconnect was queued for `handle` (nothing for a handle not open); cleared when the
+    /// handle closes and is opened again.
+    mutating func markDisconnecting(handle: UInt16) {
+        guard let i = index(of: handle) else { return }
+        entries[i].disconnecting = true
     }
 
     /// Number of handles tracked.

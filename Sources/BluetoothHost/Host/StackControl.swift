@@ -103,8 +103,16 @@ public struct StackControlOf<Buffers: StackControlBuffers> {
         sendL2CAP(handle: handle, channel: .att, payload: pdu)
     }
 
+    /// Queues Disconnect for a link, once: the controller refuses a second one while the link is
+    /// already being terminated (0x0C Command Disallowed from Zephyr 2.5 and 3.0), and two owners may
+    /// both close a link (a role's stop closes its links, then the runtime's `releaseLinks` closes
+    /// every link still in the table until Disconnection Complete arrives). A Disconnect the command
+    /// queue had no room for is not noted, so a later call sends it.
     public mutating func disconnect(handle: UInt16, reason: HCIStatus = .remoteUserTerminated) {
+        guard !credits.isDisconnecting(handle: handle) else { return }
+        let dropped = droppedCommands
         send(HCIDisconnect(handle: handle, reason: reason), tag: .connection)
+        if droppedCommands == dropped { credits.markDisconnecting(handle: handle) }
     }
 
     /// Configures and enables legacy advertising. With `restartAfterConnection` the stack enables it

@@ -109,6 +109,8 @@ public struct HeraldAdvertiser {
     var configuredAddressType: HCIOwnAddressType = .randomAddress
     var fallbackAddressType: HCIOwnAddressType = .randomAddress
     var job: Job = .none
+    /// The enables in flight, so each answer is read against its own command.
+    var enables = AdvertisingEnableQueue()
     var prepared: BDAddress?
     var preparedPeriod: Int64 = .min
     /// After a failed LE Rand/LE Encrypt, no new attempt before this time (doubling back-off).
@@ -179,6 +181,7 @@ public struct HeraldAdvertiser {
         ready = true
         configured = false
         isAdvertising = false
+        enables.removeAll()
         job = .none
         prepared = nil
         preparedPeriod = .min
@@ -199,6 +202,7 @@ public struct HeraldAdvertiser {
     public mutating func stackControllerDidFail() {
         ready = false
         isAdvertising = false
+        enables.removeAll()
         job = .none
         prepared = nil
     }
@@ -210,7 +214,7 @@ public struct HeraldAdvertiser {
     ) {
         lastNow = now
         guard link.role == .peripheral, ready, configured, wanted, isAdvertising else { return }
-        control.send(HCILESetAdvertisingEnable(true), tag: HeraldCommandTag.advertising)
+        sendEnable(true, control: &control)
     }
 
     /// A controller at its connection limit refuses to advertise connectably (the enable after a
@@ -218,8 +222,7 @@ public struct HeraldAdvertiser {
     public mutating func stackDidDisconnect<B: StackControlBuffers>(now: UInt64, control: inout StackControlOf<B>) {
         lastNow = now
         guard ready, configured, wanted, !isAdvertising, !rotates || addressPeriod >= period else { return }
-        control.send(HCILESetAdvertisingEnable(true), tag: HeraldCommandTag.advertising)
-        isAdvertising = true
+        sendEnable(true, control: &control)
     }
 
     /// Starts or stops advertising from the application.
@@ -227,8 +230,7 @@ public struct HeraldAdvertiser {
         wanted = on
         guard ready, configured else { return }
         if on != isAdvertising, !on || !rotates || addressPeriod >= period {
-            control.send(HCILESetAdvertisingEnable(on), tag: HeraldCommandTag.advertising)
-            isAdvertising = on
+            sendEnable(on, control: &control)
         }
     }
 
@@ -269,8 +271,7 @@ public struct HeraldAdvertiser {
             } else if isAdvertising {
                 // The address for this period is late: stay silent rather than advertise the previous
                 // period's address next to the new period's payload.
-                control.send(HCILESetAdvertisingEnable(false), tag: HeraldCommandTag.advertising)
-                isAdvertising = false
+                sendEnable(false, control: &control)
             }
             if preparedPeriod < p { prepared = nil }
         }
@@ -302,10 +303,15 @@ public struct HeraldAdvertiser {
         control: inout StackControlOf<B>, delegate: inout D
     ) -> Bool {
         guard HeraldCommandTag.owns(tag) else { return false }
+        if tag == HeraldCommandTag.advertising, opcode == HCILESetAdvertisingEnable.opcode,
+           let outcome = enables.answered(status), outcome.last {
+            // Only the last enable queued says what the controller ends up doing (AdvertisingEnableQueue).
+            isAdvertising = outcome.advertising
+        }
         guard status == .success else {
             delegate.heraldPeripheral(commandFailed: opcode, status: status)
             if tag == HeraldCommandTag.advertising {
-                if opcode == HCILESetAdvertisingEnable.opcode { isAdvertising = false }
+                // LE Set Advertising Enable: read above.
             } else if !D.rotatesAddress {
                 // Only the address round trips use the other tags.
             } else if tag == HeraldCommandTag.encrypt, case .encrypt(let target, let prand) = job {
@@ -394,13 +400,15 @@ public struct HeraldAdvertiser {
     mutating func apply<D: HeraldPeripheralDelegate, B: StackControlBuffers>(
         _ address: BDAddress, for p: Int64, control: inout StackControlOf<B>, delegate: inout D
     ) {
-        // LE Set Random Address is refused while scanning or initiating (Core 5.4 Vol 4 Part E
-        // 7.8.4; Zephyr answers 0x0C): the scanner pauses and a connection attempt is cancelled (the
-        // central hears 0x44 and tries again later), then the scan the application wants resumes.
+        // LE Set Random Address is refused while advertising, scanning or initiating (Core 5.4 Vol 4
+        // Part E 7.8.4; Zephyr 2.5 and 3.0 answer 0x0C while advertising, active scanning or
+        // initiating, and accept it while passive scanning): the scanner pauses whatever its kind and
+        // a connection attempt is cancelled (the central hears 0x44 and tries again later), then the
+        // scan the application wants resumes.
         control.pauseScanner()
         control.cancelConnecting(now: lastNow)
-        // Only when on: disabling advertising that is off is refused by Zephyr 2.5 (0x0C).
-        if isAdvertising { control.send(HCILESetAdvertisingEnable(false), tag: HeraldCommandTag.advertising) }
+        // Only when on: disabling advertising that is off is refused by Zephyr 2.5 (0x0C; 3.0 accepts it).
+        if isAdvertising { sendEnable(false, control: &control) }
         isAdvertising = false
         control.send(HCILESetRandomAddress(address: address), tag: HeraldCommandTag.advertising)
         currentAddress = address
@@ -410,13 +418,20 @@ public struct HeraldAdvertiser {
         control.resumeScanning()
     }
 
+    /// Queues LE Set Advertising Enable and notes it (`enables`); `isAdvertising` is what it asks for.
+    mutating func sendEnable<B: StackControlBuffers>(_ on: Bool, control: inout StackControlOf<B>) {
+        let dropped = control.droppedCommands
+        control.send(HCILESetAdvertisingEnable(on), tag: HeraldCommandTag.advertising)
+        if control.droppedCommands == dropped { enables.queued(on) }
+        isAdvertising = on
+    }
+
     mutating func configureAndEnable<B: StackControlBuffers>(
         ownAddressType: HCIOwnAddressType, control: inout StackControlOf<B>
     ) {
         if !configured || configuredAddressType != ownAddressType {
             if isAdvertising {
-                control.send(HCILESetAdvertisingEnable(false), tag: HeraldCommandTag.advertising)
-                isAdvertising = false
+                sendEnable(false, control: &control)
             }
             control.send(HCILESetAdvertisingParameters(
                 intervalMin: configuration.intervalMin, intervalMax: configuration.intervalMax,
@@ -429,8 +444,7 @@ public struct HeraldAdvertiser {
             configured = true
         }
         if wanted {
-            control.send(HCILESetAdvertisingEnable(true), tag: HeraldCommandTag.advertising)
-            isAdvertising = true
+            sendEnable(true, control: &control)
         }
     }
 }

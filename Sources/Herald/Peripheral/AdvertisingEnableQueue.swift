@@ -1,0 +1,50 @@
+import BluetoothHost
+
+/// The LE Set Advertising Enable commands (Core 5.4 Vol 4 Part E 7.8.9) the advertiser has queued and
+/// the controller has not yet answered, oldest first, so that an answer is read against the command
+/// it answers and only the last one decides whether the controller is advertising.
+///
+/// Why: the controller stops legacy connectable advertising by itself when a central connects
+/// (Vol 6 Part B 4.4.2.3), so a command queued before the host hears of the connection can find the
+/// controller in the other state. Zephyr 2.5 then answers an Enable (1) while advertising, or a
+/// Disable (0) while not, with 0x0C Command Disallowed; Zephyr 3.0 (and the Core since 5.0) accepts
+/// both. Read as "not advertising", a refused Disable followed by an accepted Enable left the
+/// advertiser believing it was off while the controller advertised: the next address change then
+/// skipped the Disable and its LE Set Random Address was refused (0x0C), keeping the old address.
+struct AdvertisingEnableQueue {
+    /// The value of each command in flight, oldest in bit 0 (at most 64: the command queue holds
+    /// fewer enables than that).
+    private var values: UInt64 = 0
+    private(set) var count = 0
+
+    mutating func removeAll() {
+        values = 0
+        count = 0
+    }
+
+    /// A command with `enable` was queued.
+    mutating func queued(_ enable: Bool) {
+        guard count < 64 else { return }
+        if enable { values |= 1 << UInt64(count) }
+        count += 1
+    }
+
+    /// The oldest command was answered with `status`: whether the controller is advertising after it,
+    /// and whether it was the last one queued (later ones decide otherwise). Nil when none was tracked.
+    mutating func answered(_ status: HCIStatus) -> (advertising: Bool, last: Bool)? {
+        guard count > 0 else { return nil }
+        let enable = values & 1 == 1
+        values >>= 1
+        count -= 1
+        let advertising: Bool
+        if status == .success || status == .commandDisallowed {
+            // Done, or (Zephyr 2.5's 0x0C) already so.
+            advertising = enable
+        } else {
+            // Any other refusal left the controller as it was (e.g. 0x07 no room for another
+            // connection: not advertising).
+            advertising = !enable
+        }
+        return (advertising, count == 0)
+    }
+}
