@@ -140,7 +140,7 @@ struct HCICommandPacketTests {
 struct StackControlDisconnectTests {
     @Test func aLinkIsDisconnectedOnceUntilItClosesAndOpensAgain() {
         var control = StackControl()
-        #expect(control.credits.open(handle: 0x0040))
+        do { let opened = control.credits.open(handle: 0x0040); #expect(opened) }
         control.disconnect(handle: 0x0040)
         control.disconnect(handle: 0x0040, reason: HCIStatus(rawValue: 0x14))
         #expect(control.commands.count == 1)
@@ -148,7 +148,7 @@ struct StackControlDisconnectTests {
         #expect(control.credits.isDisconnecting(handle: 0x0040))
         // Disconnection Complete, then a new link on the same handle: it can be closed again.
         control.credits.close(handle: 0x0040)
-        #expect(control.credits.open(handle: 0x0040))
+        do { let opened = control.credits.open(handle: 0x0040); #expect(opened) }
         #expect(!control.credits.isDisconnecting(handle: 0x0040))
         control.disconnect(handle: 0x0040)
         #expect(control.commands.count == 2)
@@ -164,7 +164,7 @@ struct StackControlDisconnectTests {
 
     @Test func aDisconnectWithNoRoomInTheQueueIsSentOnTheNextCall() {
         var control = StackControl()
-        #expect(control.credits.open(handle: 0x0042))
+        do { let opened = control.credits.open(handle: 0x0042); #expect(opened) }
         while control.droppedCommands == 0 { control.send(HCILESetScanEnable(enable: false, filterDuplicates: false), tag: .gap) }
         let queued = control.commands.count
         control.disconnect(handle: 0x0042)

@@ -15,7 +15,7 @@ struct AdvertisingEnableQueue {
     /// The value of each command in flight, oldest in bit 0 (at most 64: the command queue holds
     /// fewer enables than that).
     private var values: UInt64 = 0
-    private(set) var count = 0
+    private(set) var count: UInt64 = 0
 
     mutating func removeAll() {
         values = 0
@@ -25,7 +25,8 @@ struct AdvertisingEnableQueue {
     /// A command with `enable` was queued.
     mutating func queued(_ enable: Bool) {
         guard count < 64 else { return }
-        if enable { values |= 1 << UInt64(count) }
+        // UInt64 throughout: no generic integer conversion or shift (they may read `words`, an array).
+        if enable { values |= (1 as UInt64) &<< count }
         count += 1
     }
 
@@ -34,7 +35,7 @@ struct AdvertisingEnableQueue {
     mutating func answered(_ status: HCIStatus) -> (advertising: Bool, last: Bool)? {
         guard count > 0 else { return nil }
         let enable = values & 1 == 1
-        values >>= 1
+        values = values &>> (1 as UInt64)
         count -= 1
         let advertising: Bool
         if status == .success || status == .commandDisallowed {
