@@ -202,10 +202,10 @@ def test_every_read_the_reference_wearable_completes_gets_our_payload(scenario):
     print(f"\nreference wearable: {started} reads started, {failed} broken by its own stack, {len(reads)} didRead; "
           f"our beacon {len(ours_beacon)} (at {ours_beacon} s simulated), our wearable {len(ours_wearable)} "
           f"({len(ours_wearable) / minutes:.2f}/min, at {ours_wearable} s simulated)")
+    # The floor that is ours: every read the reference starts and its own stack does not break returns.
+    # How many it starts is its race with its own break: 1, 0, 4, 1 and 0 reads of our wearable in five
+    # runs of this scenario (docs/reference-cpp-captures.md), so a count of reads is printed, not asserted.
     assert len(reads) == started - failed, (started, failed, reads)
-    # Floor: over ~5 addresses of ours, the reference gets at least one read through (t1..t3 in
-    # docs/reference-cpp-captures.md: 1-2 in ~3 minutes).
-    assert len(ours_wearable) >= 1, reads
     known = {OUR_BEACON_PAYLOAD, CPP_BEACON_PAYLOAD}
     assert all(p in known or short_name(p) in names for _, p in reads), reads
 
