@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Herald
 import HeraldRuntime
 
 /// `herald analyse`: Fair Efficacy Formula terms (detection, continuity, longevity) of a test with
@@ -24,6 +25,7 @@ struct AnalyseCommand: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: "Length of the first and last periods compared for longevity, seconds.") var longevity: Double = 3600
     @Option(name: .long, help: "Directory for the CSV files (default: the first LOGDIR's parent).") var output: String?
     @Flag(name: .long, help: "Print the table only; write no CSV.") var noCsv = false
+    @Option(name: .long, help: ByteOrderChoice.help) var byteOrder: ByteOrderChoice = .spec
 
     func validate() throws {
         if logDirectories.count < 2 { throw ValidationError("give the log directories of at least two devices") }
@@ -57,6 +59,12 @@ struct AnalyseCommand: ParsableCommand {
                 throw CLIError(exitCode: 1, message: CommandMessage.reason(error))
             }
             print(report.table, terminator: "")
+            // What each device served, decoded (from served-payloads.csv: the reference apps' logs hold
+            // only short names, so their devices have no line here).
+            for d in devices {
+                guard let bytes = d.firstServedPayload else { continue }
+                print("\(d.label) served \(PayloadDescription.text(bytes, order: byteOrder.order)) (--byte-order \(byteOrder.rawValue))")
+            }
             if !noCsv {
                 // Through URL: corelibs Foundation's NSString.deletingLastPathComponent traps on a bare name.
                 let output = self.output ?? URL(fileURLWithPath: logDirectories[0]).standardizedFileURL.deletingLastPathComponent().path

@@ -54,6 +54,10 @@ struct AnalyseRotationTests {
         // Five 60 s periods (a shortened payload period): ten minutes of test, 20 windows per pair.
         let devices = try Self.twoWearables(periods: 5, periodSeconds: 60)
         #expect(devices[0].servedNames.count == 5)
+        // The first payload each served, as bytes, for analyse's decoded "served" lines.
+        let first = try #require(devices[0].firstServedPayload)
+        #expect(first == Self.payload(device: 0, period: 0))
+        #expect(PayloadDescription.text(first, order: .bigEndian).hasPrefix("Simple 0/0 "))
         let report = try EfficacyAnalysis.analyse(devices)
         #expect(report.detectedPairs == 2)
         #expect(report.continuity >= 0.99, "\(report.table)")

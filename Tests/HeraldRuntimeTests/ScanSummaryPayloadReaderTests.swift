@@ -39,6 +39,23 @@ private func queuedOpcodes(_ c: StackControl) -> [UInt16] { (0..<c.commands.coun
         #expect(c3.connecting == nil)
     }
 
+    @Test func aLinkThatFailedToBeEstablishedIsRetriedOnce() {
+        var r = BenchPayloadReader(activeScanning: false)
+        var c = StackControl()
+        r.consider(peer, isHerald: true, connectable: true, now: 0, control: &c)
+        r.didConnect(link, now: 10, control: &c)
+        // 0x3E: the link came up and never carried a packet (the reference's C++ apps, busy): tried again.
+        r.didDisconnect(handle: link.handle, reason: HCIStatus(rawValue: 0x3E), control: &c)
+        #expect(r.isIdle && r.outcomes.isEmpty)
+        var c2 = StackControl()
+        r.consider(peer, isHerald: true, connectable: true, now: 20, control: &c2)
+        #expect(c2.connecting?.peer == peer)
+        r.didConnect(link, now: 30, control: &c2)
+        r.didDisconnect(handle: link.handle, reason: HCIStatus(rawValue: 0x3E), control: &c2)
+        guard case .failed(let why)? = r.outcomes[peer.address.description] else { Issue.record("no failure recorded"); return }
+        #expect(why.contains("0x3E"))
+    }
+
     @Test func discoversAndReadsThePayloadThenDisconnects() throws {
         var r = BenchPayloadReader(activeScanning: true)
         var c = StackControl()

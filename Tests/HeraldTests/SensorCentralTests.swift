@@ -295,16 +295,23 @@ struct SensorCentralTests {
         #expect(h.central.database.count == 1)
     }
 
-    @Test func scanResponsesMeasureKnownDevicesAndTxPowerComesFromEitherSource() {
+    @Test func oneReadingPerAdvertisingEventAndTxPowerComesFromEitherSource() {
         var h = CentralHarness<8, 2>()
         h.control.acceptConnections = false
         let a = address(1)
         h.advert(a, AdvertData.apple, rssi: -70)
-        // Its scan response carries nothing Herald (a name); it still measures the known device and
-        // leaves it connectable.
+        #expect(h.delegate.events.last == .measure(1, -70, nil))
+        // Its scan response (same advertising event) carries nothing Herald (a name): it refreshes the
+        // known device's RSSI and last-seen time and leaves it connectable, but is not a second reading.
+        let readings = h.delegate.events.count
+        h.now += 1
         h.advert(a, [0x05, 0x09, 0x50, 0x68, 0x6F, 0x6E], rssi: -71, kind: 0x1B)
-        #expect(h.delegate.events.last == .measure(1, -71, nil))
+        #expect(h.delegate.events.count == readings)
+        #expect(h.central.database[0]!.rssi == -71 && h.central.database[0]!.lastSeen == h.now)
         #expect(h.central.database[0]!.connectable)
+        // The next event's advert is the next reading.
+        h.advert(a, AdvertData.apple, rssi: -72)
+        #expect(h.delegate.events.last == .measure(1, -72, nil))
         // The same scan response from an unknown device files nothing.
         h.advert(address(2), [0x05, 0x09, 0x50, 0x68, 0x6F, 0x6E], rssi: -71, kind: 0x1B)
         #expect(h.central.database.count == 1)

@@ -193,13 +193,34 @@ class BumbleRadio:
             self.log.close()
 
 
+# The Herald reference's C++ apps ship with the 2.5 fixture (built against its Zephyr).
+APPS = ZEPHYR_FIXTURES["zephyr25"] / "apps"
+
+
+def apps_available(kind: str = "zephyr25") -> str | None:
+    """None when the Herald reference's C++ apps (zephyr-bsim/apps) can run on a radio of `kind`
+    here, else why not."""
+    why = zephyr_available(kind)
+    if why:
+        return why
+    if not APPS.is_dir():
+        return f"no Herald reference apps in {APPS}"
+    if not any(Path(d, "libstdc++.so.6").exists() for d in ("/lib32", "/usr/lib32", "/usr/lib/i386-linux-gnu")):
+        return "the 32-bit C++ library (Debian lib32stdc++6) is not installed"
+    return None
+
+
 class ZephyrRadio:
-    def __init__(self, count: int, poll_us: int = 500, kind: str = "zephyr"):
-        """`count` controllers of `kind` (`zephyr`: 3.0.99, `zephyr25`: 2.5.0) on one radio."""
-        why = zephyr_available(kind)
+    def __init__(self, count: int, poll_us: int = 500, kind: str = "zephyr", apps: tuple[str, ...] = ()):
+        """`count` controllers of `kind` (`zephyr`: 3.0.99, `zephyr25`: 2.5.0) on one radio. `apps`:
+        whole Zephyr applications from the 2.5 fixture's apps/ (the Herald reference's C++ wearable and
+        venue beacon, built with 2.5) put on the same radio after the controllers; `app_log(i)` is app
+        i's output."""
+        why = apps_available(kind) if apps else zephyr_available(kind)
         if why:
             raise RuntimeError(why)
         self.kind = kind
+        self.apps = list(apps)
         self.dir = tempfile.mkdtemp(prefix="herald-zephyr-")
         self.paths = [os.path.join(self.dir, f"hci{i}") for i in range(max(count, 2))]
         # One simulation id per radio: BabbleSim keeps its FIFOs per id under /tmp/bs_$USER.
@@ -213,6 +234,11 @@ class ZephyrRadio:
     def logs(self) -> str:
         return os.path.join(self.dir, "logs")
 
+    def app_log(self, index: int) -> str:
+        """App `index`'s printk and Zephyr log (run-controllers.sh numbers apps after the controllers)."""
+        name = Path(self.apps[index]).name.removesuffix(".exe")
+        return os.path.join(self.logs, f"app{len(self.paths) + index}-{name}.log")
+
     def start(self):
         os.makedirs(self.logs, exist_ok=True)
         self.log = open(os.path.join(self.dir, "run.log"), "a")
@@ -220,7 +246,9 @@ class ZephyrRadio:
         # core then) and adds at most 0.5 ms per HCI packet, well inside a connection event.
         self.proc = subprocess.Popen(
             [str(self.programs / "run-controllers.sh"), "-s", self.sim, "-l", self.logs,
-             "-x", f"-hci_pty_poll_us={self.poll_us}"] + self.paths,
+             "-x", f"-hci_pty_poll_us={self.poll_us}"]
+            # The patched copy has no apps/: each is given by its path in the shared folder.
+            + [a for app in self.apps for a in ("-a", str(APPS / app))] + self.paths,
             stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.time() + 30
         while not all(os.path.islink(p) for p in self.paths):

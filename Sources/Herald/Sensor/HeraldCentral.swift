@@ -212,7 +212,21 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
         }
         if !report.kind.isScanResponse { database.entries[index]?.connectable = report.kind.isConnectable }
         if let tx = c.txPower ?? report.txPower { database.entries[index]?.txPower = tx }
-        if let rssi = report.rssi { measure(device: index, rssi: rssi, now: now, delegate: &delegate) }
+        if let rssi = report.rssi {
+            // One reading per advertising event. A scan response answers the scan request we sent to the
+            // ADV_IND (or ADV_SCAN_IND) just reported, within the same event about a millisecond later
+            // (Core 5.4 Vol 6 Part B 4.4.3.2), so a scanner only ever gets one after that advert: counting
+            // both gave two readings per event (on Zephyr's radio 3,167 of 4,290 gaps between readings
+            // were under 5 ms). Android's ScanResult and iOS's didDiscover, whose callbacks the reference
+            // apps turn into didMeasure, merge an advert and its scan response into one. The scan
+            // response still refreshes the device's RSSI and when it was last seen.
+            if report.kind.isScanResponse {
+                database.entries[index]?.rssi = rssi
+                database.entries[index]?.lastSeen = now
+            } else {
+                measure(device: index, rssi: rssi, now: now, delegate: &delegate)
+            }
+        }
         schedule(now: now, control: &control)
     }
 

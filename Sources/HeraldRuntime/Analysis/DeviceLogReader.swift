@@ -24,6 +24,8 @@ public struct DeviceLog: Equatable {
     /// Every short name of a payload this device served (`served-payloads.csv`), with when it was
     /// first served: a rotating payload has one per period. Empty for the reference apps' logs.
     public var servedNames: [(time: Int64, name: String)] = []
+    /// The first payload it served, as bytes (`served-payloads.csv`'s hex column), for showing it decoded.
+    public var firstServedPayload: [UInt8]?
     public var readings: [Reading] = []
     /// Measurements of targets never tied to a payload by a read (cannot be attributed to a peer).
     public var unattributedMeasurements = 0
@@ -128,7 +130,21 @@ public enum DeviceLogReader {
                 continue
             }
             log.servedNames.append((t, f[1]))
+            if log.firstServedPayload == nil { log.firstServedPayload = bytes(hex: f[2]) }
         }
+    }
+
+    /// Bytes of an even-length hex string; nil for anything else.
+    static func bytes(hex: String) -> [UInt8]? {
+        let digits = Array(hex.utf8)
+        guard !digits.isEmpty, digits.count % 2 == 0 else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(digits.count / 2)
+        for i in stride(from: 0, to: digits.count, by: 2) {
+            guard let b = UInt8(String(decoding: digits[i..<(i + 2)], as: UTF8.self), radix: 16) else { return nil }
+            out.append(b)
+        }
+        return out
     }
 
     /// Column positions, from the header when there is one: older Herald apps wrote nine columns

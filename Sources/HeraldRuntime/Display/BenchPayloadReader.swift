@@ -106,7 +106,13 @@ public struct BenchPayloadReader {
         switch phase {
         case .connected(let address, let h) where h == handle, .disconnecting(let address, let h) where h == handle:
             let key = address.address.description
-            if outcomes[key] == nil { record(key, .failed("disconnected (reason 0x\(hex(reason.rawValue))) before the payload was read")) }
+            // 0x3E (Connection Failed to be Established, Core 5.4 Vol 1 Part F 2.62): the link never carried a
+            // packet, so it is a failed connection attempt like a refused one and gets the same second try
+            // (seen with the Herald reference's C++ apps, busy with links of their own).
+            let retry = reason.rawValue == 0x3E && attempts[key, default: 0] < maxAttempts
+            if outcomes[key] == nil, !retry {
+                record(key, .failed("disconnected (reason 0x\(hex(reason.rawValue))) before the payload was read"))
+            }
         default:
             return
         }
