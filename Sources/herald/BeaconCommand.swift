@@ -61,7 +61,8 @@ struct BeaconCommand: ParsableCommand {
             try runHeraldPeripheral(source: source, advertising: advertising, controller: controller,
                                     options: PeripheralRunOptions(role: "beacon", deviceName: "herald-beacon",
                                                                   json: jsonEvents, duration: duration,
-                                                                  byteOrder: byteOrder.order))
+                                                                  byteOrder: byteOrder.order,
+                                                                  servedPayload: (0..<source.payload.count).map { source.payload[$0] }))
         }
     }
 }

@@ -229,7 +229,7 @@ extension ReportPrinter {
             switch outcome {
             case .payload(let bytes):
                 logs?.record(.read(bytes, from: address))
-                if perReport { FileHandle.standardError.write(Data("scan: read payload \(payloadShortName(bytes)) from \(address)\n".utf8)) }
+                if perReport { FileHandle.standardError.write(Data("scan: read payload \(PayloadDescription.text(bytes, order: summary.byteOrder)) from \(address)\n".utf8)) }
             case .failed(let why):
                 logs?.log(.fault, category: "Scan", "payload read from \(address) failed: \(why)")
                 if perReport { FileHandle.standardError.write(Data("scan: payload read from \(address) failed: \(why)\n".utf8)) }

@@ -33,7 +33,8 @@ struct SenseCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
-            let printer = SensorEventPrinter(json: jsonEvents, measurements: !quiet)
+            var printer = SensorEventPrinter(json: jsonEvents, measurements: !quiet)
+            printer.order = byteOrder.order
             guard let byte = testPayload else {
                 try runSensor(peripheral: NoSensorPeripheral(), database: try Self.database(), printer: printer)
                 return

@@ -165,6 +165,7 @@ struct WearableCommand: ParsableCommand {
         } catch { throw CLIError(exitCode: 2, message: CommandMessage.reason(error)) }
         let live = !jsonEvents && isatty(STDOUT_FILENO) != 0
         let hub = WearableEventHub(json: jsonEvents, consumer: logs)
+        hub.order = byteOrder.order
         // The peripheral's own events (connections, payload reads, signal writes, address changes):
         // JSON lines beside the sensor events, or log.txt entries.
         let peripheralSink = PeripheralEventSink(write: jsonEvents ? hub.write : { line in
@@ -275,6 +276,8 @@ struct PeripheralRunOptions {
     var duration: Double?
     /// How signal-written payloads are decoded in events (`--byte-order`).
     var byteOrder: PayloadCodeByteOrder = .bigEndian
+    /// The payload served, when it is fixed (a beacon's): shown decoded with `byteOrder` at start.
+    var servedPayload: [UInt8]? = nil
 }
 
 /// Runs a Herald peripheral on the controller until the duration passes or SIGINT/SIGTERM.
@@ -301,13 +304,20 @@ func runHeraldPeripheral<Source: HeraldPayloadSource>(
     let info = try session.bringUp()
     let identity = PeripheralEventPrinter.address(info.address)
     if options.json {
-        let object: [String: Any] = ["event": "ready", "role": options.role, "identityAddress": identity]
+        var object: [String: Any] = ["event": "ready", "role": options.role, "identityAddress": identity]
+        if let served = options.servedPayload {
+            object["payload"] = WearableEventHub.hexString(served)
+            object["decoded"] = PayloadDescription.text(served, order: options.byteOrder)
+        }
         if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
             print(String(decoding: data, as: UTF8.self))
             fflush(nil)
         }
     }
-    FileHandle.standardError.write(Data("\(options.role): controller ready (identity \(identity)); advertising the Herald service\n".utf8))
+    let serving = options.servedPayload.map {
+        ", serving \(PayloadDescription.text($0, order: options.byteOrder)) (--byte-order \(options.byteOrder.optionName))"
+    } ?? ""
+    FileHandle.standardError.write(Data("\(options.role): controller ready (identity \(identity)); advertising the Herald service\(serving)\n".utf8))
     let stop = SignalFlag.install()
     let deadline = options.duration.map { MonotonicClock.now() + UInt64($0 * 1000) }
     try session.run(deadline: deadline) { s in

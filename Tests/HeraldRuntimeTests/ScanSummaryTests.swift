@@ -105,10 +105,10 @@ private let heraldAdvert: [UInt8] = [0x02, 0x01, 0x06, 0x03, 0x03, 0xF6, 0xFC, 0
 
     @Test func payloadsDecodedForPeople() {
         let simple: [UInt8] = [0x10, 0x03, 0x3A, 0x00, 0x02] + [UInt8](0..<16)
-        #expect(PayloadDescription.text(simple) == "Simple 826/2 \(payloadShortName(simple))")
+        #expect(PayloadDescription.text(simple, order: .bigEndian) == "Simple 826/2 \(payloadShortName(simple))")
         #expect(DeviceKind(payload: simple) == .heraldWearable)
         let venue: [UInt8] = [0x30, 0x03, 0x3A, 0x00, 0x00, 0x00, 0x00, 0x30, 0x39]
-        #expect(PayloadDescription.text(venue) == "venue 826/0 location 12345")
+        #expect(PayloadDescription.text(venue, order: .bigEndian) == "venue 826/0 location 12345")
         #expect(DeviceKind(payload: venue) == .venueBeacon)
         #expect(DeviceKind(payload: [0x99]) == nil)
         #expect(DeviceKind.of(herald: true, apple: false, pseudoAddress: false, payload: simple) == .heraldWearable)

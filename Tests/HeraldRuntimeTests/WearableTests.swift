@@ -104,7 +104,7 @@ struct WearableTests {
         #expect(table[0].hasPrefix("TARGET"))
         #expect(table[0].split(separator: " ").map(String.init) == ["TARGET", "ADDRESS", "KIND", "RSSI", "PAYLOAD", "LAST", "SEEN", "READINGS/30s"])
         let cols = table[1].split(separator: "  ").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        #expect(cols == ["T3", "C0:11:22:33:44:03", "Herald wearable", "-70", PayloadDescription.text(Self.payload), "0s ago", "3"])
+        #expect(cols == ["T3", "C0:11:22:33:44:03", "Herald wearable", "-70", PayloadDescription.text(Self.payload, order: .bigEndian), "0s ago", "3"])
         #expect(hub.summary == "1 devices seen, 1 payloads read, 4 readings")
     }
 

@@ -141,13 +141,28 @@ class BumbleRadio:
             self.log.close()
 
 
+def apps_available() -> str | None:
+    """None when the Herald reference's C++ apps (zephyr-bsim/apps) can run here, else why not."""
+    why = zephyr_available()
+    if why:
+        return why
+    if not (ZEPHYR_BSIM / "apps").is_dir():
+        return f"no Herald reference apps in {ZEPHYR_BSIM}/apps"
+    if not any(Path(d, "libstdc++.so.6").exists() for d in ("/lib32", "/usr/lib32", "/usr/lib/i386-linux-gnu")):
+        return "the 32-bit C++ library (Debian lib32stdc++6) is not installed"
+    return None
+
+
 class ZephyrRadio:
     kind = "zephyr"
 
-    def __init__(self, count: int, poll_us: int = 500):
-        why = zephyr_available()
+    def __init__(self, count: int, poll_us: int = 500, apps: tuple[str, ...] = ()):
+        """`apps`: whole Zephyr applications from zephyr-bsim/apps (the Herald reference's C++ wearable
+        and venue beacon) put on the same radio after the controllers; `app_log(i)` is app i's output."""
+        why = apps_available() if apps else zephyr_available()
         if why:
             raise RuntimeError(why)
+        self.apps = list(apps)
         self.dir = tempfile.mkdtemp(prefix="herald-zephyr-")
         self.paths = [os.path.join(self.dir, f"hci{i}") for i in range(max(count, 2))]
         # One simulation id per radio: BabbleSim keeps its FIFOs per id under /tmp/bs_$USER.
@@ -161,6 +176,11 @@ class ZephyrRadio:
     def logs(self) -> str:
         return os.path.join(self.dir, "logs")
 
+    def app_log(self, index: int) -> str:
+        """App `index`'s printk and Zephyr log (run-controllers.sh numbers apps after the controllers)."""
+        name = Path(self.apps[index]).name.removesuffix(".exe")
+        return os.path.join(self.logs, f"app{len(self.paths) + index}-{name}.log")
+
     def start(self):
         os.makedirs(self.logs, exist_ok=True)
         self.log = open(os.path.join(self.dir, "run.log"), "a")
@@ -168,7 +188,9 @@ class ZephyrRadio:
         # core then) and adds at most 0.5 ms per HCI packet, well inside a connection event.
         self.proc = subprocess.Popen(
             [str(self.programs / "run-controllers.sh"), "-s", self.sim, "-l", self.logs,
-             "-x", f"-hci_pty_poll_us={self.poll_us}"] + self.paths,
+             "-x", f"-hci_pty_poll_us={self.poll_us}"]
+            # The patched copy has no apps/: each is given by its path in the shared folder.
+            + [a for app in self.apps for a in ("-a", str(ZEPHYR_BSIM / "apps" / app))] + self.paths,
             stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.time() + 30
         while not all(os.path.islink(p) for p in self.paths):

@@ -261,6 +261,8 @@ def test_beacon_and_scan_agree_on_the_apps_byte_order(herald_bin, controllers):
         for line in beacon.stdout:
             if '"ready"' in line:
                 break
+        # The beacon says what it serves in the order it was told to write.
+        assert json.loads(line)["decoded"] == "venue 826/4 location 123456", line
         r = subprocess.run([herald_bin, "scan", "--transport", f"tty:{c.paths[0]}", "--duration", "6", "--summary-only",
                             "--json", "--read-payloads", "--byte-order", "apps"], capture_output=True, text=True, timeout=60)
     finally:
@@ -272,6 +274,8 @@ def test_beacon_and_scan_agree_on_the_apps_byte_order(herald_bin, controllers):
     assert d["payload"].startswith("303a03040040e20100"), d
     assert d["payloadFields"] == {"type": "venue", "protocolAndVersion": 0x30, "country": 826, "state": 4,
                                   "locationCode": 123456, "byteOrder": "apps"}
+    # Every rendering follows --byte-order: before, the text said "venue 14851/1024 location 1088553216".
+    assert d["payloadText"] == "venue 826/4 location 123456", d
 
 
 def test_scan_shows_and_counts_apple_devices_the_reference_filter_ignores(herald_bin, controllers):

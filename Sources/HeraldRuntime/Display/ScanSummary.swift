@@ -47,7 +47,8 @@ public struct ScanDeviceSummary: Encodable {
     /// Payload read over GATT (`--read-payloads`), hex, and its Herald short name.
     public var payload: String?
     public var payloadShortName: String?
-    /// The payload decoded (`PayloadDescription`): `Simple 826/0 AbCdEf`, `venue 826/0 location 12345`.
+    /// The payload decoded with the scan's `--byte-order` (`PayloadDescription`): `Simple 826/0 AbCdEf`,
+    /// `venue 826/0 location 12345`, `test 826/0 client 1234567890`.
     public var payloadText: String?
     /// Why reading the payload failed.
     public var payloadError: String?
@@ -87,6 +88,9 @@ public struct ScanSummary {
     public private(set) var reports = 0
     /// Byte order of the country/state/location codes when decoding payloads read (`--byte-order`).
     public var byteOrder: PayloadCodeByteOrder = .bigEndian
+
+    /// Whether any payload read (or failed read) is attached: tables then show a payload column.
+    public var hasPayloads: Bool { !payloads.isEmpty }
 
     /// Attaches a payload read (or its failure) to the advertiser with this address (`AA:BB:…`).
     public mutating func attach(_ outcome: BenchPayloadReader.Outcome, to address: String) { payloads[address] = outcome }
@@ -191,7 +195,7 @@ public struct ScanSummary {
         case .payload(let bytes)?:
             d.payload = bytes.map { hex($0).lowercased() }.joined()
             d.payloadShortName = payloadShortName(bytes)
-            d.payloadText = PayloadDescription.text(bytes)
+            d.payloadText = PayloadDescription.text(bytes, order: byteOrder)
             d.payloadFields = DecodedPayloadFields.decode(bytes, order: byteOrder)
         case .failed(let why)?:
             d.payloadError = why
@@ -210,8 +214,7 @@ public struct ScanSummary {
         for d in devices {
             let interval: String = d.interval.map { "\(f($0.mean))/\(f($0.min))/\(f($0.max))" } ?? "-"
             let tx: String = (d.txPower ?? d.reportTxPower).map(String.init) ?? "-"
-            var payload: String = d.payloadText ?? (d.payloadError == nil ? "-" : "failed")
-            if let fields = d.payloadFields { payload += " " + fields.codes }
+            let payload: String = d.payloadText ?? (d.payloadError == nil ? "-" : "failed")
             var row: [String] = [d.kind.description, "\(d.address) (\(d.addressType))", d.pseudoAddress ?? "-", String(d.adverts), String(d.scanResponses)]
             row += [interval, String(d.rssi?.count ?? 0), f(d.rssi?.mean, 1), f(d.rssi?.sd ?? nil, 1), f(d.rssi?.min), f(d.rssi?.max), tx]
             if withPayloads { row.append(payload) }

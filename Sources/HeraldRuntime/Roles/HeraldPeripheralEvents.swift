@@ -102,7 +102,9 @@ public struct PeripheralEventPrinter: HeraldPeripheralDelegate {
         let h = Self.hex(payload)
         f["payload"] = h
         if let simple = Self.simplePayloadFields(payload, order: order) { f["simplePayload"] = simple }
-        emit("payload-read", f, text: "slot \(link.slot) payload \(h)")
+        let decoded = PayloadDescription.text(WearableEventHub.bytes(payload), order: order)
+        f["decoded"] = decoded
+        emit("payload-read", f, text: "slot \(link.slot) payload \(h) (\(decoded))")
     }
 
     public mutating func heraldPeripheral(didReceivePayload payload: Span<UInt8>, from link: HeraldLink) {

@@ -12,6 +12,8 @@ public struct SensorEventPrinter: SensorDelegate {
     /// Print `measure` events (one per advert; noisy).
     public var measurements: Bool
     public let write: (String) -> Void
+    /// Byte order of payload codes in `read` events' `decoded` (`--byte-order`).
+    public var order: PayloadCodeByteOrder = .bigEndian
 
     public init(json: Bool, measurements: Bool = true, write: @escaping (String) -> Void = { line in
         print(line)
@@ -65,7 +67,7 @@ public struct SensorEventPrinter: SensorDelegate {
     }
     public mutating func sensor(_ sensor: SensorType, didRead payload: Span<UInt8>, fromTarget target: TargetIdentifier) {
         let bytes = WearableEventHub.bytes(payload)
-        var f: [String: Any] = ["payload": Self.hex(payload), "decoded": PayloadDescription.text(bytes)]
+        var f: [String: Any] = ["payload": Self.hex(payload), "decoded": PayloadDescription.text(bytes, order: order)]
         if let kind = DeviceKind(payload: bytes) { f["kind"] = kind.rawValue }
         emit("read", sensor, target: target, f)
     }

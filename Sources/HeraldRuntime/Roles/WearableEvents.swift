@@ -27,6 +27,8 @@ public final class WearableEventHub {
     public let clock: () -> Date
     /// Readings in the table count over this many seconds.
     public var window: TimeInterval = 30
+    /// Byte order of payload codes in the table and the `didRead` events' `decoded` (`--byte-order`).
+    public var order: PayloadCodeByteOrder = .bigEndian
     public private(set) var devices: [UInt32: WearableDeviceRow] = [:]
     public private(set) var payloadsRead = 0
     public private(set) var readings = 0
@@ -55,6 +57,8 @@ public final class WearableEventHub {
         for b in bytes { s.append(digits[Int(b >> 4)]); s.append(digits[Int(b & 0xF)]) }
         return s
     }
+
+    public static func hexString(_ bytes: [UInt8]) -> String { hex(bytes) }
 
     public static func bytes(_ s: Span<UInt8>) -> [UInt8] {
         var a: [UInt8] = []
@@ -116,7 +120,10 @@ public final class WearableEventHub {
         r.lastSeen = now
         devices[t.value] = r
         payloadsRead += 1
-        emit("didRead", target: t, at: now, ["payload": Self.hex(payload), "shortName": payloadShortName(payload)])
+        var fields: [String: Any] = ["payload": Self.hex(payload), "shortName": payloadShortName(payload),
+                                     "decoded": PayloadDescription.text(payload, order: order)]
+        if let kind = DeviceKind(payload: payload) { fields["kind"] = kind.rawValue }
+        emit("didRead", target: t, at: now, fields)
         consumer?.record(.read(payload, from: Self.targetName(t), at: now))
     }
 
@@ -170,7 +177,7 @@ public final class WearableEventHub {
             let recent = r.readings.filter { now.timeIntervalSince($0) <= window }.count
             let age = max(0, now.timeIntervalSince(r.lastSeen))
             rows.append(["T\(r.target)", r.address, r.kind, r.rssi.map(String.init) ?? "-",
-                         r.payload.isEmpty ? "-" : PayloadDescription.text(r.payload), String(format: "%.0fs ago", age), "\(recent)"])
+                         r.payload.isEmpty ? "-" : PayloadDescription.text(r.payload, order: order), String(format: "%.0fs ago", age), "\(recent)"])
         }
         var widths = [Int](repeating: 0, count: rows[0].count)
         for r in rows { for (i, c) in r.enumerated() { widths[i] = max(widths[i], c.count) } }
