@@ -8,14 +8,14 @@ struct CheckCommand: ParsableCommand {
         commandName: "check",
         abstract: "Bench-test a Herald device against the Herald specifications, rule by rule.",
         discussion: """
-            Observes the device's adverts for --duration seconds (without --address: the first Herald \
+            Observes the device's adverts for --duration seconds from the first one heard (without --address: the first Herald \
             device heard), connects at ATT_MTU 23, discovers its database and reads every value (Read Blob \
             past 22 octets), ends the link and listens for its next advert. With --active it also writes \
             its signal characteristic (an RSSI message, a payload message, a payload message in 20-octet \
             Write Requests) and connects again to read its payload a second time. Then one line per rule: \
             PASS, WARN (allowed, not as the specification says), FAIL or SKIP (not observable in this run, \
             and why), with the evidence. Exit status 0 when no rule failed, 1 when one did, 5 when no \
-            device was heard.
+            device was heard within 30 s (or --duration, if longer).
             """
     )
 

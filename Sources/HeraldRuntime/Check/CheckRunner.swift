@@ -32,6 +32,7 @@ public struct CheckRunner: LEApplication {
     var reader: BenchPayloadReader?
     var linkHandle: UInt16?
     var linkEndedAt: UInt64?
+    var firstHeard: UInt64 = 0
     var writer = SignalWriteSequence()
 
     public init(address: DeviceAddress?, observeSeconds: Double, active: Bool, payloadPeriod: Double = 360, start: UInt64) {
@@ -48,7 +49,8 @@ public struct CheckRunner: LEApplication {
         self.info = info
         started = now
         summary = ScanSummary(start: now)
-        deadline = now &+ observeMilliseconds
+        // Up to 30 s (or the duration, if longer) to hear the device; then the duration from its first advert.
+        deadline = now &+ max(observeMilliseconds, 30_000)
         // Active: the scan response is part of what a Herald phone sees (our UUID may be there).
         control.startScanning(active: true)
     }
@@ -65,6 +67,8 @@ public struct CheckRunner: LEApplication {
                                               observedSeconds: 0, active: active)
                     o.payloadPeriod = payloadPeriod
                     observations = o
+                    firstHeard = now
+                    deadline = now &+ observeMilliseconds
                 }
             }
             guard let target, r.address.address == target.address else { return }
@@ -102,10 +106,10 @@ public struct CheckRunner: LEApplication {
             guard let d = deadline, now >= d else { return }
             guard let target, let info else {
                 failure = wanted.map { "\($0.address.description) not heard" } ?? "no Herald device heard"
-                failure! += " in \(observeMilliseconds / 1000) s"
+                failure! += " in \(max(observeMilliseconds, 30_000) / 1000) s"
                 return finish(control: &control)
             }
-            observations?.observedSeconds = Double(now &- started) / 1000
+            observations?.observedSeconds = Double(now &- firstHeard) / 1000
             control.stopScanning()
             var d2 = GATTDumper(peer: target, connectTimeout: 8_000)
             d2.exchangesMTU = false

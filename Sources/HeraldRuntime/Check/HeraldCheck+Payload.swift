@@ -9,7 +9,7 @@ extension HeraldCheck {
         init(_ first: UInt8) {
             if SimplePayload.protocolRange.contains(first) { self = .simple }
             else if VenueBeaconPayload.protocolRange.contains(first) { self = .venue }
-            else if first == 0x08 { self = .fixedTest }
+            else if first == FixedTestPayload.protocolAndVersion { self = .fixedTest }
             else { self = .unknown(first) }
         }
 
@@ -27,7 +27,7 @@ extension HeraldCheck {
             switch self {
             case .simple: SimplePayload.minimumSize
             case .venue: VenueBeaconPayload.minimumSize
-            case .fixedTest: 13  // 08, country, state, 64-bit client id (herald-for-cpp ConcreteFixedPayloadDataSupplierV1)
+            case .fixedTest: FixedTestPayload.size  // 08, country, state, 64-bit client id (herald-for-cpp ConcreteFixedPayloadDataSupplierV1)
             case .unknown: nil
             }
         }
