@@ -26,7 +26,7 @@ private func conformant(payload: [UInt8] = simple, interval: UInt64 = 200) -> Ch
     var o = CheckObservations(address: "C0:11:22:33:44:55", addressType: "random", observedSeconds: 5, active: true)
     o.adverts = (0..<10).map { .init(time: UInt64($0) * interval, connectable: true, scanResponse: false, data: heraldAdvert) }
     o.gatt = gatt()
-    o.payloadReads = [.init(unixSeconds: 3600 + 10, bytes: payload, mtu: 23), .init(unixSeconds: 3600 + 20, bytes: payload, mtu: 23)]
+    o.payloadReads = [.init(unixSeconds: 3600 + 10, bytes: payload, mtu: 23), .init(unixSeconds: 3600 + 20, bytes: payload, mtu: 23, link: 2)]
     o.writes = [.init(kind: .rssi, octets: 3, fragments: 1, error: nil), .init(kind: .payload, octets: 16, fragments: 1, error: nil),
                 .init(kind: .fragmented, octets: 24, fragments: 2, error: nil)]
     o.firstLinkEnded = true
@@ -66,7 +66,7 @@ private func changed(_ o: CheckObservations) -> [String: CheckStatus] {
         #expect(changed(conformant(interval: 1_500)) == ["ADV-3": .warn])
         #expect(changed(conformant(interval: 3_000)) == ["ADV-3": .fail])
         o = conformant()
-        o.adverts[9].time += 3_000  // a 3.2 s pause
+        o.adverts[9].time += 4_000  // a 4.2 s pause
         #expect(changed(o)["ADV-4"] == .fail)
     }
 

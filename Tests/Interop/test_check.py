@@ -120,16 +120,20 @@ def test_our_wearable_passes_every_rule(own_devices):
 
 @pytest.fixture(scope="module")
 def broken_peers(herald_bin):
-    """One Bumble radio: a conformant peer and one per fault, checked four at a time from four controllers."""
+    """Two Bumble radios (one would be too busy relaying every advert to every controller), each with half
+    the peers and two controllers that check them one after the other: four checks at a time."""
     faults = list(FAULTS)
-    radio = open_radio("bumble", len(faults) + 4)
-    peers = {}
+    half = (len(faults) + 1) // 2
+    radios = [open_radio("bumble", half + 2), open_radio("bumble", len(faults) - half + 2)]
+    peers, centrals = {}, []
     try:
         for i, fault in enumerate(faults):
+            radio, slot = (radios[0], i) if i < half else (radios[1], i - half)
             address = f"F0:00:00:00:{i // 256:02X}:{i % 256 + 1:02X}"
-            p = subprocess.Popen([sys.executable, str(PEERS / "check_peer.py"), f"serial:{radio.paths[i]}", address, fault],
+            p = subprocess.Popen([sys.executable, str(PEERS / "check_peer.py"), f"serial:{radio.paths[slot]}", address, fault],
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             peers[fault] = (p, address)
+        centrals = radios[0].paths[half:] + radios[1].paths[len(faults) - half:]
         for fault, (p, _) in peers.items():
             seen = []
             for line in p.stdout:  # Bumble may warn first ("could not assert DTR" on a pty)
@@ -137,16 +141,16 @@ def broken_peers(herald_bin):
                 if "advertising" in line:
                     break
             assert "advertising" in seen[-1], f"{fault}: {''.join(seen)}"
-        centrals = radio.paths[len(faults):]
 
         def run(job):
-            n, fault = job
-            duration = "7" if fault == "slow-adverts" else "4"  # three adverts 2.8 s apart
-            return fault, check(herald_bin, centrals[n % 4], "--address", peers[fault][1], "--duration", duration, "--active")
+            central, fault = job
+            # Three adverts 2.8 s apart; a whole 4 s pause inside the window.
+            duration = {"slow-adverts": "7", "pausing-adverts": "8"}.get(fault, "4")
+            return fault, check(herald_bin, central, "--address", peers[fault][1], "--duration", duration, "--active")
 
         results = {}
-        # Four workers, each on its own controller: a controller serves one check at a time.
-        batches = [[(n, f) for n, f in enumerate(faults) if n % 4 == w] for w in range(4)]
+        # Four workers, each on its own controller (and radio of its peers): one check at a time each.
+        batches = [[(centrals[w], f) for n, f in enumerate(faults) if (n >= half) == (w >= 2) and n % 2 == w % 2] for w in range(4)]
         with ThreadPoolExecutor(4) as pool:
             for batch_results in pool.map(lambda batch: [run(job) for job in batch], batches):
                 results.update(dict(batch_results))
@@ -154,7 +158,8 @@ def broken_peers(herald_bin):
     finally:
         for p, _ in peers.values():
             stop(p)
-        radio.close()
+        for radio in radios:
+            radio.close()
 
 
 @pytest.mark.parametrize("fault", list(FAULTS))

@@ -24,9 +24,11 @@ public struct CheckObservations {
         public var bytes: [UInt8]
         /// The ATT_MTU of the link it was read on (Read Blob is needed past ATT_MTU-1 octets).
         public var mtu: Int
+        /// 1: the first link (after discovery); 2: the second (`--active`).
+        public var link: Int
 
-        public init(unixSeconds: Double, bytes: [UInt8], mtu: Int) {
-            self.unixSeconds = unixSeconds; self.bytes = bytes; self.mtu = mtu
+        public init(unixSeconds: Double, bytes: [UInt8], mtu: Int, link: Int = 1) {
+            self.unixSeconds = unixSeconds; self.bytes = bytes; self.mtu = mtu; self.link = link
         }
     }
 

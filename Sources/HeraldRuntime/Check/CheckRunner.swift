@@ -269,7 +269,7 @@ public struct CheckRunner: LEApplication {
         for (_, outcome) in fresh {
             switch outcome {
             case .payload(let bytes):
-                observations?.payloadReads.append(.init(unixSeconds: Date().timeIntervalSince1970, bytes: bytes, mtu: 23))
+                observations?.payloadReads.append(.init(unixSeconds: Date().timeIntervalSince1970, bytes: bytes, mtu: 23, link: 2))
             case .failed(let why):
                 if why.hasPrefix("connection failed") {
                     observations?.reconnected = false
