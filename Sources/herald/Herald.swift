@@ -31,6 +31,7 @@ struct HeraldCommand: ParsableCommand {
         AnalyseCommand.self,
         ServeCommand.self,
         GATTCommand.self,
+        CheckCommand.self,
         BenchServeCommand.self,
     ]
 

@@ -29,16 +29,42 @@ struct ScanCommand: ParsableCommand {
     @Option(name: .long, help: "log.txt level: debug, info, fault or off.") var logLevel: String = "info"
     @Flag(name: .long, help: "Connect to each Herald advertiser once and read its payload over GATT.") var readPayloads = false
     @Option(name: .long, help: ByteOrderChoice.help) var byteOrder: ByteOrderChoice = .spec
+    @Option(name: .long, help: "Show only devices whose local name contains this (case-insensitive).") var name: String?
+    @Option(name: .long, help: "Show only devices advertising this service UUID (fcf6, or the 128-bit form).") var service: String?
+    @Option(name: .long, help: "Show only this device: AA:BB:CC:DD:EE:FF.") var address: String?
+    @Option(name: .long, help: "Show only devices of this kind: \(DeviceKind.allCases.map(\.rawValue).joined(separator: ", ")).") var kind: String?
+    @Option(name: .long, parsing: .unconditional, help: "Show only reports (and devices last heard) at or above this RSSI, dBm.") var minRssi: Int?
+    @Option(name: .long, help: "The live table's first sort key: rssi, last-seen, interval, address (keys r, l, i, a switch it).") var sort: String = "rssi"
+    @Option(name: .long, help: "Write one CSV row per advertising report shown: time, address, kind, RSSI, payload.") var csv: String?
+
+    var filter: ScanFilter {
+        ScanFilter(name: name, service: service, address: address, kind: kind.flatMap(DeviceKind.init(rawValue:)), minRSSI: minRssi)
+    }
 
     func validate() throws {
         if let duration, !(duration > 0) { throw ValidationError("--duration must be positive") }
         if LogLevel(rawValue: logLevel) == nil { throw ValidationError("--log-level must be debug, info, fault or off") }
+        if let kind, DeviceKind(rawValue: kind) == nil {
+            throw ValidationError("--kind must be one of \(DeviceKind.allCases.map(\.rawValue).joined(separator: ", ")), got '\(kind)'")
+        }
+        if let address, GATTCommand.parseAddress(address) == nil {
+            throw ValidationError("--address: expected AA:BB:CC:DD:EE:FF, got '\(address)'")
+        }
+        if let service {
+            let s = ScanFilter.normalised(service: service)
+            let hex = Set("0123456789abcdef-")
+            guard (s.count == 4 || (s.count == 36 && s.filter { $0 == "-" }.count == 4)), s.allSatisfy(hex.contains) else {
+                throw ValidationError("--service: expected a 16-bit UUID (fcf6) or a 128-bit one (428132af-4746-42d3-801e-4572d65bfd9b), got '\(service)'")
+            }
+        }
+        if ScanSortKey(rawValue: sort) == nil { throw ValidationError("--sort must be rssi, last-seen, interval or address, got '\(sort)'") }
     }
 
     func run() throws {
         try runReportingErrors {
             // An hour's bench run must not end in "cannot write the report": try the file now.
             if let report { try Self.checkWritable(report) }
+            let csvFile = try csv.map(ScanCSV.init(path:))
             var logs: LogDirectory?
             if let logDir {
                 do {
@@ -48,11 +74,15 @@ struct ScanCommand: ParsableCommand {
                 }
             }
             let live = !json && !summaryOnly && !lines && isatty(STDOUT_FILENO) != 0
-            let table = ScanLiveTable(colour: ScanLiveTable.terminalHasColour())
+            var table = ScanLiveTable(colour: ScanLiveTable.terminalHasColour())
+            table.filter = filter
+            table.sortKey = ScanSortKey(rawValue: sort) ?? .rssi
+            let keys = live ? KeyboardInput() : nil
+            defer { keys?.restore() }
             let title = "herald scan \(controller.transport ?? controller.board ?? "")"
             let printer = ReportPrinter(json: json, active: active, perReport: !summaryOnly && !live, logs: logs,
                                         summary: ScanSummary(start: MonotonicClock.now()),
-                                        reader: readPayloads ? BenchPayloadReader(activeScanning: active) : nil)
+                                        reader: readPayloads ? BenchPayloadReader(activeScanning: active) : nil, csv: csvFile)
             let stack = BluetoothStack(configuration: StackSession<ReportPrinter, 1, 16, 128>.defaultConfiguration(),
                                        database: try minimalDatabase(), app: printer)
             let session = try controller.openSession(stack)
@@ -63,11 +93,16 @@ struct ScanCommand: ParsableCommand {
             let started = MonotonicClock.now()
             session.app.summary = ScanSummary(start: started)
             session.app.summary.byteOrder = byteOrder.order
+            session.app.summary.filter = filter
             let deadline = duration.map { started + UInt64($0 * 1000) }
             var nextDraw: UInt64 = 0
             if live { FileHandle.standardOutput.write(Data("\u{1B}[2J".utf8)) }
             try session.run(deadline: deadline) { s in
                 let now = MonotonicClock.now()
+                if let keys, let c = keys.read() {
+                    let next = table.sortKey.after(keyPress: c)
+                    if next != table.sortKey { table.sortKey = next; nextDraw = 0 }
+                }
                 if live, now >= nextDraw {
                     nextDraw = now + 1000
                     let frame = table.frame(s.app.summary, elapsed: Double(now - started) / 1000, title: title)
@@ -148,6 +183,7 @@ struct ReportPrinter: LEApplication {
     let logs: LogDirectory?
     var summary: ScanSummary
     var reader: BenchPayloadReader?
+    var csv: ScanCSV?
     var count = 0
     let encoder: JSONEncoder = {
         let e = JSONEncoder()
@@ -182,8 +218,17 @@ struct ReportPrinter: LEApplication {
                 logs.record(.measure(rssi: Double(rssi), txPower: advertisingReport.txPower.map(Double.init), from: target, at: time))
             }
         }
-        guard perReport else { return }
+        guard perReport || csv != nil else { return }
+        if !summary.filter.isEmpty {
+            guard let d = summary.device(advertisingReport.address),
+                  summary.filter.matches(report: advertisingReport.rssi.map(Int.init), of: d) else { return }
+        }
         let record = AdvertisementRecord(advertisingReport)
+        if let csv {
+            let d = summary.device(advertisingReport.address)
+            csv.write(record, kind: d?.kind ?? .other, heraldPayload: d?.payloadText)
+        }
+        guard perReport else { return }
         if json, let data = try? encoder.encode(record) {
             print(String(decoding: data, as: UTF8.self))
         } else {

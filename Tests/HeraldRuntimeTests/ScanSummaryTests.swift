@@ -87,7 +87,7 @@ private let heraldAdvert: [UInt8] = [0x02, 0x01, 0x06, 0x03, 0x03, 0xF6, 0xFC, 0
         s.attach(.payload(venue), to: "C0:11:22:33:44:02")
         let plain = ScanLiveTable(colour: false).render(s, elapsed: 3, title: "herald scan")
         let lines = plain.split(separator: "\n").map(String.init)
-        #expect(lines[0] == "herald scan — 3 device(s), 4 report(s), 3 s")
+        #expect(lines[0] == "herald scan — 3 device(s), 4 report(s), 3 s — sorted by RSSI (keys: r RSSI, l last seen, i interval, a address)")
         #expect(lines[1].hasPrefix("ADDRESS") && lines[1].contains("KIND") && lines[1].contains("LAST SEEN"))
         // −40 first, then −60, then the device whose latest report was −72.
         #expect(lines[2].hasPrefix("C0:11:22:33:44:02  venue beacon"))

@@ -300,3 +300,54 @@ def test_scan_shows_and_counts_apple_devices_the_reference_filter_ignores(herald
     assert summary["ignoredAppleDevices"] == 1
     stats = json.loads(r.stderr.split("herald-stats: ", 1)[1].splitlines()[0])
     assert stats["ignoredAppleDevices"] == 1
+
+
+def test_live_table_filters_sort_keys_sparkline_and_csv(herald_bin, controllers, controller_kind, tmp_path):
+    """In a real pty: `--kind venue-beacon` keeps only the beacon (a plain advertiser is heard and left
+    out), the `a` key switches the sort to address, each row has an RSSI sparkline, and `--csv` has one
+    row per report shown."""
+    import pty
+    c = controllers(3)
+    beacon = subprocess.Popen([herald_bin, "beacon", "--transport", f"tty:{c.paths[1]}", "--country", "826", "--state", "0",
+                               "--location-code", "12345", "--json"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    plain = start_advertiser(c.paths[2], company="0x0059", data="0102", name="not-herald")
+    csv_path = tmp_path / "reports.csv"
+    try:
+        ready = json.loads(beacon.stdout.readline())
+        master, slave = pty.openpty()
+        env = dict(os.environ, TERM="dumb")
+        scan = subprocess.Popen([herald_bin, "scan", "--transport", f"tty:{c.paths[0]}", "--duration", "7", "--read-payloads",
+                                 "--kind", "venue-beacon", "--csv", str(csv_path)],
+                                stdout=slave, stderr=subprocess.PIPE, stdin=slave, env=env)
+        os.close(slave)
+        screen, sent = b"", False
+        start = time.monotonic()
+        while True:
+            if not sent and time.monotonic() - start > 3:
+                os.write(master, b"a")  # sort by address
+                sent = True
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            screen += chunk
+        scan.wait(timeout=60)
+        os.close(master)
+    finally:
+        stop(beacon)
+        stop(plain)
+    assert scan.returncode == 0, scan.stderr.read()
+    frames = screen.decode().split("\x1b[H")
+    first, last = (re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", f).splitlines() for f in (frames[1], frames[-1]))
+    assert "sorted by RSSI" in first[0] and "sorted by address" in last[0], (first[0], last[0])
+    assert "RSSI TREND" in last[1]
+    rows = [l for l in last[2:] if re.match(r"[0-9A-F]{2}(:[0-9A-F]{2}){5}", l)]
+    assert [r.split()[0] for r in rows] == [ready["identityAddress"]], last  # the plain advertiser filtered out
+    assert re.search(r"[▁▂▃▄▅▆▇█]{3,}", rows[0]), rows[0]
+    lines = csv_path.read_text().splitlines()
+    assert lines[0] == "time,address,addressType,kind,rssi,type,payload,heraldPayload"
+    assert len(lines) > 3 and all(l.split(",")[1] == ready["identityAddress"] for l in lines[1:]), lines[:5]
+    assert lines[-1].split(",")[3] == "venue-beacon" and "venue 826/0 location 12345" in lines[-1]
+    assert str(FIXED_RSSI[controller_kind]) == lines[-1].split(",")[4]

@@ -52,6 +52,8 @@ public struct ScanDeviceSummary: Encodable {
     public var payloadText: String?
     /// Why reading the payload failed.
     public var payloadError: String?
+    /// Service UUIDs the device advertised (`fcf6`, or the 128-bit text form), in the order first seen.
+    public var services: [String] = []
     /// The payload's codes, decoded with the scan's `--byte-order`.
     public var payloadFields: DecodedPayloadFields?
 }
@@ -77,7 +79,13 @@ public struct ScanSummary {
         var samples: [(UInt64, Int)] = []
         var stride = 1
         var seen = 0
+        var services: [String] = []
+        /// The latest RSSI values (dBm), for the live table's sparkline.
+        var recent: [Int] = []
     }
+
+    /// How many of the latest RSSI values `recentRSSI` keeps per device.
+    public static let recentCount = 20
 
     public static let maxSamples = 5000
     /// Monotonic milliseconds the scan started at.
@@ -142,6 +150,11 @@ public struct ScanSummary {
             t.seen += 1
         }
         if let p = r.txPower { t.reportTxPower = Int(p) }
+        if let v = r.rssi {
+            t.recent.append(Int(v))
+            if t.recent.count > Self.recentCount { t.recent.removeFirst(t.recent.count - Self.recentCount) }
+        }
+        for u in AdvertisementRecord(r).serviceUUIDs where !t.services.contains(u) { t.services.append(u) }
         tracks[key] = t
         return isNew
     }
@@ -159,9 +172,17 @@ public struct ScanSummary {
         return nil
     }
 
-    /// Devices, most adverts first (ties in order of first sighting).
+    /// Which devices `devices` (the summary table, JSON, report) shows: `herald scan`'s filters.
+    public var filter = ScanFilter()
+
+    /// The device as known so far (every report counted, whatever the filter).
+    public func device(_ address: DeviceAddress) -> ScanDeviceSummary? {
+        tracks["\(address.address.description)/\(address.type.name)"].map(summary)
+    }
+
+    /// Devices that pass `filter`, most adverts first (ties in order of first sighting).
     public var devices: [ScanDeviceSummary] {
-        let summaries = order.enumerated().map { ($0.offset, summary(tracks[$0.element]!)) }
+        let summaries = order.enumerated().map { ($0.offset, summary(tracks[$0.element]!)) }.filter { filter.matches($0.1) }
         return summaries.sorted { ($0.1.adverts + $0.1.scanResponses, -$0.0) > ($1.1.adverts + $1.1.scanResponses, -$1.0) }.map(\.1)
     }
 
@@ -173,6 +194,9 @@ public struct ScanSummary {
             return (d, t.samples.map { (Double($0.0) / 1000, $0.1) })
         }
     }
+
+    /// The device's latest RSSI values, oldest first (at most `recentCount`).
+    public func recentRSSI(_ d: ScanDeviceSummary) -> [Int] { tracks["\(d.address)/\(d.addressType)"]?.recent ?? [] }
 
     func summary(_ t: Track) -> ScanDeviceSummary {
         let c = t.classification
@@ -191,6 +215,7 @@ public struct ScanSummary {
                                   rssi: SeriesStatistics(t.rssi), rssiNow: t.lastRSSI, txPower: c.txPower.map(Int.init), reportTxPower: t.reportTxPower,
                                   firstSeen: Double(t.first &- start) / 1000, lastSeen: Double(t.last &- start) / 1000,
                                   malformedReports: t.malformed)
+        d.services = t.services
         switch payloads[t.address] {
         case .payload(let bytes)?:
             d.payload = bytes.map { hex($0).lowercased() }.joined()

@@ -21,6 +21,8 @@ public struct GATTDump: Encodable {
         public var error: String?
         public var descriptors: [Descriptor] = []
         public var name: String? = nil
+        /// Octets read before a long read failed (a Read Blob refused midway).
+        public var partialLength: Int? = nil
     }
     public struct Service: Encodable {
         public var uuid: String
@@ -129,6 +131,10 @@ public struct GATTDumper: LEApplication {
     var step: Step = .mtu
     var started: UInt64 = 0
     var phaseStarted: UInt64 = 0
+    /// false: stay at ATT_MTU 23 (`herald check` does, so a payload over 22 octets needs Read Blob).
+    public var exchangesMTU = true
+    /// true: leave the link up when the dump is done, for whoever drives the dumper.
+    public var keepsLink = false
 
     public init(peer: DeviceAddress, connectTimeout: UInt64) {
         self.peer = peer
@@ -175,7 +181,7 @@ public struct GATTDumper: LEApplication {
         state = .running
         collector.dump.timings["connect"] = now &- started
         phaseStarted = now
-        step = .mtu
+        step = exchangesMTU ? .mtu : .services
         begin(now: now, control: &control)
     }
 
@@ -246,6 +252,7 @@ public struct GATTDumper: LEApplication {
         case .readValue(let s, let c):
             if let error {
                 collector.dump.services[s].characteristics[c].error = Self.describe(error)
+                if !collector.readValue.isEmpty { collector.dump.services[s].characteristics[c].partialLength = collector.readValue.count }
             } else {
                 collector.dump.services[s].characteristics[c].value = hexBytes(collector.readValue)
             }
@@ -268,7 +275,7 @@ public struct GATTDumper: LEApplication {
         collector.dump.timings["read"] = now &- phaseStarted
         collector.dump.timings["total"] = now &- started
         state = .finished
-        if let handle { control.disconnect(handle: handle) }
+        if let handle, !keepsLink { control.disconnect(handle: handle) }
     }
 
     /// Starts the procedure of `step`, skipping steps that need nothing sent.
