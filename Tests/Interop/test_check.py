@@ -188,10 +188,11 @@ HERALD_UUID = "428132af-4746-42d3-801e-4572d65bfd9b"
 def reference_devices(herald_bin):
     """herald-for-cpp's wearable and venue beacon on Zephyr's radio, each checked (passively) from its own controller."""
     from radio import ZephyrRadio, apps_available
-    why = apps_available()
+    # The apps are Zephyr 2.5 builds: they share the 2.5 fixture's radio.
+    why = apps_available("zephyr25")
     if why:
         pytest.skip(why)
-    radio = ZephyrRadio(2, apps=("herald-cpp-wearable.exe", "herald-cpp-venue-beacon.exe"))
+    radio = ZephyrRadio(2, kind="zephyr25", apps=("herald-cpp-wearable.exe", "herald-cpp-venue-beacon.exe"))
     try:
         # Find both by their adverts (they start advertising 10-20 s into the simulation): the
         # wearable's scan response names it "Herald Wearable".
