@@ -55,8 +55,11 @@ extension ATTServer {
         _ db: inout GATTDatabase<A, V, L>, _ delegate: inout D, _ out: inout Out
     ) -> ATTServerAction {
         if let e = db.checkAccess(handle, write: false, security: c.security) { return error(opcode, handle, e, &out) }
+        // Attribute Not Long is a "may" for a fixed value that fits one response; an offset past
+        // the end is Invalid Offset, a "shall" (Part F 3.4.4.5), so it is checked first (EDTT
+        // GATT/SR/GAR/BI-13-C reads each value at its length + 1).
         if opcode == .readBlobRequest, db.hasFixedLength(handle),
-           let length = db.valueLength(handle, connection: c.connection), length <= c.mtu - 3 {
+           let length = db.valueLength(handle, connection: c.connection), length <= c.mtu - 3, offset <= length {
             return error(opcode, handle, .attributeNotLong, &out)
         }
         let start = out.count
