@@ -21,6 +21,26 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = Path(os.environ.get("HERALD_EDTT_GATT", ROOT.parent / "shared" / "conformance" / "edtt-gatt"))
 EXPECTED = 69   # the IDs of tests/gatt.test_list EDTT 7dd56fc implements (4 listed ones it skips)
 
+# Tests whose expectation contradicts the Core specification (docs/edtt.md has each PDU trace). They
+# must fail, for these reasons: one that starts passing means our server changed its answer, which
+# this module wants to hear about as much as a new failure.
+EDTT_CONTRADICTS_CORE = {
+    # No LTK exists on the unpaired link: Core 5.4 Vol 3 Part C 10.3.1 wants Insufficient
+    # Authentication; EDTT wants Zephyr 2.5's Insufficient Encryption (and the test purposes named
+    # "Insufficient Encryption Key Size" never encrypt).
+    "GATT/SR/GAR/BI-11-C": "Insufficient Encryption expected without an LTK (Part C 10.3.1)",
+    "GATT/SR/GAR/BI-17-C": "Insufficient Encryption expected without an LTK (Part C 10.3.1)",
+    "GATT/SR/GAR/BI-22-C": "Insufficient Encryption expected without an LTK (Part C 10.3.1)",
+    "GATT/SR/GAW/BI-06-C": "Insufficient Encryption expected without an LTK (Part C 10.3.1)",
+    "GATT/SR/GAW/BI-13-C": "Insufficient Encryption expected without an LTK (Part C 10.3.1)",
+    # EDTT's XML holds the Database Hash Zephyr 2.5 computed over characteristic declarations cut
+    # to 16 octets (128-bit UUIDs lose 3); Core 5.4 Vol 3 Part G 7.3.1 hashes the whole value.
+    "GATT/SR/GAR/BV-04-C": "Database Hash of sets 1-3 as Zephyr 2.5 truncated it (Part G 7.3.1)",
+    "GATT/SR/GAR/BV-05-C": "Database Hash of sets 1-3 as Zephyr 2.5 truncated it (Part G 7.3.1)",
+    # Write Commands to characteristics whose properties lack Write Without Response (Part G 3.3.1.1).
+    "GATT/SR/GAW/BV-01-C": "Write Command to characteristics without Write Without Response (Part G 3.3.1.1)",
+}
+
 pytestmark = pytest.mark.skipif(not (FIXTURE / "run-edtt-gatt.sh").is_file(),
                                 reason=f"EDTT GATT fixture not found at {FIXTURE}")
 
@@ -44,6 +64,12 @@ def test_sig_gatt_server_test_purposes_pass(herald_bin, tmp_path):
     passed = sorted(t for t, v in results.items() if v == "PASSED")
     failed = sorted(t for t, v in results.items() if v == "FAILED")
     print(f"EDTT GATT: {len(passed)}/{EXPECTED} passed in {wall:.0f} s; failed: {' '.join(failed) or 'none'}")
+    for t in failed:
+        print(f"  {t}: {EDTT_CONTRADICTS_CORE.get(t, 'NEW FAILURE')}")
     assert r.returncode != 124, f"EDTT run timed out; logs in {tmp_path}\n{r.stdout[-3000:]}"
-    assert not failed, f"failed: {' '.join(failed)} (logs in {tmp_path}; rerun one with run-edtt-gatt.sh -C ID -v 6)"
-    assert len(passed) == EXPECTED, f"{len(passed)} passed, {EXPECTED} expected\n{r.stdout[-3000:]}"
+    new = sorted(set(failed) - set(EDTT_CONTRADICTS_CORE))
+    assert not new, f"failed: {' '.join(new)} (logs in {tmp_path}; rerun one with run-edtt-gatt.sh -C ID -v 6)"
+    now_passing = sorted(set(EDTT_CONTRADICTS_CORE) & set(passed))
+    assert not now_passing, f"now passing, so our answer changed: {' '.join(now_passing)} (see docs/edtt.md)"
+    assert len(passed) == EXPECTED - len(EDTT_CONTRADICTS_CORE), \
+        f"{len(passed)} passed, {EXPECTED - len(EDTT_CONTRADICTS_CORE)} expected\n{r.stdout[-3000:]}"
