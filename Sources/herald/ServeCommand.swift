@@ -102,7 +102,17 @@ struct ServeCommand: ParsableCommand {
         session.supervision = nil
         defer { session.close() }
         let stop = SignalFlag.install()
-        _ = try session.bringUp()
+        // The simulated controller only runs once EDTT has started and lets simulated time pass
+        // (the fixture's README), which on a loaded machine can take longer than one bring-up
+        // (15 resets): try again, up to about 4 minutes. A pty that closes meanwhile ends the run.
+        for attempt in 1... {
+            do {
+                _ = try session.bringUp()
+                break
+            } catch let e as CLIError where e.exitCode == 3 && attempt < 8 {
+                FileHandle.standardError.write(Data("herald serve: \(e.message); trying again (\(attempt))\n".utf8))
+            }
+        }
         let relay: EDTTRelay
         do { relay = try EDTTRelay(path: relayPath) } catch {
             throw CLIError(exitCode: 2, message: "\(error)")
