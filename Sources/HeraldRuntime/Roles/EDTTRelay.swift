@@ -16,7 +16,7 @@ public final class EDTTRelay {
         case indicate
         /// Anything else: answered `OK` and logged, so EDTT is never left waiting.
         case unknown(String)
-        /// The relay closed the socket (EDTT finished).
+        /// The relay said `BYE` or closed the socket (EDTT finished): no answer.
         case closed
     }
 
@@ -58,7 +58,12 @@ public final class EDTTRelay {
         let bytes = Array((line + "\n").utf8)
         var done = 0
         while done < bytes.count {
+            // MSG_NOSIGNAL: a relay that has gone must not end us with SIGPIPE.
+            #if canImport(Glibc)
+            let n = bytes[done...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            #else
             let n = bytes[done...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            #endif
             if n > 0 { done += n; continue }
             if n < 0, errno == EAGAIN || errno == EINTR { usleep(1000); continue }
             isClosed = true
@@ -91,6 +96,7 @@ public final class EDTTRelay {
         if words.count == 2, words[0] == "SET", let n = Int(words[1]) { return .set(n) }
         if line == "NOTIFY" { return .notify }
         if line == "INDICATE" { return .indicate }
+        if line == "BYE" { return .closed }
         return .unknown(line)
     }
 }
