@@ -83,13 +83,13 @@ public struct EDTTServer: LEApplication {
         control.startAdvertising(advertisingIntent())
         wake = now &+ 5
         address = info.address.description
-        note("advertising address=\(info.address)")
+        note("advertising address=\(info.address.description)")
     }
 
     public mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {
         if links.indices.contains(link.slot) { links[link.slot] = link.handle }
         connected = true
-        note("connected handle=0x\(hex(link.handle).lowercased()) peer=\(link.peer.address)")
+        note("connected handle=0x\(hex(link.handle).lowercased()) peer=\(link.peer.address.description)")
     }
 
     public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
