@@ -26,7 +26,10 @@ private struct Sink: ATTResponseSink {
             for i in 0..<db.count {
                 let h = db.handle(at: i)
                 #expect(h > previous)
-                for gap in (previous + 1)..<h { #expect(db.attribute(gap) == nil, "set \(n) handle \(gap)") }
+                // Each gap's first and last handles (the gap before 0xFFFD is 65,000 handles long).
+                for gap in (previous + 1)..<h where gap - previous <= 8 || h - gap <= 8 {
+                    #expect(db.attribute(gap) == nil, "set \(n) handle \(gap)")
+                }
                 #expect(db.attribute(h) != nil, "set \(n) handle \(h)")
                 previous = h
             }
