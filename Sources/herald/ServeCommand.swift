@@ -16,7 +16,9 @@ struct ServeCommand: ParsableCommand {
     )
 
     @OptionGroup var controller: ControllerOptions
-    @Option(name: .long, help: "GATT profile to serve (only 'test' so far).") var profile = "test"
+    @Option(name: .long, help: "GATT profile to serve: 'test', or 'edtt' (the SIG's GATT test databases for EDTT, with --edtt-relay).") var profile = "test"
+    @Option(name: .customLong("edtt-relay"), help: "Profile edtt: the Unix socket of EDTT's DUT relay (conformance fixture bin/edtt_dut_relay.py).")
+    var edttRelay: String?
     @Option(name: .long, help: "Device name (advertised and in the GAP service).") var name = "herald-test"
     @Option(name: .customLong("notify-count"), help: "Values sent on each subscription to the notifying/indicating characteristics.")
     var notifyCount = 10
@@ -27,12 +29,19 @@ struct ServeCommand: ParsableCommand {
     var jsonEvents: Bool { json || jsonEventsAlias }
 
     func validate() throws {
-        guard profile == "test" else { throw ValidationError("unknown profile '\(profile)'; known: test") }
+        guard profile == "test" || profile == "edtt" else { throw ValidationError("unknown profile '\(profile)'; known: test, edtt") }
+        guard (profile == "edtt") == (edttRelay != nil) else {
+            throw ValidationError(profile == "edtt" ? "--profile edtt needs --edtt-relay SOCKET" : "--edtt-relay is for --profile edtt")
+        }
         guard notifyCount >= 0 else { throw ValidationError("--notify-count must not be negative") }
         guard !name.isEmpty, name.utf8.count <= 32 else { throw ValidationError("--name must be 1 to 32 octets") }
     }
 
     func run() throws {
+        if let edttRelay {
+            try runReportingErrors { try serveEDTT(relayPath: edttRelay) }
+            return
+        }
         try runReportingErrors {
             let stack: TestServerStack
             do {
@@ -77,5 +86,67 @@ struct ServeCommand: ParsableCommand {
             session.releaseLinks()
             emit(session)
         }
+    }
+
+    /// `--profile edtt`: EDTT's DUT (EDTTServer). Runs until the controller's pty closes (the
+    /// simulation ended) or the relay does; the pty closing is the normal end, exit status 0.
+    func serveEDTT(relayPath: String) throws {
+        let stack: EDTTServerStack
+        do {
+            stack = try EDTTServer.makeStack(configuration: StackSession<EDTTServer, 8, 0, 64>.defaultConfiguration())
+        } catch {
+            throw CLIError(exitCode: 1, message: "internal error: an EDTT GATT table is invalid: \(error)")
+        }
+        let session = try controller.openSession(stack)
+        // The pty's end is the end of the run, not a controller to reopen.
+        session.supervision = nil
+        defer { session.close() }
+        let stop = SignalFlag.install()
+        // The simulated controller only runs once EDTT has started and lets simulated time pass
+        // (the fixture's README), which on a loaded machine can take longer than one bring-up
+        // (15 resets): try again, up to about 4 minutes. A pty that closes meanwhile ends the run.
+        for attempt in 1... {
+            do {
+                _ = try session.bringUp()
+                break
+            } catch let e as CLIError where e.exitCode == 3 && attempt < 8 {
+                FileHandle.standardError.write(Data("herald serve: \(e.message); trying again (\(attempt))\n".utf8))
+            }
+        }
+        let relay: EDTTRelay
+        do { relay = try EDTTRelay(path: relayPath) } catch {
+            throw CLIError(exitCode: 2, message: "\(error)")
+        }
+        func emit(_ s: StackSession<EDTTServer, 8, 0, 64>) {
+            for line in s.app.takeLog() { print(line) }
+            fflush(nil)
+        }
+        var ready = false
+        var relayClosed = false
+        do {
+            try session.run { s in
+                if !ready, s.app.address != nil {
+                    relay.send("READY")
+                    ready = true
+                }
+                for command in ready ? relay.poll() : [] {
+                    switch command {
+                    case .set(let n): try s.perform { EDTTServer.switchSet(n, &$0) }
+                    case .notify: try s.perform { EDTTServer.sendValueV6(indicate: false, &$0) }
+                    case .indicate: try s.perform { EDTTServer.sendValueV6(indicate: true, &$0) }
+                    case .unknown(let line): s.app.note("relay: unknown command '\(line)'")
+                    case .closed: relayClosed = true
+                    }
+                    if command != .closed { relay.send("OK") }
+                }
+                emit(s)
+                return stop.isSet || relayClosed ? .stop : .keepRunning
+            }
+        } catch let e as TransportError where e.isDisconnection {
+            emit(session)
+            print("controller closed: \(e)")
+            return
+        }
+        emit(session)
     }
 }

@@ -55,8 +55,11 @@ extension ATTServer {
         _ db: inout GATTDatabase<A, V, L>, _ delegate: inout D, _ out: inout Out
     ) -> ATTServerAction {
         if let e = db.checkAccess(handle, write: false, security: c.security) { return error(opcode, handle, e, &out) }
+        // Attribute Not Long is a "may" for a fixed value that fits one response; an offset past
+        // the end is Invalid Offset, a "shall" (Part F 3.4.4.5), so it is checked first (EDTT
+        // GATT/SR/GAR/BI-13-C reads each value at its length + 1).
         if opcode == .readBlobRequest, db.hasFixedLength(handle),
-           let length = db.valueLength(handle, connection: c.connection), length <= c.mtu - 3 {
+           let length = db.valueLength(handle, connection: c.connection), length <= c.mtu - 3, offset <= length {
             return error(opcode, handle, .attributeNotLong, &out)
         }
         let start = out.count
@@ -89,20 +92,22 @@ extension ATTServer {
         // A 128-bit type with a 16-bit form is compared in that form, as the database holds it.
         let type16 = type.uuid16
         var value = Out()
-        var h = Int(start)
-        walk: while h <= min(Int(end), db.count) {
-            defer { h &+= 1 }
-            let handle = UInt16(truncatingIfNeeded: h)
+        // Over attribute indices, not handles: a sparse table's handles have gaps.
+        var i = db.firstIndex(atOrAfter: start)
+        walk: while i < db.count {
+            let handle = db.handle(at: i)
+            guard handle <= end else { break }
+            defer { i &+= 1 }
             value.truncate(to: 0)
             var groupEnd = handle
             if op == .findInformationRequest {
-                let t = db.entry(h &- 1).type
+                let t = db.entry(i).type
                 t.write(to: &value, size: t.shortestWireSize)
             } else {
                 if let type16 {
-                    guard db.entryIsType(h &- 1, type16) else { continue }
+                    guard db.entryIsType(i, type16) else { continue }
                 } else {
-                    guard db.entry(h &- 1).type == type else { continue }
+                    guard db.entry(i).type == type else { continue }
                 }
                 if op == .readByGroupTypeRequest {
                     value.append(contentsOf: db.value(handle))

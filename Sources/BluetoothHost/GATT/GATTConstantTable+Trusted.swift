@@ -12,14 +12,15 @@ extension GATTDatabase {
                                                           storage: .dynamic(id: 0)))
         values = InlineArray(repeating: 0)
         let n = GATTConstantTable.u16(table, 0)
-        for i in 0..<n {
-            if GATTConstantTable.isType(table, i, GATTAttributeType.clientSupportedFeatures) {
-                clientSupportedFeaturesHandle = UInt16(truncatingIfNeeded: i &+ 1)
-            } else if GATTConstantTable.isType(table, i, GATTAttributeType.databaseHash) {
-                databaseHashHandle = UInt16(truncatingIfNeeded: i &+ 1)
-            }
-        }
         self.table = table
         count = n
+        sparse = GATTConstantTable.isSparse(table)
+        for i in 0..<n {
+            if GATTConstantTable.isType(table, i, GATTAttributeType.clientSupportedFeatures) {
+                clientSupportedFeaturesHandle = handle(at: i)
+            } else if GATTConstantTable.isType(table, i, GATTAttributeType.databaseHash) {
+                databaseHashHandle = handle(at: i)
+            }
+        }
     }
 }

@@ -15,9 +15,16 @@
 //       5-6  constant: value offset in the pool; dynamic: the delegate id; per-link: RAM offset
 //       7-8  constant: value length; per-link: width per link
 //       9-10 CCCD handle (characteristic values that notify or indicate; 0 otherwise)
+//     sparse tables only: count handles (u16), ascending, the handle of each record
 //     pool: constant values and 128-bit UUIDs; offsets count from the table's first octet, and
 //       equal octet strings are stored once (a characteristic's UUID is in its declaration's value
 //       and is its value's type).
+//
+// A sparse table (the first record's kind has 0x40) serves handles with gaps, up to 0xFFFF, as a
+// database laid out by someone else must (Core 5.4 Vol 3 Part F 3.2.2: handles need only increase;
+// the SIG's GATT test databases put services at 0xFFFD and 0xFFFF). Its records stay 11 octets and
+// the handle column follows them, so a dense table (the builder's, the firmware's) is unchanged and
+// its lookups stay one multiplication; a sparse one is searched by bisection.
 //
 // `GATTDatabase.writeConstantTable(to:)` produces the table from a database the builder made, so a
 // table is always what the builder would build (the firmware images check theirs in a test).
@@ -25,6 +32,28 @@
 enum GATTConstantTable {
     static let recordSize = 11
     static let headerSize = 2
+    /// In the first record's kind: the table has a handle column (see above).
+    static let sparseFlag: UInt8 = 0x40
+
+    static func isSparse(_ t: UnsafeBufferPointer<UInt8>) -> Bool {
+        t.count > headerSize && u16(t, 0) > 0 && t[headerSize] & sparseFlag != 0
+    }
+
+    /// The handle of record `i` of a sparse table of `count` records.
+    @inline(__always)
+    static func handle(_ t: UnsafeBufferPointer<UInt8>, _ count: Int, _ i: Int) -> UInt16 {
+        UInt16(truncatingIfNeeded: u16(t, headerSize &+ count &* recordSize &+ 2 &* i))
+    }
+
+    /// The first record of a sparse table whose handle is `handle` or above (`count` if none).
+    static func firstIndex(_ t: UnsafeBufferPointer<UInt8>, _ count: Int, atOrAfter handle: UInt16) -> Int {
+        var lo = 0, hi = count
+        while lo < hi {
+            let mid = (lo &+ hi) >> 1
+            if Self.handle(t, count, mid) < handle { lo = mid &+ 1 } else { hi = mid }
+        }
+        return lo
+    }
 
     static func u16(_ t: UnsafeBufferPointer<UInt8>, _ i: Int) -> Int { Int(t[i]) | Int(t[i &+ 1]) << 8 }
 
@@ -94,17 +123,28 @@ extension GATTDatabase {
         values = InlineArray(repeating: 0)
         // Checked on the raw records, not through `entry`: the decoder is for requests.
         let n = GATTConstantTable.u16(table, 0)
-        guard GATTConstantTable.headerSize + n * GATTConstantTable.recordSize <= table.count else { throw .invalidTable }
+        let isSparse = GATTConstantTable.isSparse(table)
+        let column = isSparse ? 2 * n : 0
+        guard GATTConstantTable.headerSize + n * GATTConstantTable.recordSize + column <= table.count else { throw .invalidTable }
+        // Handles of a sparse table ascend from 0x0001 (Part F 3.2.2); no other record may carry the flag.
+        var previous = 0
+        for i in 0..<n where isSparse {
+            let h = Int(GATTConstantTable.handle(table, n, i))
+            guard h > previous else { throw .invalidTable }
+            previous = h
+        }
         for i in 0..<n {
             let r = GATTConstantTable.headerSize + i * GATTConstantTable.recordSize
             let type = GATTConstantTable.u16(table, r + 3)
             let a = GATTConstantTable.u16(table, r + 5), b = GATTConstantTable.u16(table, r + 7)
+            guard i == 0 || table[r] & GATTConstantTable.sparseFlag == 0 else { throw .invalidTable }
+            let handle = isSparse ? GATTConstantTable.handle(table, n, i) : UInt16(truncatingIfNeeded: i + 1)
             if table[r] & 0x80 != 0 {
                 guard type + 16 <= table.count else { throw .invalidTable }
             } else if type == Int(GATTAttributeType.clientSupportedFeatures) {
-                clientSupportedFeaturesHandle = UInt16(truncatingIfNeeded: i + 1)
+                clientSupportedFeaturesHandle = handle
             } else if type == Int(GATTAttributeType.databaseHash) {
-                databaseHashHandle = UInt16(truncatingIfNeeded: i + 1)
+                databaseHashHandle = handle
             }
             switch table[r] & 0x03 {
             case 0: guard a + b <= table.count else { throw .invalidTable }
@@ -114,6 +154,7 @@ extension GATTDatabase {
         }
         self.table = table
         count = n
+        sparse = isSparse
     }
 
     /// Writes this database as a constant table (layout in GATTConstantTable.swift) for

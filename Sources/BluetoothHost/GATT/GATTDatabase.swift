@@ -37,7 +37,8 @@ public struct GATTCharacteristicHandles: Sendable, Equatable {
 /// With `attributeCapacity` 0 it is a constant table instead (`init(table:)`, GATTConstantTable.swift):
 /// attributes and constant values in flash, only per-link values in RAM.
 ///
-/// - `attributeCapacity`: most attributes (handles run 0x0001...count, no gaps).
+/// - `attributeCapacity`: most attributes (handles run 0x0001...count, no gaps; a sparse constant
+///   table has its own handles).
 /// - `valueCapacity`: octets for declarations, stored values and per-link values together.
 /// - `linkCapacity`: connections that keep their own CCCDs and Client Supported Features (8 is a
 ///   sensible default, matching the connection table).
@@ -58,6 +59,9 @@ public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, l
     var hashIsValid = false
     /// The constant table a `GATTDatabase<0, V, L>` serves from (`init(table:)`); empty otherwise.
     var table = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
+    /// Whether `table` has a handle column (gaps in its handles, GATTConstantTable.swift); otherwise
+    /// the handle of attribute `i` is `i + 1`.
+    var sparse = false
 
     public private(set) var deviceNameHandle: UInt16 = 0
     public private(set) var appearanceHandle: UInt16 = 0
@@ -219,10 +223,37 @@ public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, l
     public func attribute(_ handle: UInt16) -> GATTAttribute? {
         // Inlined, like `storedSpan`: the ATT server holds the database `inout`, and a call to a
         // read-only method made the compiler copy the whole database to pass `self`.
+        guard let i = index(of: handle) else { return nil }
+        return entry(i)
+    }
+
+    /// The index of the attribute at `handle` (nil for 0x0000 or a handle no attribute has).
+    @inline(__always)
+    func index(of handle: UInt16) -> Int? {
+        if Self.usesTable && sparse {
+            let i = GATTConstantTable.firstIndex(table, count, atOrAfter: handle)
+            guard handle != 0, i < count, GATTConstantTable.handle(table, count, i) == handle else { return nil }
+            return i
+        }
         // 0 <= i < count <= A: the index needs no second check.
         let i = Int(handle) &- 1
         guard i >= 0, i < count else { return nil }
-        return entry(i)
+        return i
+    }
+
+    /// The handle of attribute `i` (0 <= i < count).
+    @inline(__always)
+    public func handle(at i: Int) -> UInt16 {
+        if Self.usesTable && sparse { return GATTConstantTable.handle(table, count, i) }
+        return UInt16(truncatingIfNeeded: i &+ 1)
+    }
+
+    /// The index of the first attribute whose handle is `handle` or above (`count` if none): where
+    /// a walk over a handle range starts.
+    @inline(__always)
+    func firstIndex(atOrAfter handle: UInt16) -> Int {
+        if Self.usesTable && sparse { return GATTConstantTable.firstIndex(table, count, atOrAfter: handle) }
+        return min(max(Int(handle) &- 1, 0), count)
     }
 
     /// The attribute of handle `i + 1`, for 0 <= i < count: from the table or the RAM array.
@@ -254,13 +285,13 @@ public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, l
     /// Inlined for the reason `attribute` is: as a call it copied the database (0.8 KB) into its frame.
     @inline(__always)
     public func groupEnd(ofService handle: UInt16) -> UInt16 {
-        var h = Int(handle) &+ 1
-        while h <= count {
-            // 1 <= h <= count
-            if entryIsType(h &- 1, GATTAttributeType.primaryService) || entryIsType(h &- 1, GATTAttributeType.secondaryService) { break }
-            h &+= 1
+        guard let first = index(of: handle) else { return handle }
+        var i = first &+ 1
+        while i < count {
+            if entryIsType(i, GATTAttributeType.primaryService) || entryIsType(i, GATTAttributeType.secondaryService) { break }
+            i &+= 1
         }
-        return UInt16(truncatingIfNeeded: h - 1)
+        return self.handle(at: i &- 1)
     }
 
     /// Octets the value occupies in the pool (stored, constant, per-link); nil when the delegate or the

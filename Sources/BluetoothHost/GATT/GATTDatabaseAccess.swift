@@ -89,11 +89,11 @@ extension GATTDatabase {
         // Looked up here rather than through `characteristicValue(forCCCD:)`: a call to that
         // read-only method from this mutating one copied the attribute table (0.7 KB) first.
         var valueHandle: UInt16 = 0
-        var h = Int(handle) - 1
-        while h >= 1 {
-            if entryCCCD(h - 1) == handle { valueHandle = UInt16(truncatingIfNeeded: h); break }
-            if entryIsType(h - 1, GATTAttributeType.characteristic) { break }
-            h -= 1
+        var k = (index(of: handle) ?? 0) - 1
+        while k >= 0 {
+            if entryCCCD(k) == handle { valueHandle = self.handle(at: k); break }
+            if entryIsType(k, GATTAttributeType.characteristic) { break }
+            k -= 1
         }
         var allowed: UInt16 = 0
         if let v = attribute(valueHandle) {
@@ -133,11 +133,11 @@ extension GATTDatabase {
     }
 
     public func characteristicValue(forCCCD handle: UInt16) -> UInt16 {
-        var h = Int(handle) - 1
-        while h >= 1 {
-            if entryCCCD(h - 1) == handle { return UInt16(truncatingIfNeeded: h) }
-            if entryIsType(h - 1, GATTAttributeType.characteristic) { break }
-            h -= 1
+        var k = (index(of: handle) ?? 0) - 1
+        while k >= 0 {
+            if entryCCCD(k) == handle { return self.handle(at: k) }
+            if entryIsType(k, GATTAttributeType.characteristic) { break }
+            k -= 1
         }
         return 0
     }
@@ -197,7 +197,7 @@ extension GATTDatabase {
             default:
                 continue
             }
-            let handle = UInt16(truncatingIfNeeded: i + 1)
+            let handle = self.handle(at: i)
             cmac.append(u16: handle)
             cmac.append(u16: t)
             if withValue, let r = storedSpan(handle, connection: 0) {

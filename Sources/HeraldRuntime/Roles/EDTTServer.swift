@@ -1,0 +1,221 @@
+import BluetoothHost
+import Foundation
+
+/// The database type of `herald serve --profile edtt`: a sparse constant table (EDTTGATTTables),
+/// per-link CCCDs and Client Supported Features for 8 links in 64 octets.
+public typealias EDTTDatabase = GATTDatabase<0, 64, 8>
+public typealias EDTTServerStack = BluetoothStack<EDTTServer, 8, 0, 64>
+
+/// The DUT side of EDTT's GATT server tests (the Bluetooth SIG's test purposes GATT/SR/... and
+/// GAP/GAT/...): serves the SIG's four GATT test databases with exactly their handles, switches
+/// between them while connected, and notifies or indicates Value V6 when EDTT's relay asks.
+///
+/// Each service set is its own `EDTTDatabase` over its generated table, so each keeps its own
+/// client state (CCCDs); a switch parks the current one and serves the next. The GATT service
+/// (handles 1-8) is the same in every set, as it is in Zephyr's gatt_test_app, where only the test
+/// services are registered and unregistered: its Service Changed CCCD and Client Supported Features
+/// follow the client across a switch, and Service Changed is indicated where it was enabled
+/// (Core 5.4 Vol 3 Part G 7.1).
+public struct EDTTServer: LEApplication {
+    /// The decoded tables: allocated once and never freed, as a constant table must outlive its
+    /// database (GATTDatabase.init(table:)).
+    nonisolated(unsafe) static let tables: [UnsafeBufferPointer<UInt8>] = EDTTGATTTables.sets.map { set in
+        let bytes = decodeHex(set.table)
+        let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: bytes.count)
+        _ = buffer.initialize(from: bytes)
+        return UnsafeBufferPointer(buffer)
+    }
+
+    public static var setCount: Int { EDTTGATTTables.sets.count }
+
+    /// The service set being served (gatt_test_app starts with set 1).
+    public private(set) var set = 1
+    /// The databases of the sets not being served (the served one is in the stack); index = set.
+    var parked: [EDTTDatabase]
+    /// Writable values per set and dynamic id - 1 (the delegate's), and their room.
+    var values: [[[UInt8]]]
+    let rooms: [[Int]]
+    /// Connection handle per link slot.
+    var links: [UInt16?] = Array(repeating: nil, count: EDTTDatabase.linkCount)
+    public private(set) var log: [String] = []
+    public private(set) var address: String?
+    public private(set) var connected = false
+    /// Wakes the run loop every 5 ms, so that a relay command waits at most that long for the
+    /// command's `step` (the loop otherwise sleeps up to 50 ms in a read; EDTT allows 100-200 ms).
+    var wake: UInt64 = 0
+    public var applicationDeadline: UInt64? { wake }
+
+    init(databases: [EDTTDatabase]) {
+        parked = databases
+        values = EDTTGATTTables.sets.map { $0.values.map { decodeHex($0.initial) } }
+        rooms = EDTTGATTTables.sets.map { $0.values.map(\.room) }
+    }
+
+    /// The stack, serving set 1. Every table is checked here (`init(table:)`), once.
+    public static func makeStack(configuration: HostConfiguration) throws -> EDTTServerStack {
+        var databases: [EDTTDatabase] = []
+        for t in tables { databases.append(try EDTTDatabase(table: t)) }
+        let app = EDTTServer(databases: databases)
+        // ATT_MTU up to 512, as gatt_test_app (CONFIG_BT_L2CAP_RX_MTU=512); EDTT asks for 23...512.
+        return EDTTServerStack(configuration: configuration, database: databases[1], app: app, maximumMTU: 512)
+    }
+
+    public mutating func note(_ s: String) { log.append(s) }
+
+    public mutating func takeLog() -> [String] {
+        defer { log.removeAll() }
+        return log
+    }
+
+    /// Connectable undirected advertising at 50 ms (EDTT's tester scans for about 200 ms per test
+    /// and takes the first ADV_IND it hears), resumed after every disconnection.
+    func advertisingIntent() -> AdvertisingIntent {
+        var adv = AdvertisingDataBuilder<31>()
+        try? adv.addFlags(ADFlags.generalDiscoverableLEOnly)
+        try? adv.addLocalNameFitting(Array("Test Database".utf8).span)
+        let parameters = HCILESetAdvertisingParameters(intervalMin: 0x0050, intervalMax: 0x0050)
+        return AdvertisingIntent(parameters: parameters, data: adv.build(), restartAfterConnection: true)
+    }
+
+    // MARK: LEApplication
+
+    public mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout StackControl) {
+        control.startAdvertising(advertisingIntent())
+        wake = now &+ 5
+        address = info.address.description
+        note("advertising address=\(info.address.description)")
+    }
+
+    public mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {
+        if links.indices.contains(link.slot) { links[link.slot] = link.handle }
+        connected = true
+        note("connected handle=0x\(hex(link.handle).lowercased()) peer=\(link.peer.address.description)")
+    }
+
+    public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
+        if let i = links.firstIndex(where: { $0 == handle }) {
+            links[i] = nil
+            // The stack forgets the link's CCCDs in the served database; the parked sets forget
+            // theirs here (unbonded clients' configurations end with the link, Part G 3.3.3.3).
+            for k in parked.indices { parked[k].resetLink(i) }
+        }
+        connected = links.contains { $0 != nil }
+        note("disconnected handle=0x\(hex(handle).lowercased()) reason=0x\(hex(reason.rawValue).lowercased())")
+    }
+
+    public mutating func stackTimerFired(now: UInt64, control: inout StackControl) {
+        if now >= wake { wake = now &+ 5 }
+    }
+
+    // MARK: GATTServerDelegate: the writable values of the served set
+
+    public mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
+        let i = Int(id) - 1
+        guard values[set].indices.contains(i) else { return .unlikelyError }
+        let value = values[set][i]
+        // Part F 3.4.4.5: an offset past the end of the value is Invalid Offset.
+        guard offset <= value.count else { return .invalidOffset }
+        for b in value[offset...] { sink.append(b) }
+        return nil
+    }
+
+    public mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
+        let i = Int(id) - 1
+        guard values[set].indices.contains(i) else { return .unlikelyError }
+        var current = values[set][i]
+        // Part F 3.4.6.1 / 3.4.6.3: an offset past the end is Invalid Offset; a value longer than
+        // the attribute holds is Invalid Attribute Value Length.
+        guard offset <= current.count else { return .invalidOffset }
+        guard offset + value.count <= rooms[set][i] else { return .invalidAttributeValueLength }
+        current.removeSubrange(offset...)
+        for k in value.indices { current.append(value[k]) }
+        values[set][i] = current
+        return nil
+    }
+
+    // MARK: EDTT's commands (through bin/edtt_dut_relay.py)
+
+    /// `SET n`: serve service set `n` from now on. Does nothing for the set being served (as
+    /// gatt_test_app's service_setup).
+    public static func switchSet(_ n: Int, _ le: inout LEStack<EDTTServer, 8, 0, 64>) {
+        let old = le.app.set
+        guard n != old, le.app.parked.indices.contains(n) else { return }
+        var next = le.app.parked[n]
+        let sc = serviceChangedHandle(le.database)
+        let scNext = serviceChangedHandle(next)
+        for slot in 0..<EDTTDatabase.linkCount {
+            // The GATT service's per-link state follows the client (see the type's comment).
+            var gd = GATTNoDelegate()
+            if sc != 0, sc == scNext {
+                let c = le.database.clientConfiguration(valueHandle: sc, connection: slot).rawValue
+                let cccd = next.attribute(scNext)?.cccdHandle ?? 0
+                if cccd != 0 {
+                    let v: [UInt8] = [UInt8(truncatingIfNeeded: c), UInt8(truncatingIfNeeded: c >> 8)]
+                    _ = next.writeValue(cccd, connection: slot, offset: 0, value: v.span, delegate: &gd)
+                }
+            }
+            let features = le.database.clientSupportedFeatures(connection: slot)
+            if features != 0, next.clientSupportedFeaturesHandle != 0 {
+                let v: [UInt8] = [features]
+                _ = next.writeValue(next.clientSupportedFeaturesHandle, connection: slot, offset: 0, value: v.span, delegate: &gd)
+            }
+        }
+        le.app.parked[old] = le.database
+        le.database = next
+        le.app.set = n
+        le.app.note("set \(n)")
+        // Service Changed (Part G 7.1): the whole handle range may have changed.
+        guard scNext != 0 else { return }
+        let range: [UInt8] = [0x01, 0x00, 0xFF, 0xFF]
+        for slot in 0..<EDTTDatabase.linkCount {
+            guard let handle = le.app.links[slot] else { continue }
+            let r = le.indicate(handle: handle, attribute: scNext, value: range.span)
+            le.app.note("service-changed handle=0x\(hex(handle).lowercased()) \(r)")
+        }
+    }
+
+    /// `NOTIFY` / `INDICATE`: Value V6 (0xB006) of the served set to every link that enabled it
+    /// (gatt_test_app's service_notify / service_indicate).
+    public static func sendValueV6(indicate: Bool, _ le: inout LEStack<EDTTServer, 8, 0, 64>) {
+        let h = EDTTGATTTables.sets[le.app.set].valueV6
+        guard h != 0 else { return }
+        var value = FixedBytes<512>()
+        var app = le.app
+        _ = le.database.readValue(h, connection: 0, offset: 0, delegate: &app, into: &value)
+        for slot in 0..<EDTTDatabase.linkCount {
+            guard let handle = le.app.links[slot] else { continue }
+            if indicate {
+                let r = le.indicate(handle: handle, attribute: h, value: value.span)
+                le.app.note("indicate 0x\(hex(h).lowercased()) \(r)")
+            } else {
+                let sent = le.notify(handle: handle, attribute: h, value: value.span)
+                le.app.note("notify 0x\(hex(h).lowercased()) sent=\(sent)")
+            }
+        }
+    }
+
+    static func serviceChangedHandle(_ db: EDTTDatabase) -> UInt16 {
+        for i in 0..<db.count {
+            let h = db.handle(at: i)
+            if db.attribute(h)?.type == BluetoothUUID(uuid16: GATTAttributeType.serviceChanged) { return h }
+        }
+        return 0
+    }
+}
+
+func decodeHex(_ s: String) -> [UInt8] {
+    var out: [UInt8] = []
+    out.reserveCapacity(s.utf8.count / 2)
+    var high: UInt8?
+    for c in s.utf8 {
+        let v: UInt8
+        switch c {
+        case 0x30...0x39: v = c - 0x30
+        case 0x61...0x66: v = c - 0x61 + 10
+        case 0x41...0x46: v = c - 0x41 + 10
+        default: continue
+        }
+        if let h = high { out.append(h << 4 | v); high = nil } else { high = v }
+    }
+    return out
+}
