@@ -17,6 +17,9 @@ struct ControllerOptions: ParsableArguments {
     @Flag(name: .long, help: "At exit, print the runtime's counters (framer, ACL credits, connections, restarts) as one JSON line on standard error.")
     var stats = false
 
+    @Option(name: .long, parsing: .unconditional, help: "With --stats, also print the counters every SECONDS while running.")
+    var statsInterval: Double?
+
     /// Opens the transport and the capture and builds a session around `stack`. Errors become
     /// exit status 2: a port that does not exist, a bad spec, an unwritable capture.
     func openSession<App: LEApplication, let L: Int, let A: Int, let V: Int>(
@@ -25,6 +28,7 @@ struct ControllerOptions: ParsableArguments {
         let (link, snoop, spec) = try openLink()
         let session = StackSession(transport: link, snoop: snoop, stack: stack)
         session.reportsStatisticsAtClose = stats
+        if stats, let statsInterval, statsInterval > 0 { session.statisticsInterval = UInt64(statsInterval * 1000) }
         // Long-running roles survive a failed controller and an unplugged dongle; short commands
         // (info, gatt) stop at the first failure instead, so they clear this.
         session.supervision = .init(reopen: { () throws(TransportError) -> HCITransport in try openTransport(spec) },
