@@ -48,7 +48,15 @@ struct ControllerOptions: ParsableArguments {
             }
         } else {
             do {
-                let boards = (try? BoardProfile.loadAll(from: BoardProfile.defaultDirectory())) ?? []
+                // Without a board directory there is nothing to match; a broken profile in it is an
+                // error, not a board silently left unrecognised ("no board found").
+                let directory = BoardProfile.defaultDirectory()
+                var boards: [BoardProfile] = []
+                if FileManager.default.fileExists(atPath: directory.path) {
+                    do { boards = try BoardProfile.loadAll(from: directory) } catch {
+                        throw CLIError(exitCode: 2, message: "cannot read board profiles: \(error)")
+                    }
+                }
                 let found = try autodetectTransport(boards: boards, board: profile)
                 FileHandle.standardError.write(Data("using \(found.description)\n".utf8))
                 spec = found.0
