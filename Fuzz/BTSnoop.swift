@@ -2,6 +2,7 @@
 // (a capture cut off mid-record). Invariants: nothing traps or over-reads; the records hold no more
 // bytes than the file; lenient reading keeps every record strict reading accepts, and differs only
 // by a trailing partial record; no record's included length exceeds its original length.
+// fuzz: max_len=4096
 import HeraldRuntime
 
 func check(_ condition: Bool, _ message: StaticString) {

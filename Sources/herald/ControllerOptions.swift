@@ -48,15 +48,7 @@ struct ControllerOptions: ParsableArguments {
             }
         } else {
             do {
-                // Without a board directory there is nothing to match; a broken profile in it is an
-                // error, not a board silently left unrecognised ("no board found").
-                let directory = BoardProfile.defaultDirectory()
-                var boards: [BoardProfile] = []
-                if FileManager.default.fileExists(atPath: directory.path) {
-                    do { boards = try BoardProfile.loadAll(from: directory) } catch {
-                        throw CLIError(exitCode: 2, message: "cannot read board profiles: \(error)")
-                    }
-                }
+                let boards = try autodetectBoards()
                 let found = try autodetectTransport(boards: boards, board: profile)
                 FileHandle.standardError.write(Data("using \(found.description)\n".utf8))
                 spec = found.0
@@ -76,6 +68,24 @@ struct ControllerOptions: ParsableArguments {
             }
         }
         return (link, snoop, spec)
+    }
+
+    /// Reads the board profiles the transport will need (`--board`, or those autodetection matches
+    /// against) before a command writes anything: a broken profile stops it with nothing created.
+    func checkBoards() throws {
+        _ = try selectedBoard()
+        if transport == nil { _ = try autodetectBoards() }
+    }
+
+    /// The profiles autodetection matches USB IDs against. Without a board directory there is nothing
+    /// to match; a broken profile in it is an error, not a board silently left unrecognised ("no
+    /// board found").
+    private func autodetectBoards() throws -> [BoardProfile] {
+        let directory = BoardProfile.defaultDirectory()
+        guard FileManager.default.fileExists(atPath: directory.path) else { return [] }
+        do { return try BoardProfile.loadAll(from: directory) } catch {
+            throw CLIError(exitCode: 2, message: "cannot read board profiles: \(error)")
+        }
     }
 
     private func selectedBoard() throws -> BoardProfile? {

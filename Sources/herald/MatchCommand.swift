@@ -29,10 +29,11 @@ struct MatchCommand: ParsableCommand {
                 note(String(format: "derivation only: %d contact identifiers in %.3f s (%.0f per second)", n, s, Double(n) / s))
             }
             let index = ContactIdentifierIndex(keys: keys)
+            let start = Date()
+            // Matched before anything is printed: a damaged log stops the command with its one line.
+            let (matches, malformed, rows) = try ContactMatcher.match(index: index, keys: keys, logDirectories: logs)
             note(String(format: "derived %d contact identifiers from %d matching keys in %.3f s (%.0f per second, including indexing)",
                         index.derived, keys.count, index.seconds, Double(index.derived) / max(index.seconds, 1e-9)))
-            let start = Date()
-            let (matches, malformed, rows) = try ContactMatcher.match(index: index, keys: keys, logDirectories: logs)
             for m in malformed { note("malformed: \(m)") }
             print(ContactMatcher.csv(matches), terminator: "")
             note(String(format: "matched %d payload rows in %.3f s: %d match(es), %d malformed line(s)",

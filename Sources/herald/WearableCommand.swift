@@ -66,8 +66,9 @@ struct WearableCommand: ParsableCommand {
             let keyEpoch: KeyEpoch
             do { keyEpoch = try payloadPeriod.epoch(epoch) } catch { throw CLIError(exitCode: 2, message: CommandMessage.reason(error)) }
             let header = PayloadHeader(protocolAndVersion: 0x10, countryCode: UInt16(country), stateCode: UInt16(state))
-            // A key file given on the command line is read before anything is written: a truncated or
-            // foreign one stops the wearable with nothing created, not even the log directory.
+            // A key file given on the command line, and the board profiles, are read before anything is
+            // written: a truncated or foreign one stops the wearable with nothing created, not even the
+            // log directory.
             func load(_ keyPath: String) throws -> ([UInt8], InlineArray<16, UInt8>) {
                 do { return (try SecretKeyFile.loadSecretKey(keyPath), try SecretKeyFile.loadIRK(forSecretKey: keyPath)) } catch {
                     throw CLIError(exitCode: 2, message: CommandMessage.reason(error))
@@ -75,6 +76,7 @@ struct WearableCommand: ParsableCommand {
             }
             var given: ([UInt8], InlineArray<16, UInt8>)?
             if let secretKeyFile { given = try load(secretKeyFile) }
+            try controller.checkBoards()
             // Then the log directory, before a key is made: a key made for a wearable that cannot log
             // would be left behind.
             do { try FileManager.default.createDirectory(atPath: logDir, withIntermediateDirectories: true) } catch {
