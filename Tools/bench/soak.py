@@ -76,6 +76,13 @@ def refused_commands(path: Path):
     return refused
 
 
+# Refusals with a known cause, named in the report (opcode, status).
+KNOWN_REFUSALS = {
+    (0x2022, 0x1A): "LE Set Data Length: Unsupported Remote Feature (a peer whose controller lacks Data Length "
+                    "Extension, found by its feature exchange; the link stays at 27 octets)",
+}
+
+
 def start_radio(work: Path, count: int, cpp: bool):
     programs = radio._patched_controllers()
     sim = f"herald_soak_{os.getpid()}"
@@ -112,6 +119,10 @@ def stop_radio(proc, sim: str):
 def record_sample(work: Path, t: int, rss: list):
     with open(work / "memory.tsv", "a") as f:
         f.write("\t".join([str(t)] + [str(x or 0) for x in rss]) + "\n")
+    # The machine's 1-minute load average: the controllers are paced to wall-clock time, so a loaded
+    # machine shows in the figures (a controller that falls behind misses connection events).
+    with open(work / "load.tsv", "a") as f:
+        f.write(f"{t} {open('/proc/loadavg').read().split()[0]}\n")
 
 
 def load_samples(work: Path):
@@ -201,6 +212,12 @@ def report(args, work: Path, n: int, samples, elapsed: float):
     warm = max(120, 0.1 * elapsed)
     out = {"work": str(work), "minutes": round(elapsed / 60, 1), "wearables": n, "cpp": not args.no_cpp}
     print(f"soak: ran {elapsed / 60:.1f} min; warm-up {warm:.0f} s")
+    if (work / "load.tsv").exists():
+        load = [float(l.split()[1]) for l in (work / "load.tsv").read_text().splitlines() if l.strip()]
+        if load:
+            out["load"] = {"min": min(load), "mean": round(sum(load) / len(load), 1), "max": max(load), "cpus": os.cpu_count()}
+            print(f"machine load (1-min average, {os.cpu_count()} CPUs): {min(load):.1f}-{max(load):.1f}, "
+                  f"mean {sum(load) / len(load):.1f}")
     # Resident memory.
     print("resident memory (VmRSS, MiB) over time, one column per wearable:")
     step = max(1, len(samples) // 13)
@@ -243,6 +260,8 @@ def report(args, work: Path, n: int, samples, elapsed: float):
         refused[i] = {"hci": len(r), "commandFailedEvents": failed,
                       "examples": sorted({f"0x{op:04x}/0x{st:02x}" for op, st in r})[:8]}
         print(f"  wearable {i}: refused HCI commands {len(r)} {refused[i]['examples'] or ''}; command-failed events {failed}")
+        for key in sorted(set(r)):
+            print(f"    0x{key[0]:04x}/0x{key[1]:02x} x{r.count(key)}: {KNOWN_REFUSALS.get(key, 'cause not known')}")
     out["refused"] = refused
     # Who read whom.
     reads = {}
