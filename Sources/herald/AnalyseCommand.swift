@@ -29,7 +29,9 @@ struct AnalyseCommand: ParsableCommand {
 
     func validate() throws {
         if logDirectories.count < 2 { throw ValidationError("give the log directories of at least two devices") }
-        if !(window > 0) { throw ValidationError("--window must be positive") }
+        // Milliseconds in an Int64: a longer window or longevity period would trap on conversion.
+        if !(window > 0) || !(window < 1e12) { throw ValidationError("--window must be positive and under 10^12 seconds") }
+        if !(longevity >= 0) || !(longevity < 1e12) { throw ValidationError("--longevity must be 0...10^12 seconds") }
     }
 
     func run() throws {

@@ -17,6 +17,9 @@ struct ControllerOptions: ParsableArguments {
     @Flag(name: .long, help: "At exit, print the runtime's counters (framer, ACL credits, connections, restarts) as one JSON line on standard error.")
     var stats = false
 
+    @Option(name: .long, parsing: .unconditional, help: "With --stats, also print the counters every SECONDS while running.")
+    var statsInterval: Double?
+
     /// Opens the transport and the capture and builds a session around `stack`. Errors become
     /// exit status 2: a port that does not exist, a bad spec, an unwritable capture.
     func openSession<App: LEApplication, let L: Int, let A: Int, let V: Int>(
@@ -25,6 +28,7 @@ struct ControllerOptions: ParsableArguments {
         let (link, snoop, spec) = try openLink()
         let session = StackSession(transport: link, snoop: snoop, stack: stack)
         session.reportsStatisticsAtClose = stats
+        if stats, let statsInterval, statsInterval > 0 { session.statisticsInterval = UInt64(statsInterval * 1000) }
         // Long-running roles survive a failed controller and an unplugged dongle; short commands
         // (info, gatt) stop at the first failure instead, so they clear this.
         session.supervision = .init(reopen: { () throws(TransportError) -> HCITransport in try openTransport(spec) },
@@ -44,7 +48,7 @@ struct ControllerOptions: ParsableArguments {
             }
         } else {
             do {
-                let boards = (try? BoardProfile.loadAll(from: BoardProfile.defaultDirectory())) ?? []
+                let boards = try autodetectBoards()
                 let found = try autodetectTransport(boards: boards, board: profile)
                 FileHandle.standardError.write(Data("using \(found.description)\n".utf8))
                 spec = found.0
@@ -64,6 +68,24 @@ struct ControllerOptions: ParsableArguments {
             }
         }
         return (link, snoop, spec)
+    }
+
+    /// Reads the board profiles the transport will need (`--board`, or those autodetection matches
+    /// against) before a command writes anything: a broken profile stops it with nothing created.
+    func checkBoards() throws {
+        _ = try selectedBoard()
+        if transport == nil { _ = try autodetectBoards() }
+    }
+
+    /// The profiles autodetection matches USB IDs against. Without a board directory there is nothing
+    /// to match; a broken profile in it is an error, not a board silently left unrecognised ("no
+    /// board found").
+    private func autodetectBoards() throws -> [BoardProfile] {
+        let directory = BoardProfile.defaultDirectory()
+        guard FileManager.default.fileExists(atPath: directory.path) else { return [] }
+        do { return try BoardProfile.loadAll(from: directory) } catch {
+            throw CLIError(exitCode: 2, message: "cannot read board profiles: \(error)")
+        }
     }
 
     private func selectedBoard() throws -> BoardProfile? {

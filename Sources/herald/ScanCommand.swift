@@ -62,6 +62,8 @@ struct ScanCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
+            // A broken board profile stops the scan before it writes anything.
+            try controller.checkBoards()
             // An hour's bench run must not end in "cannot write the report": try the file now.
             if let report { try Self.checkWritable(report) }
             let csvFile = try csv.map(ScanCSV.init(path:))

@@ -66,15 +66,25 @@ struct WearableCommand: ParsableCommand {
             let keyEpoch: KeyEpoch
             do { keyEpoch = try payloadPeriod.epoch(epoch) } catch { throw CLIError(exitCode: 2, message: CommandMessage.reason(error)) }
             let header = PayloadHeader(protocolAndVersion: 0x10, countryCode: UInt16(country), stateCode: UInt16(state))
-            // The log directory first: a key made for a wearable that cannot log would be left behind.
+            // A key file given on the command line, and the board profiles, are read before anything is
+            // written: a truncated or foreign one stops the wearable with nothing created, not even the
+            // log directory.
+            func load(_ keyPath: String) throws -> ([UInt8], InlineArray<16, UInt8>) {
+                do { return (try SecretKeyFile.loadSecretKey(keyPath), try SecretKeyFile.loadIRK(forSecretKey: keyPath)) } catch {
+                    throw CLIError(exitCode: 2, message: CommandMessage.reason(error))
+                }
+            }
+            var given: ([UInt8], InlineArray<16, UInt8>)?
+            if let secretKeyFile { given = try load(secretKeyFile) }
+            try controller.checkBoards()
+            // Then the log directory, before a key is made: a key made for a wearable that cannot log
+            // would be left behind.
             do { try FileManager.default.createDirectory(atPath: logDir, withIntermediateDirectories: true) } catch {
                 throw CLIError(.usage, "\(logDir): cannot create directory (\(CommandMessage.reason(error)))")
             }
-            let keyPath: String
-            do {
-                if let secretKeyFile {
-                    keyPath = secretKeyFile
-                } else {
+            if given == nil {
+                let keyPath: String
+                do {
                     let keys = WearableSecret.defaultDirectory()
                     let found = try WearableSecret.resolve(logDirectory: logDir, keysDirectory: keys)
                     keyPath = found.path
@@ -87,13 +97,10 @@ struct WearableCommand: ParsableCommand {
                              + "anyone you give the logs to gets it too. Move it out: mv \(keyPath) \(keyPath).irk \(keys)/ "
                              + "and pass --secret-key-file \((keys as NSString).appendingPathComponent(WearableSecret.legacyName))")
                     }
-                }
-            } catch { throw CLIError(.usage, CommandMessage.reason(error)) }
-            let secret: [UInt8], irk: InlineArray<16, UInt8>
-            do {
-                secret = try SecretKeyFile.loadSecretKey(keyPath)
-                irk = try SecretKeyFile.loadIRK(forSecretKey: keyPath)
-            } catch { throw CLIError(exitCode: 2, message: CommandMessage.reason(error)) }
+                } catch { throw CLIError(.usage, CommandMessage.reason(error)) }
+                given = try load(keyPath)
+            }
+            guard let (secret, irk) = given else { return }
             let advertising = HeraldAdvertisingConfiguration(
                 identifiers: registeredUUID ? .registered : .specification, intervalMilliseconds: intervalMs,
                 irk: irk, epoch: keyEpoch)

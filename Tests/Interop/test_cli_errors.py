@@ -29,8 +29,8 @@ CASES = [
     (["analyse", "emptyA", "emptyB"], 2, "herald analyse: cannot read emptyA/contacts.csv", ["(no such file or directory)"]),
     (["match", "--matching-keys", "nokeys", "--logs", "emptyA"], 2, "herald match: cannot read matching keys file nokeys",
      ["(no such file or directory)"]),
-    (["match", "--matching-keys", "bad.keys", "--logs", "emptyA"], 1, "herald match: no usable matching keys in bad.keys",
-     ["2 malformed"]),
+    (["match", "--matching-keys", "bad.keys", "--logs", "emptyA"], 2, "herald match: bad.keys: not a matching keys file",
+     ["line 1", "2 malformed lines"]),
     (["keys", "derive", "--secret-key-file", "nokey", "--time", "2026-11-24T10:00:00Z"], 2,
      "herald keys derive: cannot read secret key file nokey", ["(no such file or directory)"]),
     (["flash", "--hex", "nofile.hex"], 2, "herald flash: bad DFU package: cannot read nofile.hex", ["(no such file or directory)"]),
@@ -118,3 +118,135 @@ def test_a_wearable_that_cannot_log_leaves_no_key_behind(herald_bin, tmp_path):
     assert r.returncode == 2, r.stderr
     assert r.stderr == "herald wearable: /proc/herald-test/logs: cannot create directory (no such file or directory)\n"
     assert not (tmp_path / "keys").exists()
+
+
+# --- Damaged files: one line naming the file and the problem, exit 2, nothing written ----------------
+ROOT = Path(__file__).resolve().parents[2]
+DFU = ROOT / "Tests" / "Fixtures" / "dfu"
+GARBAGE = bytes((i * 151 + 7) % 256 for i in range(700))  # not text, not a ZIP, no newline structure
+CONTACTS_HEADER = "time,sensor,id,detect,read,measure,share,visit,detectHerald,delete,data\n"
+
+
+def device_logs(directory: Path, own: str, peer: str):
+    """A usable log directory: detection.csv and contacts.csv of a device that read `peer` and measured it."""
+    directory.mkdir()
+    (directory / "detection.csv").write_text(f"{directory.name},Linux,6.1,{own},{peer}\n")
+    rows = [f"2026-11-21 10:00:00.000+0000,BLE,T1,1,,,,,,,", f"2026-11-21 10:00:00.000+0000,BLE,T1,,2,,,,,,{peer}"]
+    rows += [f"2026-11-21 10:0{m}:{s:02d}.000+0000,BLE,T1,,,3,,,,,RSSI:-40.0" for m in range(3) for s in range(0, 60, 10)]
+    (directory / "contacts.csv").write_text(CONTACTS_HEADER + "\n".join(rows) + "\n")
+
+
+def zip_with_damaged_image(target: Path):
+    """The nrfutil fixture with one byte of app.bin changed (its CRC-32 no longer matches)."""
+    import zipfile
+    with zipfile.ZipFile(DFU / "app.zip") as src, zipfile.ZipFile(target, "w") as out:
+        for info in src.infolist():
+            data = src.read(info.filename)
+            if info.filename.endswith(".bin"):
+                data = data[:100] + bytes([data[100] ^ 0xFF]) + data[101:]
+            out.writestr(info.filename, data)
+    # Keep the original CRC in the directory: rewrite it so the reader sees the damage.
+    raw = bytearray(target.read_bytes())
+    with zipfile.ZipFile(DFU / "app.zip") as src:
+        good = next(i for i in src.infolist() if i.filename.endswith(".bin")).CRC
+    with zipfile.ZipFile(target) as z:
+        bad = next(i for i in z.infolist() if i.filename.endswith(".bin")).CRC
+    target.write_bytes(bytes(raw).replace(bad.to_bytes(4, "little"), good.to_bytes(4, "little")))
+
+
+def damaged(tmp: Path, case: str):
+    """Writes the damaged input of `case` in tmp; returns (arguments, the start of the error line, words)."""
+    if case == "package-truncated":
+        (tmp / "app.zip").write_bytes((DFU / "app.zip").read_bytes()[:300])
+        return ["flash", "--package", "app.zip"], "herald flash: bad DFU package: app.zip: not a ZIP file", []
+    if case == "package-garbage":
+        (tmp / "app.zip").write_bytes(GARBAGE)
+        return ["flash", "--package", "app.zip"], "herald flash: bad DFU package: app.zip: not a ZIP file", []
+    if case == "package-damaged-image":
+        zip_with_damaged_image(tmp / "app.zip")
+        return ["flash", "--package", "app.zip"], "herald flash: bad DFU package: app.zip: corrupt ZIP: CRC-32 mismatch in app.bin", []
+    if case == "hex-truncated":
+        (tmp / "app.hex").write_text((DFU / "app.hex").read_text()[:3000])
+        return ["flash", "--hex", "app.hex"], "herald flash: bad DFU package: app.hex: Intel HEX line 69", ["length"]
+    if case == "hex-garbage":
+        (tmp / "app.hex").write_bytes(GARBAGE)
+        return ["flash", "--hex", "app.hex"], "herald flash: bad DFU package: app.hex: not text", []
+    if case == "hex-without-end":
+        (tmp / "app.hex").write_text("\n".join((DFU / "app.hex").read_text().splitlines()[:-1]) + "\n")
+        return ["flash", "--hex", "app.hex"], "herald flash: bad DFU package: app.hex: Intel HEX has no end-of-file record", []
+    if case.startswith("analyse"):
+        device_logs(tmp / "a", "AADsmp", "AADTX3")
+        device_logs(tmp / "b", "AADTX3", "AADsmp")
+        name = {"analyse-contacts": "contacts.csv", "analyse-detection": "detection.csv"}[case]
+        (tmp / "b" / name).write_bytes(GARBAGE)
+        return ["analyse", "a", "b"], f"herald analyse: b/{name}: not a Herald", ["line 1"]
+    if case.startswith("match"):
+        device_logs(tmp / "logs", "AADsmp", "AADTX3")
+        (tmp / "logs" / "payloads.csv").write_text("time,target,payload\n2026-11-21 10:00:00.000+0000,T1,1000\n")
+        (tmp / "keys.csv").write_text("day,date,matchingKey\n0,2026-01-01," + "A" * 43 + "=\n")
+        if case == "match-keys":
+            (tmp / "keys.csv").write_bytes(GARBAGE)
+            return ["match", "--matching-keys", "keys.csv", "--logs", "logs"], "herald match: keys.csv: not a matching keys file", []
+        (tmp / "logs" / "payloads.csv").write_bytes(GARBAGE)
+        return ["match", "--matching-keys", "keys.csv", "--logs", "logs"], "herald match: logs/payloads.csv: not a Herald payloads log", []
+    if case.startswith("key"):
+        key = tmp / "w.key"
+        subprocess.run([HERALD[0], "keys", "new", "--out", str(key)], check=True, capture_output=True)
+        if case == "key-truncated":
+            key.write_bytes(key.read_bytes()[:1000])
+            words = ["w.key has 1000 bytes, expected 2048"]
+        elif case == "key-irk-truncated":
+            Path(str(key) + ".irk").write_bytes(b"\x01\x02\x03")
+            words = ["IRK file", "w.key.irk has 3 bytes, expected 16"]
+        else:  # key-irk-missing
+            Path(str(key) + ".irk").unlink()
+            words = ["w.key.irk", "no such file or directory"]
+        return (["wearable", "--secret-key-file", "w.key", "--log-dir", "logs", "--transport", "tty:/nonexistent"],
+                "herald wearable: ", words)
+    if case.startswith("board"):
+        (tmp / "boards").mkdir()
+        for board in (ROOT / "Boards").glob("*.json"):
+            (tmp / "boards" / board.name).write_bytes(board.read_bytes())
+        text = (ROOT / "Boards" / "nrf52dk.json").read_text()
+        (tmp / "boards" / "nrf52dk.json").write_text(text[:len(text) // 2])
+        role = ["wearable", "--log-dir", "logs"] if case == "board-wearable" else ["scan", "--duration", "1", "--log-dir", "logs"]
+        transport = ["--board", "nrf52840dongle", "--transport", "tty:/nonexistent"] if case != "board-autodetect" else []
+        return role + transport, f"herald {role[0]}: cannot read board profiles: ", ["nrf52dk.json", "not valid JSON"]
+    raise ValueError(case)
+
+
+HERALD = []
+DAMAGED = ["package-truncated", "package-garbage", "package-damaged-image", "hex-truncated", "hex-garbage", "hex-without-end",
+           "analyse-contacts", "analyse-detection", "match-keys", "match-payloads", "key-truncated", "key-irk-truncated",
+           "key-irk-missing", "board-scan", "board-wearable", "board-autodetect"]
+
+
+@pytest.mark.parametrize("case", DAMAGED)
+def test_a_damaged_file_is_named_with_its_problem_and_nothing_is_written(herald_bin, tmp_path, case):
+    HERALD[:] = [herald_bin]
+    args, start, words = damaged(tmp_path, case)
+    before = {p for p in tmp_path.rglob("*")}
+    env = dict(os.environ, HERALD_KEYS_DIR=str(tmp_path / "keys-dir"), HERALD_BOARDS_DIR=str(tmp_path / "boards"))
+    r = subprocess.run([herald_bin, *args], capture_output=True, text=True, timeout=30, cwd=tmp_path, env=env)
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    assert r.returncode == 2, r.stderr
+    assert len(lines) == 1 and lines[0].startswith(start), r.stderr
+    for w in words:
+        assert w in lines[0], r.stderr
+    assert r.stdout == "", r.stdout
+    assert {p for p in tmp_path.rglob("*")} == before, "the command wrote files"
+
+
+def test_a_damaged_line_is_skipped_and_named_and_the_rest_analysed(herald_bin, tmp_path):
+    """A log cut off mid-line (a device killed while writing) is still analysed: the damaged line is
+    named with its file and line, everything else counts."""
+    device_logs(tmp_path / "a", "AADsmp", "AADTX3")
+    device_logs(tmp_path / "b", "AADTX3", "AADsmp")
+    contacts = tmp_path / "b" / "contacts.csv"
+    text = contacts.read_text()
+    contacts.write_text(text + "2026-11-21 10:03:00.000+0000,BLE,T1,,,3,,")
+    lines = text.count("\n") + 1
+    r = subprocess.run([herald_bin, "analyse", "a", "b"], capture_output=True, text=True, timeout=30, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert f"malformed: b/contacts.csv:{lines}: expected 11 columns, found 8" in r.stderr, r.stderr
+    assert "Continuity" in r.stdout and (tmp_path / "formal-summary.csv").exists()

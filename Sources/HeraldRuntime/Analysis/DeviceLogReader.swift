@@ -63,7 +63,8 @@ public struct AnalysisError: Error, CustomStringConvertible {
 }
 
 /// Reads log directories written by `LogDirectory` or by the Herald reference apps. Bad lines are
-/// collected (file and line number) and skipped; nothing in a file can make the reader trap.
+/// collected (file and line number) and skipped; a file with no usable line at all is refused
+/// (`MalformedFile`); nothing in a file can make the reader trap (Fuzz/AnalyseLogs.swift).
 public enum DeviceLogReader {
     /// The text log's marker before each payload short name the device served (`WearableCommand` writes it).
     public static let ownPayloadMarker = "own payload "
@@ -82,22 +83,36 @@ public enum DeviceLogReader {
     public static func load(_ directory: String) throws(AnalysisError) -> (log: DeviceLog, malformed: [MalformedLine]) {
         var bad: [MalformedLine] = []
         var log = DeviceLog(directory: directory, deviceName: "", operatingSystem: "", operatingSystemVersion: "")
+        // A file that is there is read (bytes that are not UTF-8 become U+FFFD, so its parser names
+        // the line); one with lines but none usable is refused (MalformedFile), a missing one noted.
+        func present(_ path: String) throws(AnalysisError) -> String? {
+            guard FileManager.default.fileExists(atPath: path) else { return nil }
+            do { return try CommandMessage.readText(path) } catch { throw AnalysisError(error.description) }
+        }
+        func refuse(_ path: String, _ text: String, usable: Int, _ format: String) throws(AnalysisError) {
+            guard text.contains(where: { !$0.isWhitespace }),
+                  let why = MalformedFile.refusal(path: path, usable: usable, malformed: bad, format: format) else { return }
+            throw AnalysisError(why)
+        }
         let detectionPath = (directory as NSString).appendingPathComponent(DetectionLog.fileName)
-        if let text = try? String(contentsOfFile: detectionPath, encoding: .utf8) {
+        if let text = try present(detectionPath) {
             parseDetection(text, path: detectionPath, into: &log, malformed: &bad)
+            try refuse(detectionPath, text, usable: log.shortName == nil ? 0 : 1, "a Herald detection log")
         } else {
-            bad.append(.init(file: detectionPath, line: 0, reason: "missing or unreadable: the device's own short name is unknown, so no other device can be matched to it"))
+            bad.append(.init(file: detectionPath, line: 0, reason: "missing: the device's own short name is unknown, so no other device can be matched to it"))
         }
         let textPath = (directory as NSString).appendingPathComponent(TextLog.fileName)
-        if let text = try? String(contentsOfFile: textPath, encoding: .utf8) { log.laterShortNames = ownShortNames(inTextLog: text) }
+        if let text = try present(textPath) { log.laterShortNames = ownShortNames(inTextLog: text) }
         let servedPath = (directory as NSString).appendingPathComponent(ServedPayloadLog.fileName)
-        if let text = try? String(contentsOfFile: servedPath, encoding: .utf8) {
+        if let text = try present(servedPath) {
             parseServed(text, path: servedPath, into: &log, malformed: &bad)
+            try refuse(servedPath, text, usable: log.servedNames.count, "a Herald served-payloads log")
         }
         let contactsPath = (directory as NSString).appendingPathComponent(ContactLog.fileName)
         let text: String
         do { text = try CommandMessage.readText(contactsPath) } catch { throw AnalysisError(error.description) }
         parseContacts(text, path: contactsPath, into: &log, malformed: &bad)
+        try refuse(contactsPath, text, usable: log.rows, "a Herald contacts log")
         return (log, bad)
     }
 

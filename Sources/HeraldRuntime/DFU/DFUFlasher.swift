@@ -8,7 +8,13 @@ public enum DFUFlasher {
         do { data = try Data(contentsOf: URL(fileURLWithPath: zipPath)) } catch {
             throw .badPackage(FileProblem(path: zipPath, action: "read", why: CommandMessage.reason(error)).description)
         }
-        return try DFUPackage(zip: [UInt8](data), source: zipPath)
+        do { return try DFUPackage(zip: [UInt8](data), source: zipPath) } catch { throw naming(zipPath, error) }
+    }
+
+    /// `bad DFU package: app.zip: <the problem>`: the message names the file it is about.
+    static func naming(_ path: String, _ error: DFUError) -> DFUError {
+        guard case .badPackage(let why) = error else { return error }
+        return .badPackage("\(path): \(why)")
     }
 
     public static func loadPackage(hexPath: String, fwVersion: UInt32, hwVersion: UInt32, sdReq: [UInt32]) throws(DFUError) -> DFUPackage {
@@ -16,8 +22,10 @@ public enum DFUFlasher {
         do { data = try Data(contentsOf: URL(fileURLWithPath: hexPath)) } catch {
             throw .badPackage(FileProblem(path: hexPath, action: "read", why: CommandMessage.reason(error)).description)
         }
-        guard let text = String(data: data, encoding: .utf8) else { throw .badPackage("\(hexPath) is not text (Intel HEX expected)") }
-        return try DFUPackage(hex: text, source: hexPath, fwVersion: fwVersion, hwVersion: hwVersion, sdReq: sdReq)
+        guard let text = String(data: data, encoding: .utf8) else { throw .badPackage("\(hexPath): not text (Intel HEX expected)") }
+        do { return try DFUPackage(hex: text, source: hexPath, fwVersion: fwVersion, hwVersion: hwVersion, sdReq: sdReq) } catch {
+            throw naming(hexPath, error)
+        }
     }
 
     /// `explicit` if given, otherwise the single port with the bootloader's USB ID.

@@ -84,9 +84,11 @@ public struct DFUInitPacket: Equatable, Sendable {
         if let sdSize { Proto.varintField(5, UInt64(sdSize), into: &initCmd) }
         if let blSize { Proto.varintField(6, UInt64(blSize), into: &initCmd) }
         if let appSize { Proto.varintField(7, UInt64(appSize), into: &initCmd) }
-        if let hashType {
+        // A hash without its type is written too: the encoder writes whatever the decoder read (the
+        // fuzzer found a packet whose hash was dropped on re-encoding).
+        if hashType != nil || !hash.isEmpty {
             var h: [UInt8] = []
-            Proto.varintField(1, UInt64(hashType.rawValue), into: &h)
+            if let hashType { Proto.varintField(1, UInt64(hashType.rawValue), into: &h) }
             Proto.bytesField(2, hash, into: &h)
             Proto.bytesField(8, h, into: &initCmd)
         }

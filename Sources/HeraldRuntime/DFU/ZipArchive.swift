@@ -35,6 +35,14 @@ public struct ZipArchive: Sendable {
 
     public let bytes: [UInt8]
     public let entries: [Entry]
+    /// The most an entry may unpack to. A DFU image fits the chip's flash (1 MB on the nRF52840), so
+    /// a larger declared size is damage, not an image; it is refused before anything is allocated
+    /// (a 667-byte package declaring 32 MB took 14 s to reject under the fuzzer, one declaring 4 GB
+    /// would have asked for 4 GB).
+    public static let maximumEntrySize = 16 * 1024 * 1024
+    /// DEFLATE cannot expand by more than 1032:1 (a 258-octet match costs at least 2 bits, RFC 1951
+    /// 3.2.5), so a declared size beyond that of the stored bytes is a lie.
+    static let maximumDeflateRatio = 1032
 
     public init(bytes: [UInt8]) throws(Failure) {
         self.bytes = bytes
@@ -57,11 +65,17 @@ public struct ZipArchive: Sendable {
         let start = lh + 30 + Int(nameLen) + Int(extraLen)
         guard start + entry.compressedSize <= bytes.count else { throw .truncated("data of \(entry.name)") }
         let raw = bytes[start..<(start + entry.compressedSize)]
+        guard entry.uncompressedSize <= Self.maximumEntrySize else {
+            throw .corrupt("\(entry.name) declares \(entry.uncompressedSize) bytes, more than a DFU image can be (16 MB)")
+        }
         let data: [UInt8]
         switch entry.method {
         case 0:
             data = Array(raw)
         case 8:
+            guard entry.uncompressedSize <= max(entry.compressedSize, 1) * Self.maximumDeflateRatio else {
+                throw .corrupt("\(entry.name) declares \(entry.uncompressedSize) bytes, more than its \(entry.compressedSize) compressed bytes can hold")
+            }
             data = try Self.inflate(Array(raw), expected: entry.uncompressedSize, name: entry.name)
         default:
             throw .unsupported("compression method \(entry.method) for \(entry.name)")

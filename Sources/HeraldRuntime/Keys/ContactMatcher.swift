@@ -200,12 +200,13 @@ public enum ContactMatcher {
             do { text = try CommandMessage.readText(payloadsPath) } catch { throw KeyToolError(error.description) }
             var groups: [Int: Group] = [:]
             var lineNumber = 0
+            let rowsBefore = rows
             for line in lines(text) {
                 lineNumber += 1
                 if line.isEmpty || (lineNumber == 1 && line.hasPrefix("time,")) { continue }
                 let f = fields(line, maxSplits: Int.max)
                 guard f.count == 3 else { malformed.append(.init(file: payloadsPath, line: lineNumber, reason: "expected time,target,payload")); continue }
-                guard let t = parseLogTime(f[0]) else { malformed.append(.init(file: payloadsPath, line: lineNumber, reason: "bad time \"\(f[0])\"")); continue }
+                guard let t = parseLogTime(f[0]) else { malformed.append(.init(file: payloadsPath, line: lineNumber, reason: "bad time \"\(f[0].prefix(40))\"")); continue }
                 guard let payload = hexBytes(f[2]) else { malformed.append(.init(file: payloadsPath, line: lineNumber, reason: "payload is not hex")); continue }
                 rows += 1
                 // Only Simple payloads carry contact identifiers; others (beacons …) are skipped.
@@ -222,6 +223,10 @@ public enum ContactMatcher {
                 g.first = min(g.first, t); g.last = max(g.last, t); g.count += 1
                 g.targets.insert(String(f[1]))
                 groups[k] = g
+            }
+            if text.contains(where: { !$0.isWhitespace }),
+               let why = MalformedFile.refusal(path: payloadsPath, usable: rows - rowsBefore, malformed: malformed, format: "a Herald payloads log") {
+                throw KeyToolError(why)
             }
             let rssi = try readRSSI(dir: dir, malformed: &malformed)
             for (k, g) in groups.sorted(by: { $0.value.first < $1.value.first }) {
@@ -243,19 +248,24 @@ public enum ContactMatcher {
         let text: String
         do { text = try CommandMessage.readText(path) } catch { throw KeyToolError(error.description) }
         var out: [String: RSSIStats] = [:]
-        var lineNumber = 0
+        var lineNumber = 0, usable = 0
         for line in lines(text) {
             lineNumber += 1
             if line.isEmpty || (lineNumber == 1 && line.hasPrefix("time,")) { continue }
             // time,sensor,id,detect,read,measure,share,visit,detectHerald,delete,data — data may hold commas.
             let f = fields(line, maxSplits: 10)
             guard f.count == 11 else { malformed.append(.init(file: path, line: lineNumber, reason: "expected 11 columns")); continue }
-            guard parseLogTime(f[0]) != nil else { malformed.append(.init(file: path, line: lineNumber, reason: "bad time \"\(f[0])\"")); continue }
+            guard parseLogTime(f[0]) != nil else { malformed.append(.init(file: path, line: lineNumber, reason: "bad time \"\(f[0].prefix(40))\"")); continue }
+            usable += 1
             guard f[5] == "3" else { continue }
             guard let v = rssiValue(f[10]) else { malformed.append(.init(file: path, line: lineNumber, reason: "measure row without an RSSI:<number>")); continue }
             var s = out[String(f[2])] ?? RSSIStats()
             s.count += 1; s.sum += v; s.max = max(s.max, v)
             out[String(f[2])] = s
+        }
+        if text.contains(where: { !$0.isWhitespace }),
+           let why = MalformedFile.refusal(path: path, usable: usable, malformed: malformed, format: "a Herald contacts log") {
+            throw KeyToolError(why)
         }
         return out
     }

@@ -78,6 +78,12 @@ public enum SecretKeyFile {
         if mode & 0o077 != 0 {
             throw KeyToolError("refusing \(what) \(path): mode \(String(mode, radix: 8, uppercase: false).leftPadded(to: 4)) lets others read it; run chmod 600 \(path)")
         }
+        // The size first: a wrong file (a log, a disk image) is refused without being read into
+        // memory (and an empty one without FoundationEssentials' reader, which leaks its 4 KB buffer
+        // on an empty file: found by Fuzz/SecretKey.swift).
+        guard st.st_size == expectedSize else {
+            throw KeyToolError("\(what) \(path) has \(st.st_size) bytes, expected \(expectedSize)")
+        }
         let data: Data
         do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
             throw KeyToolError(FileProblem(path: path, action: "read", what: what, why: CommandMessage.reason(error)).description)

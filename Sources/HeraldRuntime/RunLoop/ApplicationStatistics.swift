@@ -10,12 +10,22 @@ extension HeraldCentral {
     public var advertStatistics: [(String, Int)] {
         [("malformedAdverts", malformedAdverts), ("ignoredAppleAdverts", ignoredAppleAdverts)]
     }
+
+    /// What must stay bounded however long it runs: device database entries and the central's links.
+    public var occupancyStatistics: [(String, Int)] {
+        var linked = 0
+        for i in slots.indices where slots[i] != nil { linked += 1 }
+        return [("devices", database.count), ("centralLinks", linked)]
+    }
 }
 
 extension HeraldSensor: ApplicationStatistics {
-    public var applicationStatistics: [(String, Int)] { central.advertStatistics }
+    public var applicationStatistics: [(String, Int)] { central.advertStatistics + central.occupancyStatistics }
 }
 
 extension SensorArray: ApplicationStatistics {
-    public var applicationStatistics: [(String, Int)] { ble.central.advertStatistics }
+    /// With the device database's occupancy: it must stay bounded however many addresses pass by.
+    public var applicationStatistics: [(String, Int)] {
+        ble.central.advertStatistics + ble.central.occupancyStatistics
+    }
 }

@@ -61,6 +61,10 @@ public final class StackSession<App: LEApplication, let links: Int, let attribut
     public private(set) var reopens = 0
     /// Print `statisticsJSON()` to standard error on `close()` (`--stats`: fault-injection tests read it).
     public var reportsStatisticsAtClose = false
+    /// Also print them every this many ms while running (`--stats-interval`: the soak follows
+    /// links, queues, credits and the device database over an hour).
+    public var statisticsInterval: UInt64?
+    private var nextStatistics: UInt64 = 0
     /// Framer skips already logged, and when the next periodic check is due.
     private var loggedSkippedBytes = 0
     private var nextSkipLog: UInt64 = 0
@@ -114,8 +118,16 @@ public final class StackSession<App: LEApplication, let links: Int, let attribut
                 }
                 logSkippedBytes(supervision, now: MonotonicClock.now())
             }
+            if let interval = statisticsInterval { reportStatistics(every: interval, now: MonotonicClock.now()) }
             if try step(self) == .stop { return }
         }
+    }
+
+    private func reportStatistics(every interval: UInt64, now: UInt64) {
+        if nextStatistics == 0 { nextStatistics = now + interval }
+        guard now >= nextStatistics else { return }
+        nextStatistics = now + interval
+        FileHandle.standardError.write(Data("herald-stats: \(statisticsJSON())\n".utf8))
     }
 
     /// One read (or timer) and what follows from it.
