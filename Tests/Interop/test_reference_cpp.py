@@ -55,6 +55,19 @@ def reference_reads(log_path):
     return reads
 
 
+def _scan_misses(out):
+    """The reference payloads a `herald scan --json --summary-only` output lacks."""
+    try:
+        payloads = {d.get("payload") for d in json.loads(out)["summary"]["devices"]}
+    except (ValueError, KeyError):
+        return [CPP_WEARABLE_PAYLOAD, CPP_BEACON_PAYLOAD]
+    return [p for p in (CPP_WEARABLE_PAYLOAD, CPP_BEACON_PAYLOAD) if p not in payloads]
+
+
+def _scan_read_both(out):
+    return not _scan_misses(out)
+
+
 @pytest.fixture(scope="module")
 def scenario(herald_bin, tmp_path_factory):
     # The apps are Zephyr 2.5 builds: they share the 2.5 fixture's radio.
@@ -99,9 +112,19 @@ def scenario(herald_bin, tmp_path_factory):
             assert radio.proc.poll() is None, f"the simulation stopped (a reference app crashed?): {open(radio.log.name).read()[-800:]}"
             time.sleep(1)
         scan_out, scan_err = scan.communicate(timeout=60)
+        scan_code = scan.returncode
+        # A reference app busy with its own links can end the scan's link before its first packet
+        # (0x3E) on both of the scan's tries (docs/reference-cpp-captures.md): then one more scan, the
+        # simulation still running, and the test judges that one. Each scan must decode what it read.
+        if scan_code == 0 and not _scan_read_both(scan_out):
+            again = subprocess.run([herald_bin, "scan", "--transport", f"tty:{radio.paths[2]}", "--duration", "40",
+                                    "--summary-only", "--json", "--read-payloads", "--byte-order", "apps"],
+                                   capture_output=True, text=True, timeout=90)
+            print(f"\nscan: a second scan after {_scan_misses(scan_out)}")
+            scan_code, scan_out, scan_err = again.returncode, again.stdout, again.stderr
         sense.proc.wait(60)
         out.update(wearable=wearable, beacon=beacon, first=first, t_read={"wearable": t_wearable, "beacon": t_beacon},
-                   scan=(scan.returncode, scan_out, scan_err), sense=sense, started=started)
+                   scan=(scan_code, scan_out, scan_err), sense=sense, started=started)
         out["stopping"] = time.monotonic()
         stop(wearable.proc)
         stop(beacon.proc)
