@@ -37,6 +37,21 @@ def stop(proc):
         proc.kill()
 
 
+def read_terminal(master, before_each_read=None):
+    """Everything a program writes to its pty until it closes it (EIO, or end of file)."""
+    screen = b""
+    while True:
+        if before_each_read:
+            before_each_read()
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the program closed the terminal
+            break
+        if not chunk:
+            break
+        screen += chunk
+    return screen
+
 def test_summary_json_and_html_report(herald_bin, controllers, controller_kind, tmp_path):
     c = controllers(2)
     peer = start_advertiser(c.paths[1])
@@ -213,15 +228,7 @@ def test_live_table_in_a_terminal(herald_bin, controllers, tmp_path):
         scan = subprocess.Popen([herald_bin, "scan", "--transport", f"tty:{c.paths[0]}", "--duration", "6", "--read-payloads"],
                                 stdout=slave, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env)
         os.close(slave)
-        screen = b""
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # EIO: the scan closed the terminal
-                break
-            if not chunk:
-                break
-            screen += chunk
+        screen = read_terminal(master)
         scan.wait(timeout=60)
         os.close(master)
     finally:
@@ -322,17 +329,14 @@ def test_live_table_filters_sort_keys_sparkline_and_csv(herald_bin, controllers,
         os.close(slave)
         screen, sent = b"", False
         start = time.monotonic()
-        while True:
+
+        def press_a_after_3_s():
+            nonlocal sent
             if not sent and time.monotonic() - start > 3:
                 os.write(master, b"a")  # sort by address
                 sent = True
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            screen += chunk
+
+        screen += read_terminal(master, before_each_read=press_a_after_3_s)
         scan.wait(timeout=60)
         os.close(master)
     finally:
