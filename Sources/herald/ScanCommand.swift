@@ -118,7 +118,9 @@ struct ScanCommand: ParsableCommand {
                 return stop.isSet ? .stop : .keepRunning
             }
             try? session.perform { $0.control.stopScanning() }
-            session.releaseLinks()  // --read's links
+            session.app.reader?.scanEnded()
+            session.app.collectPayloads()
+            session.releaseLinks()  // --read-payloads' link
             let elapsed = Double(MonotonicClock.now() - started) / 1000
             let summary = session.app.summary
             if live {  // the last frame stays on the screen, complete

@@ -39,21 +39,42 @@ private func queuedOpcodes(_ c: StackControl) -> [UInt16] { (0..<c.commands.coun
         #expect(c3.connecting == nil)
     }
 
-    @Test func aLinkThatFailedToBeEstablishedIsRetriedOnce() {
+    @Test func aLinkThatFailedToBeEstablishedIsRetriedLaterUpToFourTimes() {
+        var r = BenchPayloadReader(activeScanning: false)
+        var now: UInt64 = 0
+        for attempt in 1...4 {
+            var c = StackControl()
+            // Each try waits longer than the last (1 s times the tries so far) after a 0x3E.
+            if attempt > 1 {
+                r.consider(peer, isHerald: true, connectable: true, now: now + r.unestablishedBackoff * UInt64(attempt - 1) - 1, control: &c)
+                #expect(c.connecting == nil, "try \(attempt) came early")
+                now += r.unestablishedBackoff * UInt64(attempt - 1)
+            }
+            r.consider(peer, isHerald: true, connectable: true, now: now, control: &c)
+            #expect(c.connecting?.peer == peer, "try \(attempt)")
+            r.didConnect(link, now: now + 10, control: &c)
+            // 0x3E: the link came up and never carried a packet (the reference's C++ apps, busy).
+            r.didDisconnect(handle: link.handle, reason: HCIStatus(rawValue: 0x3E), control: &c)
+            now += 10
+            if attempt < 4 { #expect(r.isIdle && r.outcomes.isEmpty, "try \(attempt)") }
+        }
+        guard case .failed(let why)? = r.outcomes[peer.address.description] else { Issue.record("no failure recorded"); return }
+        #expect(why.contains("0x3E"))
+        var c5 = StackControl()
+        r.consider(peer, isHerald: true, connectable: true, now: now + 60_000, control: &c5)
+        #expect(c5.connecting == nil)
+    }
+
+    @Test func aReadCutShortByTheEndOfTheScanSaysSo() {
         var r = BenchPayloadReader(activeScanning: false)
         var c = StackControl()
         r.consider(peer, isHerald: true, connectable: true, now: 0, control: &c)
         r.didConnect(link, now: 10, control: &c)
-        // 0x3E: the link came up and never carried a packet (the reference's C++ apps, busy): tried again.
-        r.didDisconnect(handle: link.handle, reason: HCIStatus(rawValue: 0x3E), control: &c)
-        #expect(r.isIdle && r.outcomes.isEmpty)
-        var c2 = StackControl()
-        r.consider(peer, isHerald: true, connectable: true, now: 20, control: &c2)
-        #expect(c2.connecting?.peer == peer)
-        r.didConnect(link, now: 30, control: &c2)
-        r.didDisconnect(handle: link.handle, reason: HCIStatus(rawValue: 0x3E), control: &c2)
-        guard case .failed(let why)? = r.outcomes[peer.address.description] else { Issue.record("no failure recorded"); return }
-        #expect(why.contains("0x3E"))
+        r.scanEnded()
+        #expect(r.outcomes[peer.address.description] == .failed("the scan ended before the payload was read"))
+        // The link's end that follows (our own Disconnect, 0x16) changes nothing.
+        r.didDisconnect(handle: link.handle, reason: .localHostTerminated, control: &c)
+        #expect(r.outcomes[peer.address.description] == .failed("the scan ended before the payload was read"))
     }
 
     @Test func discoversAndReadsThePayloadThenDisconnects() throws {

@@ -64,6 +64,14 @@ def _scan_misses(out):
     return [p for p in (CPP_WEARABLE_PAYLOAD, CPP_BEACON_PAYLOAD) if p not in payloads]
 
 
+def _scan_outcomes(out):
+    """(address, payload, error) of each device a `herald scan --json --summary-only` output lists."""
+    try:
+        return [(d["address"], d.get("payload"), d.get("payloadError")) for d in json.loads(out)["summary"]["devices"]]
+    except (ValueError, KeyError):
+        return out
+
+
 def _scan_read_both(out):
     return not _scan_misses(out)
 
@@ -99,7 +107,7 @@ def scenario(herald_bin, tmp_path_factory):
         # coordinators start at ~31 s), as a later attempt can meet a reference busy with its own links
         # (LE Connection Complete 0x3E).
         scan = subprocess.Popen([herald_bin, "scan", "--transport", f"tty:{radio.paths[2]}", "--duration", "40", "--summary-only",
-                                 "--json", "--read-payloads", "--byte-order", "apps"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                 "--json", "--read-payloads", "--byte-order", "apps", "--btsnoop", str(logs / "scan.btsnoop")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         sense = Lines([herald_bin, "sense", "--transport", f"tty:{radio.paths[3]}", "--json", "--quiet", "--byte-order", "apps",
                        "--duration", "40"], parse_json=True)
         procs.append(sense)
@@ -118,9 +126,10 @@ def scenario(herald_bin, tmp_path_factory):
         # simulation still running, and the test judges that one. Each scan must decode what it read.
         if scan_code == 0 and not _scan_read_both(scan_out):
             again = subprocess.run([herald_bin, "scan", "--transport", f"tty:{radio.paths[2]}", "--duration", "40",
-                                    "--summary-only", "--json", "--read-payloads", "--byte-order", "apps"],
+                                    "--summary-only", "--json", "--read-payloads", "--byte-order", "apps",
+                                    "--btsnoop", str(logs / "scan-again.btsnoop")],
                                    capture_output=True, text=True, timeout=90)
-            print(f"\nscan: a second scan after {_scan_misses(scan_out)}")
+            print(f"\nscan: a second scan after {_scan_misses(scan_out)}: {_scan_outcomes(scan_out)}")
             scan_code, scan_out, scan_err = again.returncode, again.stdout, again.stderr
         sense.proc.wait(60)
         out.update(wearable=wearable, beacon=beacon, first=first, t_read={"wearable": t_wearable, "beacon": t_beacon},
@@ -258,7 +267,7 @@ def test_scan_decodes_both_with_the_apps_byte_order(scenario):
     by_payload = {d.get("payload"): d for d in devices}
     w = by_payload.get(CPP_WEARABLE_PAYLOAD)
     b = by_payload.get(CPP_BEACON_PAYLOAD)
-    assert w and b, [(d["address"], d.get("payload"), d.get("payloadError")) for d in devices]
+    assert w and b, _scan_outcomes(out)
     assert w["kind"] == "herald-wearable" and w["payloadText"] == "test 826/0 client 1234567890", w
     assert w["payloadFields"]["clientIdentifier"] == 1234567890
     assert b["kind"] == "venue-beacon" and b["payloadText"] == "venue 826/4 location 123123 \"Erin's Stakehouse\"", b

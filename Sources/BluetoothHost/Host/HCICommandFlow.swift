@@ -63,6 +63,14 @@ public struct HCICommandFlow<let octets: Int> {
     public private(set) var obsoleteCancels = 0
     /// How long a command may go unanswered unless `enqueue` says otherwise.
     public var timeout: UInt64
+    /// After a standard command times out, how much longer its answer is waited for before one
+    /// credit is assumed. A stalled controller answers late but in order (seen: 11.6 s under load),
+    /// and commands sent meanwhile would exceed its one credit (Core 5.4 Vol 4 Part E 4.4) and find
+    /// their answers mixed with the late ones: so nothing is sent until the answer or this grace.
+    /// Zephyr's own host gives a command 10 s in all before it stops.
+    public var lateAnswerGrace: UInt64 = 8_000
+    /// Until when the controller owes the answer to a command that timed out (see `lateAnswerGrace`).
+    public private(set) var owedUntil: UInt64?
 
     public init(timeout: UInt64 = 2_000) { self.timeout = timeout }
 
@@ -72,6 +80,7 @@ public struct HCICommandFlow<let octets: Int> {
     public mutating func clear() {
         queue.removeAll()
         pending = nil
+        owedUntil = nil
         credits = 1
         initiating = false
     }
@@ -137,6 +146,9 @@ public struct HCICommandFlow<let octets: Int> {
     /// Records a Command Complete or Command Status for `opcode` that grants `numPackets` credits.
     public mutating func complete(opcode: HCIOpcode, numPackets: UInt8) -> CommandMatch {
         credits = Int(numPackets)
+        // Any answer says the controller is working through its commands again: a late one pays what
+        // it owed, and it grants credits afresh.
+        owedUntil = nil
         if opcode == .nop { return .nop }
         guard let p = pending, p.opcode == opcode else {
             lateCompletions &+= 1
@@ -146,15 +158,33 @@ public struct HCICommandFlow<let octets: Int> {
         return .pending(p.tag)
     }
 
-    /// The pending command, if it has waited past its deadline. It is forgotten and one credit
-    /// assumed, so a controller that silently drops a command (Bumble with unknown vendor
-    /// commands) does not stall the queue forever.
+    /// The pending command, if it has waited past its deadline. It is forgotten at once (its owner
+    /// hears of it and gives up); the credit it held comes back with its late answer or, failing
+    /// that, after `lateAnswerGrace`, so a controller that silently drops a command does not stall
+    /// the queue forever. A vendor command's credit comes back at once: a controller that does not
+    /// know one may never answer it (Bumble's), and that is "not supported", not a stall.
     public mutating func expired(now: UInt64) -> (opcode: HCIOpcode, tag: CommandTag)? {
+        if let owed = owedUntil, now >= owed {
+            owedUntil = nil
+            credits = max(credits, 1)
+        }
         guard let p = pending, now >= p.deadline else { return nil }
         pending = nil
-        credits = max(credits, 1)
+        if p.opcode.isVendorSpecific {
+            credits = max(credits, 1)
+        } else {
+            owedUntil = now &+ lateAnswerGrace
+        }
         return (p.opcode, p.tag)
     }
 
-    public var deadline: UInt64? { pending?.deadline }
+    /// The next time `expired` has something to do: a pending command's deadline or the end of the
+    /// grace for a late answer.
+    public var deadline: UInt64? {
+        switch (pending?.deadline, owedUntil) {
+        case let (p?, o?): min(p, o)
+        case let (p?, nil): p
+        case let (nil, o): o
+        }
+    }
 }

@@ -149,6 +149,7 @@ public struct HCIHost {
             // Queued like any command: it waits behind the application's, and its timeout is the usual one.
             if (try? send(HCIReadBDADDR(), tag: .liveness, now: now, output: &output)) != nil { probing = true }
         }
+        let owed = commands.owedUntil != nil
         if let expired = commands.expired(now: now) {
             if case .bringingUp(let step) = state, expired.tag == .bringUp {
                 // A vendor command that is never answered means "not supported", not a dead controller.
@@ -163,6 +164,9 @@ public struct HCIHost {
                 delegate.hostCommandDidTimeOut(tag: expired.tag, opcode: expired.opcode)
                 commands.pump(now: now, to: &output)
             }
+        } else if owed, commands.owedUntil == nil {
+            // The late answer never came: the credit assumed lets the queue move again.
+            commands.pump(now: now, to: &output)
         }
     }
 

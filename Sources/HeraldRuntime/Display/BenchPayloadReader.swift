@@ -44,12 +44,22 @@ public struct BenchPayloadReader {
     public var connectTimeout: UInt64 = 5_000
     /// At most this many connection attempts per advertiser.
     public var maxAttempts = 2
+    /// Links that never carried a packet (0x3E) are tried up to this many times, each a little later
+    /// than the last: a Herald device busy with links of its own (the reference C++ apps) ends two
+    /// in a row often enough that two tries left a device of a 40 s scan unread.
+    public var maxUnestablishedAttempts = 4
+    /// Milliseconds before the next try after a link that was never established, times the tries so far.
+    public var unestablishedBackoff: UInt64 = 1_000
     /// Outcome per advertiser address (`AA:BB:…`).
     public private(set) var outcomes: [String: Outcome] = [:]
     /// New outcomes since `takeNewOutcomes`, for logging as they happen.
     private var fresh: [(address: String, outcome: Outcome)] = []
     var phase = Phase.idle
     var attempts: [String: Int] = [:]
+    /// Per advertiser: how many attempts it may have (`maxAttempts` unless its links were never
+    /// established) and when the next may start.
+    var allowed: [String: Int] = [:]
+    var notBefore: [String: UInt64] = [:]
     var client = GATTStandardClient(maximumMTU: 247)
     var collector = Collector()
     var deadline: UInt64?
@@ -72,7 +82,8 @@ public struct BenchPayloadReader {
     public mutating func consider(_ address: DeviceAddress, isHerald: Bool, connectable: Bool, now: UInt64, control: inout StackControl) {
         clock = max(clock, now)
         let key = address.address.description
-        guard phase == .idle, isHerald, connectable, outcomes[key] == nil, attempts[key, default: 0] < maxAttempts else { return }
+        guard phase == .idle, isHerald, connectable, outcomes[key] == nil,
+              attempts[key, default: 0] < allowed[key, default: maxAttempts], now >= notBefore[key, default: 0] else { return }
         attempts[key, default: 0] += 1
         // One radio activity at a time keeps this working on controllers that cannot scan while initiating.
         control.stopScanning()
@@ -109,7 +120,12 @@ public struct BenchPayloadReader {
             // 0x3E (Connection Failed to be Established, Core 5.4 Vol 1 Part F 2.62): the link never carried a
             // packet, so it is a failed connection attempt like a refused one and gets the same second try
             // (seen with the Herald reference's C++ apps, busy with links of their own).
-            let retry = reason.rawValue == 0x3E && attempts[key, default: 0] < maxAttempts
+            let tries = attempts[key, default: 0]
+            let retry = reason.rawValue == 0x3E && tries < maxUnestablishedAttempts
+            if retry {
+                allowed[key] = maxUnestablishedAttempts
+                notBefore[key] = clock &+ unestablishedBackoff &* UInt64(tries)
+            }
             if outcomes[key] == nil, !retry {
                 record(key, .failed("disconnected (reason 0x\(hex(reason.rawValue))) before the payload was read"))
             }
@@ -189,6 +205,17 @@ public struct BenchPayloadReader {
         if !control.sendATT(handle: handle, pdu: request.span) {
             finish(.failed("ATT queue full"), handle: handle, control: &control)
         }
+    }
+
+    /// The scan is over: a read under way is reported as cut short by it, not by the link's end that
+    /// follows (the host's own Disconnect, 0x16, would otherwise read as the peer's doing).
+    public mutating func scanEnded() {
+        if case .connected(let address, _) = phase {
+            let key = address.address.description
+            if outcomes[key] == nil { record(key, .failed("the scan ended before the payload was read")) }
+        }
+        phase = .idle
+        deadline = nil
     }
 
     mutating func finish(_ outcome: Outcome, control: inout StackControl) {
