@@ -48,6 +48,19 @@ import Testing
         #expect(Self.opcodes(wire) == [0x200C, 0x200B])
     }
 
+    @Test func anUnansweredLEEncryptReleasesTheQueueAtOnce() throws {
+        // Bumble's controller never answers LE Encrypt; the advertiser hashes in software instead.
+        var flow = HCICommandFlow<256>(timeout: 2_000)
+        var wire = WireLog()
+        try flow.enqueue(HCILEEncrypt(key: .init(repeating: 0), plaintext: .init(repeating: 0)), tag: .gap)
+        flow.pump(now: 0, to: &wire)
+        try flow.enqueue(HCILESetScanParameters(scanType: .active), tag: .gap)
+        let encrypt = flow.expired(now: 2_000)
+        #expect(encrypt?.opcode == HCILEEncrypt.opcode)
+        flow.pump(now: 2_000, to: &wire)
+        #expect(Self.opcodes(wire) == [0x2017, 0x200B])
+    }
+
     @Test func anUnansweredVendorCommandReleasesTheQueueAtOnce() throws {
         // Bumble's controller ignores vendor commands it does not know: that is "not supported".
         var flow = HCICommandFlow<256>(timeout: 2_000)

@@ -161,8 +161,7 @@ public struct HCICommandFlow<let octets: Int> {
     /// The pending command, if it has waited past its deadline. It is forgotten at once (its owner
     /// hears of it and gives up); the credit it held comes back with its late answer or, failing
     /// that, after `lateAnswerGrace`, so a controller that silently drops a command does not stall
-    /// the queue forever. A vendor command's credit comes back at once: a controller that does not
-    /// know one may never answer it (Bumble's), and that is "not supported", not a stall.
+    /// the queue forever; except for commands that `mayGoUnanswered`, whose credit comes back at once.
     public mutating func expired(now: UInt64) -> (opcode: HCIOpcode, tag: CommandTag)? {
         if let owed = owedUntil, now >= owed {
             owedUntil = nil
@@ -170,12 +169,19 @@ public struct HCICommandFlow<let octets: Int> {
         }
         guard let p = pending, now >= p.deadline else { return nil }
         pending = nil
-        if p.opcode.isVendorSpecific {
+        if Self.mayGoUnanswered(p.opcode) {
             credits = max(credits, 1)
         } else {
             owedUntil = now &+ lateAnswerGrace
         }
         return (p.opcode, p.tag)
+    }
+
+    /// Commands a working controller may leave unanswered: vendor commands it does not know, and LE
+    /// Encrypt, which Bumble's virtual controller never answers (the advertiser then hashes in
+    /// software). Their silence is "not supported", not a stall, so their credit comes back at once.
+    static func mayGoUnanswered(_ opcode: HCIOpcode) -> Bool {
+        opcode.isVendorSpecific || opcode == HCILEEncrypt.opcode
     }
 
     /// The next time `expired` has something to do: a pending command's deadline or the end of the
