@@ -216,10 +216,19 @@ struct SensorSharingTests {
 
     @Test func delegatePairFansOutEveryEvent() {
         var pair = SensorDelegatePair(RecordingDelegate(), SensorDelegatePair(RecordingDelegate(), NoSensorDelegate()))
-        pair.sensor(.ble, didDetect: TargetIdentifier(4))
+        // Each of SensorDelegate's eight methods once, in an order of their own.
+        let t = TargetIdentifier(4)
+        let list = simplePayload(1) + simplePayload(2)
+        pair.sensor(.ble, didDetect: t)
+        pair.sensor(.ble, didMeasure: Proximity(value: -61, calibration: -8), fromTarget: t)
+        pair.sensor(.ble, didRead: [1, 2].span, fromTarget: t)
+        pair.sensor(.ble, didShare: SharedPayloads(splitting: list.span, with: SimplePayloadLayout()), fromTarget: t)
+        pair.sensor(.ble, didReceive: [3].span, fromTarget: t)
+        pair.sensor(.ble, didMeasure: Proximity(value: -62), fromTarget: t, withPayload: [5, 6].span)
         pair.sensor(.array, didUpdateState: .on)
-        pair.sensor(.ble, didRead: [1, 2].span, fromTarget: TargetIdentifier(4))
-        let expected: [SensorEvent] = [.detect(4), .state(.array, .on), .read(4, [1, 2])]
+        pair.sensor(.ble, available: false, didDeleteOrDetect: t)
+        let expected: [SensorEvent] = [.detect(4), .measure(4, -61, -8), .read(4, [1, 2]), .share(4, [simplePayload(1), simplePayload(2)]),
+                                       .receive(4, [3]), .measureWithPayload(4, -62, [5, 6]), .state(.array, .on), .available(false, 4)]
         #expect(pair.first.events == expected)
         #expect(pair.second.first.events == expected)
     }
