@@ -11,7 +11,7 @@
 // is the whole message in one Write Request; payloads reported fit the stored capacity; a device's
 // contact event never ends before it starts.
 import BluetoothHost
-import Herald
+@testable import Herald
 
 func check(_ condition: Bool, _ message: StaticString) {
     if !condition { fatalError("invariant: \(message)") }
@@ -66,6 +66,27 @@ let uuids: [BluetoothUUID] = [HeraldIdentifiers.serviceUUID, HeraldIdentifiers.r
 
 func address(_ b: UInt8) -> DeviceAddress {
     DeviceAddress(type: .randomDevice, address: BDAddress(displayOrder: 0xC0, 0, 0, 0, 0, b & 0x0F))
+}
+
+/// `message` written to our signal characteristic by `peer` on a fresh link: the Herald peripheral
+/// reassembles and decodes it (`HeraldPeripheral.write`), the sensor's `SensorCore` hands it to the
+/// central, as `HeraldSensor.write` does.
+func peerWrites(_ message: [UInt8], from peer: DeviceAddress, now: UInt64, central: inout HeraldCentral<6, 2>,
+                delegate: inout Delegate) {
+    let payload: [UInt8] = [0x10, 0x03, 0x3A, 0x00, 0x00] + [UInt8](repeating: 0x90, count: 16)
+    guard let source = try? FixedPayloadSource<32>(bytes: payload.span),
+          var peripheral = try? HeraldPeripheral<FixedPayloadSource<32>, 1, 32, 600>(
+              source: source, advertising: HeraldAdvertisingConfiguration(), clock: HeraldClock(unixMillisAtZero: 0))
+    else { fatalError("the peripheral is built from constants") }
+    var core = SensorCore(supplier: SimplePayloadLayout(), delegate: delegate, central: central)
+    core.now = now
+    var stack = StackControl()
+    let link = ConnectionSummary(handle: 0x30, role: .peripheral, peer: peer,
+                                 timing: ConnectionTiming(interval: 24, latency: 0, supervisionTimeout: 72))
+    peripheral.stackDidConnect(link, now: now, control: &stack, delegate: &core)
+    _ = peripheral.write(id: peripheral.signalID, connection: 0, offset: 0, value: message.span, delegate: &core)
+    central = core.central
+    delegate = core.delegate
 }
 
 func fuzzOne(_ data: Span<UInt8>) {
@@ -147,11 +168,10 @@ func fuzzOne(_ data: Span<UInt8>) {
             }
             follow(h, central.gattDidComplete(handle: h, succeeded: input.byte() & 3 != 0, now: now, control: &control, delegate: &delegate),
                    &central, &steps)
-        case 7:  // a signal message written to us
+        case 7:  // a signal message written to us, on the path that ships (the Herald peripheral, `SensorCore`)
             let n = Int(input.u16() % 600)
             let message = input.take(n)
-            _ = try? central.didReceiveSignal(message.span, from: address(input.byte()), now: now, layout: SimplePayloadLayout(),
-                                              delegate: &delegate)
+            peerWrites(message, from: address(input.byte()), now: now, central: &central, delegate: &delegate)
         case 8:  // immediate send
             let data = input.take(Int(input.byte() % 140))
             if input.byte() & 1 == 0 {

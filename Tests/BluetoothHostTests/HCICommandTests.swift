@@ -6,19 +6,6 @@ import Testing
 // the rest are hand-computed from Core 5.4 Vol 4 Part E 7.x and Zephyr's hci_vs.h layouts, and the
 // LE connection/scan/advertising ones were cross-checked against Bumble 0.0.236's own encoders.
 
-private func hex(_ s: String) -> [UInt8] {
-    let digits = Array(s.filter { !$0.isWhitespace }.utf8)
-    precondition(digits.count % 2 == 0, "odd hex literal")
-    func nibble(_ c: UInt8) -> UInt8 {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
-        default: return c - UInt8(ascii: "A") + 10
-        }
-    }
-    return stride(from: 0, to: digits.count, by: 2).map { nibble(digits[$0]) << 4 | nibble(digits[$0 + 1]) }
-}
-
 private struct ArraySink: ByteSink {
     var bytes: [UInt8] = []
     mutating func append(_ byte: UInt8) { bytes.append(byte) }

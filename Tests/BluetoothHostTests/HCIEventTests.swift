@@ -4,19 +4,6 @@ import Testing
 // Event bytes without the H4 indicator. "capture" marks bytes copied from
 // ../shared/captures (beside the repository)/*.btsnoop; the others are assembled from Core 5.4 Vol 4 Part E 7.7.
 
-private func hex(_ s: String) -> [UInt8] {
-    let digits = Array(s.filter { !$0.isWhitespace }.utf8)
-    precondition(digits.count % 2 == 0, "odd hex literal")
-    func nibble(_ c: UInt8) -> UInt8 {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
-        default: return c - UInt8(ascii: "A") + 10
-        }
-    }
-    return stride(from: 0, to: digits.count, by: 2).map { nibble(digits[$0]) << 4 | nibble(digits[$0 + 1]) }
-}
-
 /// An LE Meta event packet with the length octet computed.
 private func meta(_ subevent: UInt8, _ paramsHex: String) -> [UInt8] {
     let p = hex(paramsHex)

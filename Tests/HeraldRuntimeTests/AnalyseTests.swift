@@ -182,14 +182,21 @@ private func t(_ s: String) -> Int64 { ContactMatcher.parseLogTime(s)! }
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         var rng = SystemRandomNumberGenerator()
         let sample = Array((header + "\n2026-11-21 10:00:00.000+0000,BLE,\"T,1\",,2,,,,,,AB\n").utf8)
+        var refused = 0
         for round in 0..<50 {
             var bytes = Array(sample.prefix(Int.random(in: 0...sample.count, using: &rng)))
             for _ in 0..<(round % 5) { if !bytes.isEmpty { bytes[Int.random(in: 0..<bytes.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng) } }
             _ = FileManager.default.createFile(atPath: dir + "/contacts.csv", contents: Data(bytes))
             _ = FileManager.default.createFile(atPath: dir + "/detection.csv", contents: Data(bytes.reversed()))
             // A file with no usable line is refused (MalformedFile), in words; nothing traps.
-            do { _ = try DeviceLogReader.load(dir) } catch { #expect(error.description.contains(": not a Herald "), "\(error)") }
+            do { _ = try DeviceLogReader.load(dir) } catch {
+                refused += 1
+                #expect(error.description.contains(": not a Herald "), "\(error)")
+            }
         }
+        // Not only no trap: garbage is refused. Which rounds are depends on the random cut (a blank
+        // file is an empty log, a reversed header can read as a detection line), so not all 50.
+        #expect(refused > 0)
     }
 }
 

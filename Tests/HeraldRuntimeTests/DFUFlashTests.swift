@@ -315,15 +315,20 @@ private func flash(_ sim: DFUBootloaderSimulator, _ pkg: DFUPackage, prn: UInt16
     @Test func rejectedPingCountsAsAlive() throws {
         final class RejectingPing: DFUByteLink {
             var inbox: [UInt8] = []
+            var pings = 0
             func write(_ bytes: [UInt8]) throws(DFUError) {
                 var d = SLIPDecoder()
                 for p in d.feed(bytes) where p.first == DFUOpcode.ping.rawValue {
+                    pings += 1
                     inbox += SLIP.encode([0x60, 0x09, DFUResultCode.opCodeNotSupported.rawValue])
                 }
             }
             func read(timeoutMs: Int) throws(DFUError) -> [UInt8] { defer { inbox = [] }; return inbox }
         }
-        try DFUClient(link: RejectingPing(), timeoutMs: 50).ping()
+        // Alive at the first answer: one ping asked, its rejection taken as the bootloader's reply.
+        let link = RejectingPing()
+        #expect(throws: Never.self) { try DFUClient(link: link, timeoutMs: 50).ping() }
+        #expect(link.pings == 1)
     }
 
     @Test func wrongPingIDIsReported() {

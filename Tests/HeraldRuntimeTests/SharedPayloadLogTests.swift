@@ -1,6 +1,6 @@
 import BluetoothHost
 import Foundation
-import Herald
+@testable import Herald
 @testable import HeraldRuntime
 import Testing
 
@@ -29,7 +29,18 @@ import Testing
         // Payload sharing, RSSI -60 (0xFFC4), 42 octets.
         let message: [UInt8] = [0x03, 0xC4, 0xFF, 0x2A, 0x00] + a + b
         let writer = DeviceAddress(type: .randomDevice, address: BDAddress(displayOrder: 0xC0, 0, 0, 0, 0, 1))
-        try central.didReceiveSignal(message.span, from: writer, now: 1_000, layout: SimplePayloadLayout(), delegate: &delegate)
+        // Written to our signal characteristic, on the path that ships: the Herald peripheral
+        // reassembles and decodes it, the sensor's core turns it into the delegate's events.
+        var core = SensorCore(supplier: SimplePayloadLayout(), delegate: delegate, central: central)
+        core.now = 1_000
+        var peripheral = try HeraldPeripheral<FixedPayloadSource<32>, 1, 32, 600>(
+            source: FixedPayloadSource<32>(bytes: a.span), advertising: HeraldAdvertisingConfiguration(),
+            clock: HeraldClock(unixMillisAtZero: 0))
+        var stack = StackControl()
+        peripheral.stackDidConnect(ConnectionSummary(handle: 0x40, role: .peripheral, peer: writer,
+                                                     timing: ConnectionTiming(interval: 24, latency: 0, supervisionTimeout: 72)),
+                                   now: 1_000, control: &stack, delegate: &core)
+        #expect(peripheral.write(id: peripheral.signalID, connection: 0, offset: 0, value: message.span, delegate: &core) == nil)
         let rows = consumer.events.flatMap(ContactLog.lines(for:))
         // Columns: time,sensor,id,detect,read,measure,share,visit,detectHerald,delete,data
         let fields = rows.map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }

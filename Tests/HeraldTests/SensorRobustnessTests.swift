@@ -22,7 +22,6 @@ struct SensorRobustnessTests {
         var nextHandle: UInt16 = 1
         let adverts = [AdvertData.heraldUUID16, AdvertData.heraldUUID128WithTx, AdvertData.apple, AdvertData.other,
                        AdvertData.pseudo([1, 2, 3, 4, 5, 6]), AdvertData.pseudo([6, 5, 4, 3, 2, 1]), [0x05, 0xFF]]
-        let layout = SimplePayloadLayout()
         for _ in 0..<3_000 {
             h.now += UInt64(rng.next(5_000))
             switch rng.next(9) {
@@ -70,7 +69,7 @@ struct SensorRobustnessTests {
             case 7:
                 var message: [UInt8] = [UInt8(rng.next(6))]
                 for _ in 0..<rng.next(50) { message.append(UInt8(rng.next(256))) }
-                _ = try? h.central.didReceiveSignal(message.span, from: address(UInt8(rng.next(12))), now: h.now, layout: layout, delegate: &h.delegate)
+                _ = try h.peerWrites(message, from: address(UInt8(rng.next(12))))
             default:
                 let data: [UInt8] = [UInt8(rng.next(256))]
                 if rng.next(2) == 0 {

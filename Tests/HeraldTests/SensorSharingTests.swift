@@ -133,19 +133,18 @@ struct SensorSharingTests {
     @Test func receivedSignalMessagesBecomeEvents() throws {
         var h = CentralHarness<8, 2>()
         let writer = address(9)
-        let layout = SimplePayloadLayout()
         // A receive-only device writes its payload: a new target, payload read.
         let p = simplePayload(0x55)
         let payloadMessage: [UInt8] = [0x01, 0x15, 0x00] + p
-        try h.central.didReceiveSignal(payloadMessage.span, from: writer, now: 2_000, layout: layout, delegate: &h.delegate)
+        #expect(try h.peerWrites(payloadMessage, from: writer, now: 2_000) == nil)
         #expect(h.delegate.events == [.detect(1), .available(true, 1), .read(1, p)])
         #expect(h.central.database[0]!.kind == .receiveOnly)
         #expect(h.central.database[0]!.lastSeen == 2_000)
-        // RSSI, payload sharing (two payloads and 3 stray bytes), immediate send.
-        try h.central.didReceiveSignal([0x02, 0xC4, 0xFF].span, from: writer, now: 2_001, layout: layout, delegate: &h.delegate)
-        let shared: [UInt8] = [0x03, 0xC4, 0xFF, 0x2D, 0x00] + simplePayload(1) + simplePayload(2) + [0x10, 0x00, 0x00]
-        try h.central.didReceiveSignal(shared.span, from: writer, now: 2_002, layout: layout, delegate: &h.delegate)
-        try h.central.didReceiveSignal([0x04, 0x02, 0x00, 0xAB, 0xCD].span, from: writer, now: 2_003, layout: layout, delegate: &h.delegate)
+        // RSSI, payload sharing (two payloads), immediate send.
+        #expect(try h.peerWrites([0x02, 0xC4, 0xFF], from: writer, now: 2_001) == nil)
+        let shared: [UInt8] = [0x03, 0xC4, 0xFF, 0x2A, 0x00] + simplePayload(1) + simplePayload(2)
+        #expect(try h.peerWrites(shared, from: writer, now: 2_002) == nil)
+        #expect(try h.peerWrites([0x04, 0x02, 0x00, 0xAB, 0xCD], from: writer, now: 2_003) == nil)
         // The share, then per shared payload (integration guide): didRead from a generated target,
         // didMeasure with the RSSI the sharer sent (-60), didMeasure:withPayload.
         #expect(Array(h.delegate.events.suffix(9)) == [
@@ -167,22 +166,41 @@ struct SensorSharingTests {
         h.now = 2_000 + 360_000
         h.advert(writer, AdvertData.heraldUUID16)
         #expect(h.control.connects == [writer])
-        // Malformed: typed error, nothing filed.
-        #expect(throws: DecodeError.self) {
-            try h.central.didReceiveSignal([0x04, 0x05, 0x00, 0x01].span, from: address(10), now: 3_000, layout: layout, delegate: &h.delegate)
-        }
+        // Malformed (longer than it declares; a shared list with 3 stray octets after its whole
+        // payloads, which cannot be split): refused with Invalid Attribute Value Length (Core 5.4
+        // Vol 3 Part F 3.4.1.1), no event, nothing filed.
+        let events = h.delegate.events.count
+        #expect(try h.peerWrites([0x04, 0x01, 0x00, 0xAB, 0xCD], from: address(10), now: 3_000) == .invalidAttributeValueLength)
+        let stray: [UInt8] = [0x03, 0xC4, 0xFF, 0x2D, 0x00] + simplePayload(1) + simplePayload(2) + [0x10, 0x00, 0x00]
+        #expect(try h.peerWrites(stray, from: address(11), now: 3_000) == .invalidAttributeValueLength)
+        #expect(h.delegate.events.count == events)
         #expect(h.central.database.count == 1)
+    }
+
+    /// The signal characteristic's comment, `HeraldCentral.peerDidWrite(payload:)`: a payload longer
+    /// than a device's stored capacity is ignored. Its writer was filed and detected before the
+    /// capacity check, so it became a target with no payload.
+    @Test func anOversizedWrittenPayloadDetectsNobody() throws {
+        var h = CentralHarness<8, 2>()
+        let long = [UInt8](repeating: 0x5A, count: PayloadBytes.capacity + 1)
+        let message: [UInt8] = [0x01, UInt8(long.count & 0xFF), UInt8(long.count >> 8)] + long
+        #expect(try h.peerWrites(message, from: address(9), now: 2_000) == nil)
+        #expect(h.delegate.events.isEmpty)
+        #expect(h.central.database.count == 0)
+        // One octet shorter is a payload like any other.
+        let fits = Array(long.dropLast())
+        #expect(try h.peerWrites([0x01, UInt8(fits.count & 0xFF), UInt8(fits.count >> 8)] + fits, from: address(9), now: 2_001) == nil)
+        #expect(h.delegate.events == [.detect(1), .available(true, 1), .read(1, fits)])
     }
 
     @Test func aSharedPayloadWeAlreadyHoldIsReportedUnderItsDevice() throws {
         var h = CentralHarness<8, 2>()
-        let layout = SimplePayloadLayout()
         // Device 1 read directly; a writer then shares its payload with RSSI -70.
         h.advert(address(1), AdvertData.heraldUUID16)
         var peer = FakePeer.herald(payload: simplePayload(0x70))
         _ = h.drive(1, peer: &peer, from: h.connect(address(1), handle: 1))
         let shared: [UInt8] = [0x03, 0xBA, 0xFF, 0x15, 0x00] + simplePayload(0x70)
-        try h.central.didReceiveSignal(shared.span, from: address(2), now: 5_000, layout: layout, delegate: &h.delegate)
+        #expect(try h.peerWrites(shared, from: address(2), now: 5_000) == nil)
         #expect(Array(h.delegate.events.suffix(3)) == [.read(1, simplePayload(0x70)), .measure(1, -70, nil),
                                                       .measureWithPayload(1, -70, simplePayload(0x70))])
     }
@@ -198,10 +216,19 @@ struct SensorSharingTests {
 
     @Test func delegatePairFansOutEveryEvent() {
         var pair = SensorDelegatePair(RecordingDelegate(), SensorDelegatePair(RecordingDelegate(), NoSensorDelegate()))
-        pair.sensor(.ble, didDetect: TargetIdentifier(4))
+        // Each of SensorDelegate's eight methods once, in an order of their own.
+        let t = TargetIdentifier(4)
+        let list = simplePayload(1) + simplePayload(2)
+        pair.sensor(.ble, didDetect: t)
+        pair.sensor(.ble, didMeasure: Proximity(value: -61, calibration: -8), fromTarget: t)
+        pair.sensor(.ble, didRead: [1, 2].span, fromTarget: t)
+        pair.sensor(.ble, didShare: SharedPayloads(splitting: list.span, with: SimplePayloadLayout()), fromTarget: t)
+        pair.sensor(.ble, didReceive: [3].span, fromTarget: t)
+        pair.sensor(.ble, didMeasure: Proximity(value: -62), fromTarget: t, withPayload: [5, 6].span)
         pair.sensor(.array, didUpdateState: .on)
-        pair.sensor(.ble, didRead: [1, 2].span, fromTarget: TargetIdentifier(4))
-        let expected: [SensorEvent] = [.detect(4), .state(.array, .on), .read(4, [1, 2])]
+        pair.sensor(.ble, available: false, didDeleteOrDetect: t)
+        let expected: [SensorEvent] = [.detect(4), .measure(4, -61, -8), .read(4, [1, 2]), .share(4, [simplePayload(1), simplePayload(2)]),
+                                       .receive(4, [3]), .measureWithPayload(4, -62, [5, 6]), .state(.array, .on), .available(false, 4)]
         #expect(pair.first.events == expected)
         #expect(pair.second.first.events == expected)
     }
@@ -310,12 +337,10 @@ struct SensorSharingTests {
 /// Found by Fuzz/HeraldCentral: a payload signal message with no payload (01 00 00) was filed as an
 /// empty payload and reported by didRead; every such writer would have merged into one device.
 @Suite struct FuzzRegressionCentralTests {
-    @Test func anEmptyWrittenPayloadIsRefused() {
+    @Test func anEmptyWrittenPayloadIsRefused() throws {
         var h = CentralHarness<8, 2>()
-        #expect(throws: DecodeError.invalidValue(field: "payload length", value: 0)) {
-            try h.central.didReceiveSignal([0x01, 0x00, 0x00].span, from: address(1), now: 1_000, layout: SimplePayloadLayout(),
-                                           delegate: &h.delegate)
-        }
+        // A well-formed message (the writer sees success) that names nobody: nothing filed or reported.
+        #expect(try h.peerWrites([0x01, 0x00, 0x00], from: address(1), now: 1_000) == nil)
         h.central.peerDidWrite(payload: [UInt8]().span, from: address(2), now: 1_000, delegate: &h.delegate)
         #expect(h.central.database.count == 0)
         #expect(h.delegate.events.isEmpty)

@@ -1,4 +1,4 @@
-import BluetoothHost
+@testable import BluetoothHost
 @testable import Herald
 
 // Shared by the Sensor*Tests suites: a recording control and delegate, synthetic adverts, and a fake
@@ -169,5 +169,32 @@ struct CentralHarness<let devices: Int, let links: Int> {
             step = complete(handle)
         }
         return steps
+    }
+}
+
+extension CentralHarness {
+    /// A peripheral with one link and room for a 1,024-octet signal message (the host wearable's),
+    /// so every message a central can write reaches the sensor, oversized payloads included.
+    typealias SignalPeripheral = HeraldPeripheral<FixedPayloadSource<32>, 1, 32, 1024>
+
+    /// `message` as a peer writes it to our signal characteristic, on the path that ships: one ATT
+    /// write on a fresh link from `peer` to the Herald peripheral, which reassembles and decodes it
+    /// (`HeraldPeripheral.write`, `deliver`), then the sensor's `SensorCore` into this central, as
+    /// `HeraldSensor.write` does. Returns the ATT error the writer gets (nil: accepted).
+    @discardableResult
+    mutating func peerWrites(_ message: [UInt8], from peer: DeviceAddress, now: UInt64? = nil) throws -> ATTErrorCode? {
+        let source = try FixedPayloadSource<32>(bytes: simplePayload(0x90).span)
+        var peripheral = try SignalPeripheral(source: source, advertising: HeraldAdvertisingConfiguration(),
+                                              clock: HeraldClock(unixMillisAtZero: 0))
+        var core = SensorCore(supplier: SimplePayloadLayout(), delegate: delegate, central: central)
+        core.now = now ?? self.now
+        var stack = StackControl()
+        let link = ConnectionSummary(handle: 0x40, role: .peripheral, peer: peer,
+                                     timing: ConnectionTiming(interval: 24, latency: 0, supervisionTimeout: 72))
+        peripheral.stackDidConnect(link, now: core.now, control: &stack, delegate: &core)
+        let answer = peripheral.write(id: peripheral.signalID, connection: 0, offset: 0, value: message.span, delegate: &core)
+        central = core.central
+        delegate = core.delegate
+        return answer
     }
 }

@@ -1,6 +1,6 @@
 """The benchmark tools measure what they claim: Tools/bench-uart's pacing proxy never lets data
-through faster than the configured baud, `herald bench-serve` delivers every notification at the
-requested size, and Tools/bench-vs-bumble reads the same 200-octet value from both servers."""
+through faster than the configured baud and loses or reorders nothing, `herald bench-serve` delivers
+every notification at the requested size, and Tools/bench-vs-bumble reads the same 200-octet value from both servers."""
 import json
 import subprocess
 import sys
@@ -18,9 +18,12 @@ def run_json(args, timeout=180):
 def test_bench_uart_is_bounded_by_the_paced_line(herald_bin):
     # 115200 baud: slow enough that the line, not the hosts, must be the limit.
     r = run_json([str(BENCH / "bench_uart.py"), herald_bin, "--baud", "115200", "--notifications", "150", "--size", "100"])
-    assert r["notifications"] == 150 and r["payload"] == 100
-    # Above the ideal would mean the proxy leaks bytes faster than the baud; well below, that it stalls.
-    assert 0.5 < r["fractionOfIdeal"] <= 1.02
+    # Every octet delivered, in order: 150 notifications of 100 octets, each the one bench-serve
+    # numbered for its place.
+    assert r["notifications"] == 150 and r["payload"] == 100 and r["misdelivered"] == 0, r
+    # Above the ideal would mean the proxy leaks bytes faster than the baud. How close to the ideal
+    # it gets is the benchmark's figure (Tools/bench-uart), not a pass/fail bound.
+    assert r["fractionOfIdeal"] <= 1.02
     # Every notification crossed the proxy: 150 x (100 + 3 + 4 + 4 fragments x 5) octets at least.
     assert r["proxyBytes"]["to-controller"] >= 150 * 127
 

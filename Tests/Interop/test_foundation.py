@@ -107,5 +107,14 @@ def test_scan_sees_bumble_manufacturer_data_and_capture_is_clean(herald_bin, con
     t = subprocess.run([tshark, "-r", str(snoop_file)], capture_output=True, text=True, timeout=60)
     assert t.returncode == 0, t.stderr
     assert "Malformed" not in t.stdout
-    assert "LE Set Scan Enable" in t.stdout or "HCI_CMD" in t.stdout or "Sent" in t.stdout
-    assert len(t.stdout.splitlines()) > 10
+    # One frame per record we wrote, and tshark reads our LE Set Scan Enable commands (Core 5.4 Vol 4
+    # Part E 7.8.11) as we wrote them: the scan switched on, and off at the end.
+    records = list(snoop.packets(snoop_file))
+    assert len(t.stdout.splitlines()) == len(records), t.stdout
+    ours = [f"0x{p[4]:02x}" for received, p in records
+            if not received and len(p) >= 5 and p[0] == 0x01 and p[1] | p[2] << 8 == 0x200C]
+    e = subprocess.run([tshark, "-r", str(snoop_file), "-Y", "bthci_cmd.opcode == 0x200c", "-T", "fields",
+                        "-e", "bthci_cmd.le_scan_enable"], capture_output=True, text=True, timeout=60)
+    assert e.returncode == 0, e.stderr
+    assert e.stdout.split() == ours, (e.stdout, ours)
+    assert ours[0] == "0x01" and ours[-1] == "0x00", ours

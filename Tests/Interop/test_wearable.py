@@ -346,11 +346,21 @@ def test_scanner_reads_beacon_payload_and_interval(herald_bin, controller_kind, 
         assert d["payload"].startswith("30033a"), d  # beacon payload: protocol 0x30, country 826
         print(f"\nbeacon seen by scan: interval {d['interval']}")
         assert d["interval"]["count"] >= 3
-        assert 100 <= d["interval"]["mean"] <= 1500, d["interval"]
+        # The interval the scanner measures is the mean gap between the adverts it heard: never
+        # shorter than the beacon's 200 ms (each advertising event is advInterval plus a 0-10 ms
+        # advDelay after the last, Core 5.4 Vol 6 Part B 4.4.2.2.1), less 10 % for the host's
+        # timestamps. How many adverts a scan hears (the gap's upper side) is the scanner's
+        # performance, not this test's claim.
+        assert d["interval"]["mean"] >= 180, d["interval"]
     finally:
         if beacon:
             stop(beacon.proc)
         radio.close()
+    # The beacon asked its controller for the interval it was given: LE Set Advertising Parameters
+    # with Advertising_Interval_Min and _Max both 200 ms (320 × 0.625 ms, Core 5.4 Vol 4 Part E 7.8.5).
+    params = [p[4:8] for received, p in snoop.packets(tmp_path / "beacon.btsnoop")
+              if not received and len(p) >= 8 and p[0] == 0x01 and p[1] | p[2] << 8 == 0x2006]
+    assert params and all(int.from_bytes(q[0:2], "little") == int.from_bytes(q[2:4], "little") == 320 for q in params), params
     # Every command both sent was accepted (Zephyr 2.5 refuses some that 3.0 accepts).
     for name in ("beacon", "scan"):
         assert snoop.refused(tmp_path / f"{name}.btsnoop", controller_kind) == [], name

@@ -114,12 +114,12 @@ async def client(port: str, target: str, count: int, mtu: int) -> dict:
         await peer.discover_services()
         for s in peer.services:
             await peer.discover_characteristics(service=s)
-        times, sizes = [], []
+        times, values = [], []
         done = asyncio.get_running_loop().create_future()
 
         def on_value(v):
             times.append(time.perf_counter())
-            sizes.append(len(v))
+            values.append(bytes(v))
             if len(times) >= count and not done.done():
                 done.set_result(None)
 
@@ -129,7 +129,18 @@ async def client(port: str, target: str, count: int, mtu: int) -> dict:
         except asyncio.TimeoutError:
             pass
         await connection.disconnect()
-        return {"mtu": got_mtu, "times": times, "sizes": sizes}
+        return {"mtu": got_mtu, "times": times, "values": values}
+
+
+def misdelivered(values: list) -> int:
+    """Notifications that are not the one expected at their place: `herald bench-serve` numbers them
+    from 0 in their first 4 octets (little-endian) and fills the rest with zeros."""
+    bad = 0
+    for n, v in enumerate(values):
+        head = min(4, len(v))
+        if v != (n & 0xFFFFFFFF).to_bytes(4, "little")[:head] + bytes(len(v) - head):
+            bad += 1
+    return bad
 
 
 def main():
@@ -162,7 +173,7 @@ def main():
                 proc.wait(5)
             except subprocess.TimeoutExpired:
                 proc.kill()
-    times, sizes = r["times"], r["sizes"]
+    times, sizes = r["times"], [len(v) for v in r["values"]]
     if len(times) < 2:
         raise SystemExit(f"bench-uart: only {len(times)} notifications arrived")
     payload = sizes[-1]
@@ -177,7 +188,8 @@ def main():
           f"achieved {measured / ideal * 100:.1f} % of ideal")
     print(json.dumps({"baud": args.baud, "payload": payload, "notifications": len(times), "seconds": seconds,
                       "payloadBytesPerSecond": measured, "idealPayloadBytesPerSecond": ideal,
-                      "fractionOfIdeal": measured / ideal, "proxyBytes": proxy.bytes}, sort_keys=True))
+                      "fractionOfIdeal": measured / ideal, "proxyBytes": proxy.bytes,
+                      "misdelivered": misdelivered(r["values"])}, sort_keys=True))
 
 
 if __name__ == "__main__":

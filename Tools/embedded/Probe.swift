@@ -157,9 +157,10 @@ struct ProbeSensorDelegate: SensorDelegate {
 
 /// The Herald sensor as firmware would build it: a sensor array (Simple payload supplier, two
 /// delegates, the Herald peripheral with its GATT service and rotating address) as the application of
-/// a 4-link stack, 64 devices and 2 central links. `bytes` go in as HCI from the controller, as a
-/// signal message written by a peer and as an ATT write to the signal characteristic; then an
-/// immediate send to all and the timers run (purge, GATT client timeouts, address rotation).
+/// a 4-link stack, 64 devices and 2 central links. `bytes` go in as HCI from the controller and as a
+/// signal message written to the signal characteristic (the GATT server's write, the path that
+/// ships); then an immediate send to all and the timers run (purge, GATT client timeouts, address
+/// rotation).
 @_cdecl("herald_probe_sensor")
 public func probeSensor(_ bytes: UnsafePointer<UInt8>, _ count: Int, _ now: UInt64) -> Int32 {
     typealias Peripheral = HeraldPeripheral<SimplePayloadSource<InlineSecretKey>, 4, 32, 128>
@@ -183,13 +184,11 @@ public func probeSensor(_ bytes: UnsafePointer<UInt8>, _ count: Int, _ now: UInt
     stack.start(now: now, output: &out)
     _ = stack.perform(now: now, output: &out) { le in le.app.start(now: now, control: &le.control) }
     stack.receive(span, now: now, output: &out)
-    let peer = DeviceAddress(type: .randomDevice, address: BDAddress(displayOrder: 0xC0, 1, 2, 3, 4, 5))
     let sent = stack.perform(now: now &+ 5, output: &out) { le in
         let message = span.extracting(2048..<count)
-        _ = try? le.app.ble.didReceiveSignal(message, from: peer, now: now &+ 5)
         _ = le.app.write(id: HeraldGATTProfile.signalValueID, connection: 0, offset: 0, value: message)
         var payload = FixedBytes<128>()
-        _ = le.app.ble.payload(at: now &+ 5, for: nil, into: &payload)
+        _ = le.app.ble.supplier.payload(at: now &+ 5, for: nil, into: &payload)
         return le.app.immediateSendAll(payload.span, now: now &+ 5, control: &le.control)
     }
     stack.tick(now: now &+ 70_000, output: &out)

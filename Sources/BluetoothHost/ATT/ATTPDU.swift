@@ -26,10 +26,6 @@ extension ByteReader {
         guard octet == expected.rawValue else { throw .unexpectedCode(field: "ATT opcode", value: Int(octet)) }
     }
 
-    /// An attribute handle; 0x0000 is reserved and never valid in a PDU that names one attribute
-    /// (Core 5.4 Vol 3 Part F 3.2.2). Range PDUs check their own bounds, so this stays a plain read.
-    mutating func attHandle() throws(DecodeError) -> UInt16 { try u16() }
-
     /// A UUID that fills the rest of the PDU: ATT carries only 16- or 128-bit UUIDs (Part F 3.2.1).
     mutating func attUUIDRest() throws(DecodeError) -> BluetoothUUID {
         let n = remaining

@@ -99,12 +99,6 @@ public struct GATTClient<let longWriteCapacity: Int> {
         isBusy && !isTimedOut ? requestSentAt &+ Self.transactionTimeout : nil
     }
 
-    /// Tells the client the bearer's ATT_MTU changed without its own exchange: the peer's Exchange MTU
-    /// Request to our server sets the MTU of the same bearer (Part F 3.4.2). Never below 23.
-    public mutating func bearerMTUDidChange(_ newMTU: UInt16) {
-        mtu = max(ATTMTU.minimum, newMTU)
-    }
-
     // MARK: Starting
 
     /// Starts `procedure` at `now`, writing its first request PDU into `request`. Throws `.busy` while

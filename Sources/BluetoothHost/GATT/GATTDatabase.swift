@@ -119,12 +119,6 @@ public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, l
         try addService(uuid, type: GATTAttributeType.primaryService)
     }
 
-    /// Starts a secondary service (Part G 3.1), only reachable through an include.
-    @discardableResult
-    public mutating func addSecondaryService(_ uuid: BluetoothUUID) throws(GATTDatabaseError) -> UInt16 {
-        try addService(uuid, type: GATTAttributeType.secondaryService)
-    }
-
     mutating func addService(_ uuid: BluetoothUUID, type: UInt16) throws(GATTDatabaseError) -> UInt16 {
         var v = FixedBytes<16>()
         uuid.write(to: &v, size: uuid.shortestWireSize)

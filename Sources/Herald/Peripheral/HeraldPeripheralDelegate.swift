@@ -79,8 +79,3 @@ extension HeraldPeripheralDelegate {
     public static var rotatesAddress: Bool { true }
     public static var receivesSignals: Bool { true }
 }
-
-/// A delegate that ignores everything.
-public struct HeraldPeripheralNoDelegate: HeraldPeripheralDelegate {
-    public init() {}
-}

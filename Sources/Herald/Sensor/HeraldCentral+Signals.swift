@@ -52,31 +52,10 @@ extension HeraldCentral {
 
     // MARK: Signal messages written to us (peripheral role)
 
-    /// A whole signal message a peer wrote to our signal characteristic (the peripheral component
-    /// reassembles fragments with `SignalReassembler` first). A peer we never saw advertising becomes
-    /// a receive-only device. Malformed messages are dropped with their typed error.
-    public mutating func didReceiveSignal<P: PayloadDataSupplier, D: SensorDelegate>(
-        _ bytes: Span<UInt8>, from peer: DeviceAddress, now: UInt64, layout: borrowing P, delegate: inout D
-    ) throws(DecodeError) {
-        let message = try SignalMessage(parsing: bytes)
-        switch message.kind {
-        case .keepAwake:
-            return
-        case .payload:
-            guard message.data.count <= PayloadBytes.capacity else {
-                throw .badLength(field: "payload", declared: message.data.count, limit: PayloadBytes.capacity)
-            }
-            guard message.data.count > 0 else { throw .invalidValue(field: "payload length", value: 0) }
-            peerDidWrite(payload: message.data, from: peer, now: now, delegate: &delegate)
-        case .rssi:
-            peerDidWrite(rssi: message.rssi, from: peer, now: now, delegate: &delegate)
-        case .payloadSharing:
-            let payloads = SharedPayloads(splitting: message.data, with: layout)
-            peerDidShare(payloads, rssi: message.rssi, from: peer, now: now, delegate: &delegate)
-        case .immediateSend:
-            peerDidSend(immediate: message.data, from: peer, now: now, delegate: &delegate)
-        }
-    }
+    // One path in: the peripheral's signal characteristic reassembles a peer's writes and decodes the
+    // whole message (`HeraldPeripheral.write`, `deliver`); the sensor's `SensorCore` turns each
+    // message into one of the calls below. Each validates what it is given before the writer is
+    // filed: a message we refuse must not make a detected target of its writer.
 
     /// The target for a peer that wrote to us, filing it as receive-only when unknown.
     mutating func writer<D: SensorDelegate>(_ peer: DeviceAddress, now: UInt64, delegate: inout D) -> Int {
@@ -96,7 +75,7 @@ extension HeraldCentral {
     /// Signal message 0x01: the writer's own payload. Longer than `PayloadBytes.capacity`, or empty
     /// (it names nobody, and every empty payload would merge into one device): ignored.
     public mutating func peerDidWrite<D: SensorDelegate>(payload: Span<UInt8>, from peer: DeviceAddress, now: UInt64, delegate: inout D) {
-        guard payload.count > 0 else { return }
+        guard payload.count > 0, payload.count <= PayloadBytes.capacity else { return }
         let index = writer(peer, now: now, delegate: &delegate)
         guard let (kept, merged) = database.setPayload(payload, at: index, now: now) else { return }
         if let gone = merged { delegate.sensor(.ble, available: false, didDeleteOrDetect: gone) }

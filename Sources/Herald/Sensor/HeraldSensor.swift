@@ -71,18 +71,6 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
         core.central.immediateSendAll(data, now: now, control: &control)
     }
 
-    // MARK: Hooks for the peripheral half
-
-    /// Our payload for `now`, for the payload characteristic.
-    public mutating func payload<S: ByteSink>(at now: UInt64, for peer: TargetIdentifier?, into sink: inout S) -> Bool {
-        supplier.payload(at: now, for: peer, into: &sink)
-    }
-
-    /// A whole signal message written to our signal characteristic by `peer`.
-    public mutating func didReceiveSignal(_ bytes: Span<UInt8>, from peer: DeviceAddress, now: UInt64) throws(DecodeError) {
-        try core.central.didReceiveSignal(bytes, from: peer, now: now, layout: core.supplier, delegate: &core.delegate)
-    }
-
     // MARK: LEApplication
 
     public mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout StackControl) {
