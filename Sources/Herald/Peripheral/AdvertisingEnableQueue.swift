@@ -12,10 +12,11 @@ import BluetoothHost
 /// advertiser believing it was off while the controller advertised: the next address change then
 /// skipped the Disable and its LE Set Random Address was refused (0x0C), keeping the old address.
 struct AdvertisingEnableQueue {
-    /// The value of each command in flight, oldest in bit 0 (at most 64: the command queue holds
-    /// fewer enables than that).
-    private var values: UInt64 = 0
-    private(set) var count: UInt64 = 0
+    /// The value of each command in flight, oldest in bit 0 (at most 32: the command queue holds
+    /// fewer enables than that). 32 bits: a variable shift of a 64-bit value is a runtime call on
+    /// Cortex-M (`__aeabi_llsl`), one of 32 bits an instruction.
+    private var values: UInt32 = 0
+    private(set) var count: UInt32 = 0
 
     mutating func removeAll() {
         values = 0
@@ -24,9 +25,9 @@ struct AdvertisingEnableQueue {
 
     /// A command with `enable` was queued.
     mutating func queued(_ enable: Bool) {
-        guard count < 64 else { return }
-        // UInt64 throughout: no generic integer conversion or shift (they may read `words`, an array).
-        if enable { values |= (1 as UInt64) &<< count }
+        guard count < 32 else { return }
+        // UInt32 throughout: no generic integer conversion or shift (they may read `words`, an array).
+        if enable { values |= (1 as UInt32) &<< count }
         count += 1
     }
 
@@ -35,7 +36,7 @@ struct AdvertisingEnableQueue {
     mutating func answered(_ status: HCIStatus) -> (advertising: Bool, last: Bool)? {
         guard count > 0 else { return nil }
         let enable = values & 1 == 1
-        values = values &>> (1 as UInt64)
+        values = values &>> (1 as UInt32)
         count -= 1
         let advertising: Bool
         if status == .success || status == .commandDisallowed {
