@@ -56,6 +56,13 @@ public struct Connection<Reassembler: L2CAPReassembling, Extra: ConnectionExtra>
     public let peer: DeviceAddress
     public var timing: ConnectionTiming
     public var dataLength = LinkDataLength.initial
+    public var phy = LinkPHY.initial
+    /// LE Set PHY commands sent for this link, and whether one lost a collision and is to be sent
+    /// again once the link layer's other procedure has completed (`LEStack.phyUpdated`).
+    public var phyRequests: UInt8 = 0
+    public var phyRetryPending = false
+    /// When the pending request is sent anyway if no other procedure completes first (ms).
+    public var phyRetryAt: UInt64 = 0
     public var reassembler: Reassembler
     /// Identifiers and outstanding requests of the LE signalling channel.
     public var signaling: L2CAPSignalingState

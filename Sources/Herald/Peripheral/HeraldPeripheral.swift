@@ -253,6 +253,13 @@ public struct HeraldPeripheral<Source: HeraldPayloadSource, let links: Int, let 
         advertiser.stackDidDisconnect(now: now, control: &control)
     }
 
+    /// Reports a link's new PHYs; nothing to change here (the stack applied them).
+    public mutating func stackDidUpdatePHY<D: HeraldPeripheralDelegate>(handle: UInt16, _ phy: LinkPHY, delegate: inout D) {
+        for slot in 0..<links where linkStates[slot].handle == handle {
+            delegate.heraldPeripheral(didUpdatePHY: phy, on: reportedLink(slot))
+        }
+    }
+
     public var deadline: UInt64? { advertiser.deadline }
     public mutating func deadlineInPlace() -> UInt64? { advertiser.deadlineInPlace() }
 
@@ -314,6 +321,10 @@ public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate:
 
     public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
         peripheral.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control, delegate: &delegate)
+    }
+
+    public mutating func stackDidUpdatePHY(handle: UInt16, _ phy: LinkPHY, now: UInt64, control: inout StackControl) {
+        peripheral.stackDidUpdatePHY(handle: handle, phy, delegate: &delegate)
     }
 
     public mutating func stackCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus,
