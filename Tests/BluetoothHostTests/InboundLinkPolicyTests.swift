@@ -133,6 +133,32 @@ struct GuardedApp: LEApplication {
         #expect(h.disconnects().map(\.0).contains(0x44) == false)
     }
 
+    @Test func refusedLinksStillClosingHoldTheirSlotsSoTheCentralsAreKept() throws {
+        var h = try Harness()
+        h.inbound(handle: 0x40, last: 0x01)
+        h.at(10_000)
+        #expect(h.disconnects().map(\.0) == [0x40])
+        h.disconnected(0x40, reason: 0x16)
+        // The silent central comes back through two controllers at once: both refused, and each
+        // holds its slot until its Disconnection Complete, so no third central is let in.
+        h.inbound(handle: 0x41, last: 0x01)
+        #expect(h.disconnects().map(\.0) == [0x41])
+        #expect(h.stack.le.control.acceptsInboundLinks)
+        h.inbound(handle: 0x42, last: 0x01)
+        #expect(h.disconnects().map(\.0) == [0x42])
+        #expect(!h.stack.le.control.acceptsInboundLinks)
+        // The two slots kept for the central role are free: our own links get them.
+        h.feed(StackHarness.connectionComplete(handle: 0x50, role: 0x00))
+        var second = StackHarness.connectionComplete(handle: 0x51, role: 0x00)
+        second[9] = 0x20
+        h.feed(second)
+        #expect(h.stack.le.counters.rejectedConnections == 0)
+        #expect(h.disconnects().isEmpty)
+        h.disconnected(0x41, reason: 0x16)
+        h.disconnected(0x50, reason: 0x13)
+        #expect(h.stack.le.control.acceptsInboundLinks)
+    }
+
     @Test func centralLinksAreNeverDroppedIdle() throws {
         var h = try Harness()
         h.feed(StackHarness.connectionComplete(handle: 0x40, role: 0x00))

@@ -81,11 +81,26 @@ extension LEStack {
         return n
     }
 
+    /// Peripheral links in the table, those being closed included: each holds a slot until its
+    /// Disconnection Complete, which takes connection events (seconds, when the central's side
+    /// ends by supervision timeout).
+    mutating func inboundLinksInTable() -> Int {
+        var n = 0
+        for position in 0..<links where connections.isOccupied(position) {
+            if connections.entries[position]?.role == .peripheral { n += 1 }
+        }
+        return n
+    }
+
     mutating func updateInboundRoom() {
-        // A central that connects when the link table has no free slot is refused before the
-        // application hears of it (`linkUp`), and our own central links fill slots too: room is a
-        // place under the quota and a free slot.
-        control.acceptsInboundLinks = openInboundLinks() < Self.inboundQuota && !connections.isFull
+        // Room is a place under the quota counting the links being closed too: a refused central
+        // still holds its slot until the link is gone, and centrals refused one after another would
+        // otherwise fill the slots kept for our central role (seen on Zephyr's controller: four
+        // refused silent centrals closing at once, and our own link to a phone then found no slot).
+        // Advertising stays off meanwhile; each enable lets one central in, so the peripheral links
+        // in the table never pass the quota. A central that connects when the link table has no
+        // free slot is refused before the application hears of it (`linkUp`).
+        control.acceptsInboundLinks = inboundLinksInTable() < Self.inboundQuota && !connections.isFull
     }
 
     /// A central connected to us: kept, or disconnected at once when over the quota or refused.

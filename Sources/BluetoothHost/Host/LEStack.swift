@@ -227,12 +227,16 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             return
         }
         control.credits.open(handle: c.handle)
-        if c.role == .peripheral { _ = admitInbound(handle: c.handle, peer: peer) }
+        let admitted = c.role == .central || admitInbound(handle: c.handle, peer: peer)
         updateInboundRoom()
-        if let length = linkDataLength {
-            control.send(HCILESetDataLength(handle: c.handle, txOctets: length.octets, txTime: length.time), tag: .gap)
+        // A refused link is being closed: asking its link layer for more would only queue commands
+        // (one in flight) that a controller may refuse on an ending link.
+        if admitted {
+            if let length = linkDataLength {
+                control.send(HCILESetDataLength(handle: c.handle, txOctets: length.octets, txTime: length.time), tag: .gap)
+            }
+            requestPHY(handle: c.handle)
         }
-        requestPHY(handle: c.handle)
         if c.role == .peripheral, control.advertiserEnabled {
             // Legacy connectable advertising stops when a central connects (Core 5.4 Vol 6 Part B
             // 4.4.2.3); more centrals can find us if it starts again.
