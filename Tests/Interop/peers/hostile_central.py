@@ -82,18 +82,18 @@ async def connect(device: Device, index: int, until: float):
     address = await find(device, until)
     # No timeout: Bumble's virtual controller never ends a cancelled LE Create Connection, and refuses
     # every later one (a pending connection is never cleared). A hostile central waits anyway.
-    attempt = asyncio.ensure_future(device.connect(address, timeout=None))
-    done, _ = await asyncio.wait([attempt], timeout=max(0.0, until - time.monotonic()))
+    pending = asyncio.ensure_future(device.connect(address, timeout=None))
+    done, _ = await asyncio.wait([pending], timeout=max(0.0, until - time.monotonic()))
     if not done:
         try:
             await asyncio.wait_for(device.cancel_connection(), 5)
-            connection = await asyncio.wait_for(attempt, 5)  # the cancel's outcome, or a link that won the race
+            connection = await asyncio.wait_for(pending, 5)  # the cancel's outcome, or a link that won the race
         except BaseException as e:
             say("failed", index, "cancelled", type(e).__name__)
             return None
         await abandon(connection, index)
         return None
-    connection = attempt.result()
+    connection = pending.result()
     gone = asyncio.get_running_loop().create_future()
 
     def on_disconnection(reason):
@@ -110,7 +110,7 @@ async def connect(device: Device, index: int, until: float):
     # wearable's link layer alone: its host hears nothing, so a silent central stays silent.
     features = asyncio.ensure_future(device.get_remote_le_features(connection))
     await asyncio.wait([features, gone], timeout=GHOST_CHECK, return_when=asyncio.FIRST_COMPLETED)
-    if gone.done() or not features.done() or features.exception() is not None:
+    if gone.done() or not features.done() or features.cancelled() or features.exception() is not None:
         if not features.done():
             features.cancel()
         say("ghost", index, str(address))
