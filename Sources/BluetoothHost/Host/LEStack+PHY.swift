@@ -22,7 +22,8 @@
 extension LEStack {
     /// Called once per new link, after LE Set Data Length (if any) was sent.
     mutating func linkUpPHY(handle: UInt16, role: ConnectionRole) {
-        guard asks2MPHY else { return }
+        // `App.asksForLE2MPHY` first: a constant, so an application that never asks carries none of this.
+        guard App.asksForLE2MPHY, asks2MPHY else { return }
         if role == .central, linkDataLength == nil { return requestPHY(handle: handle) }
         let afterProcedure = role == .central
         let at = now &+ (afterProcedure ? Self.phyRetryDelay : Self.peripheralPHYDelay)
@@ -80,7 +81,7 @@ extension LEStack {
             // Change, `retryPHYAfterProcedure`), or after `phyRetryDelay` when no such event comes (a
             // procedure that changed nothing reports none). 0x23 LL Procedure Collision (2.35) means
             // the peer's own PHY Update won: it sets the PHYs and is not asked for again.
-            if u.status.rawValue == 0x2A {
+            if App.asksForLE2MPHY, u.status.rawValue == 0x2A {
                 let at = now &+ Self.phyRetryDelay
                 _ = connections.update(handle: u.handle) { link in
                     link.phyRequestPending = link.phy == .initial && link.phyRequests < Self.phyRequestLimit
@@ -107,7 +108,7 @@ extension LEStack {
     /// Sends the LE Set PHY that waited for the link's other procedure (the central's first, after
     /// its data length; one that lost a collision), now that a procedure completed on `handle`.
     mutating func retryPHYAfterProcedure(handle: UInt16) {
-        guard connections.update(handle: handle, { $0.phyRequestPending && $0.phyRequestAfterProcedure }) == true else { return }
+        guard App.asksForLE2MPHY, connections.update(handle: handle, { $0.phyRequestPending && $0.phyRequestAfterProcedure }) == true else { return }
         sendPendingPHYRequest(handle: handle)
     }
 

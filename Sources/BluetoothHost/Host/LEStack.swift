@@ -470,7 +470,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             // copied the link on every turn of the main loop.
             guard connections.isOccupied(position) else { continue }
             take(connections.entries[position]?.extra.bearer.nextDeadline)
-            if connections.entries[position]?.phyRequestPending == true { take(connections.entries[position]?.phyRequestAt) }
+            if App.asksForLE2MPHY, connections.entries[position]?.phyRequestPending == true { take(connections.entries[position]?.phyRequestAt) }
         }
         take(idleDeadline)
         take(app.applicationDeadline)
@@ -502,7 +502,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             if server.poll(bearer: &connections.entries[position]!.extra.bearer, now: now) == .disconnect {
                 control.disconnect(handle: connections.entries[position]!.handle)
             }
-            if connections.entries[position]!.phyRequestPending, now >= connections.entries[position]!.phyRequestAt {
+            if App.asksForLE2MPHY, connections.entries[position]!.phyRequestPending, now >= connections.entries[position]!.phyRequestAt {
                 sendPendingPHYRequest(handle: connections.entries[position]!.handle)
             }
         }
