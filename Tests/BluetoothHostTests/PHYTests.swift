@@ -176,6 +176,17 @@ struct PHYRecordingApp: LEApplication {
         #expect(stack.le.phy(handle: 0x42) == LinkPHY(tx: .le2M, rx: .le2M))
     }
 
+    /// An application about to start a transfer sends the peripheral's waiting request at once, once.
+    @Test func aWaitingRequestCanBeSentAtOnce() throws {
+        var (stack, controller, wire) = try Self.started { $0.listsPHYCommands = true }
+        Self.connect(&stack, &controller, &wire, handle: 0x40, role: 0x01)
+        stack.le.requestPendingPHY(handle: 0x40)
+        stack.le.requestPendingPHY(handle: 0x40)
+        stack.tick(now: 5_000, output: &wire)
+        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        #expect(Self.setPHYHandles(wire) == [0x40])
+    }
+
     /// A link being closed is not asked: the controller has nothing to gain, and Zephyr's refuses a
     /// PHY request on a link whose procedures are ending.
     @Test func aLinkBeingClosedIsNotAsked() throws {

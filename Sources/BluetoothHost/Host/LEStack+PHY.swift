@@ -121,6 +121,13 @@ extension LEStack {
         if pending == true { requestPHY(handle: handle) }
     }
 
+    /// Sends now the LE Set PHY that waits on `handle` (the peripheral's, see `peripheralPHYDelay`),
+    /// for an application that knows the link is about to carry a transfer; nothing if none waits.
+    public mutating func requestPendingPHY(handle: UInt16) {
+        guard App.asksForLE2MPHY else { return }
+        sendPendingPHYRequest(handle: handle)
+    }
+
     /// The PHYs in use on `handle` (LE 1M until a PHY Update).
     public func phy(handle: UInt16) -> LinkPHY? {
         connections[handle: handle]?.phy
