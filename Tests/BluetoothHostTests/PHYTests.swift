@@ -293,6 +293,24 @@ struct PHYRecordingApp: LEApplication {
         #expect(Self.setPHYHandles(wire) == [0x40])
     }
 
+    /// A controller that never answers LE Set PHY (Bumble's) holds the command queue until the
+    /// command timeout once, and is asked no more.
+    @Test func anUnansweredSetPHYIsNotSentAgain() throws {
+        var (stack, controller, wire) = try Self.started { $0.listsPHYCommands = true }
+        controller.ignoresSetPHY = true
+        Self.connect(&stack, &controller, &wire, handle: 0x40, role: 0x00)
+        stack.receive(Self.dataLengthChange(handle: 0x40).span, now: 0, output: &wire)
+        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        stack.tick(now: 10_000, output: &wire)
+        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        #expect(!stack.le.asks2MPHY)
+        Self.connect(&stack, &controller, &wire, handle: 0x41, role: 0x00, now: 10_000)
+        stack.receive(Self.dataLengthChange(handle: 0x41).span, now: 10_001, output: &wire)
+        stack.tick(now: 20_000, output: &wire)
+        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        #expect(Self.setPHYHandles(wire) == [0x40])
+    }
+
     /// Command Disallowed (a PHY procedure already open on the link) fails nothing and changes nothing.
     @Test func commandDisallowedIsANotNow() throws {
         var (stack, controller, wire) = try Self.started { $0.listsPHYCommands = true }

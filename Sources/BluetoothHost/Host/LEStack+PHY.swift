@@ -68,6 +68,12 @@ extension LEStack {
         if status == .unknownCommand { asks2MPHY = false }
     }
 
+    /// LE Set PHY was never answered: Bumble's controller (0.0.236) lists it among its supported
+    /// commands but has no handler and sends neither Command Status nor Complete, so each request held
+    /// the one command in flight for the command timeout (2 s), every command behind it waiting: in
+    /// `test_wearable` on Bumble, six stalls of 2 s per wearable, one just after the `send`. Asked no more.
+    mutating func setPHYTimedOut() { asks2MPHY = false }
+
     /// Applies LE PHY Update Complete (Core 5.4 Vol 4 Part E 7.7.65.12) to the link and tells the
     /// application; a failed procedure leaves the link's PHYs as they were.
     mutating func phyUpdated(_ u: HCILEPHYUpdateCompleteEvent) {

@@ -116,6 +116,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             endAttempt(c, status: .connectionTimeout)
             return
         }
+        if opcode == HCILESetPHY.opcode { setPHYTimedOut() }
         app.stackCommandDidTimeOut(tag: tag, opcode: opcode, control: &control)
     }
 
