@@ -47,6 +47,8 @@ struct FakeController {
     /// does not know them).
     var listsPHYCommands = false
     var phyCommandStatus: UInt8 = 0
+    /// LE Set PHY goes unanswered, as Bumble's controller (0.0.236) leaves it.
+    var ignoresSetPHY = false
     var aclLength: UInt16 = 27
     var aclCount: UInt8 = 3
     var seen: [UInt16] = []
@@ -116,6 +118,7 @@ struct FakeController {
         case 0x2031:  // LE Set Default PHY
             return phyCommandStatus == 0 ? Self.commandComplete(opcode, [ok]) : refuse(opcode, phyCommandStatus, complete: true)
         case 0x2032:  // LE Set PHY: Command Status, LE PHY Update Complete later (7.8.49)
+            if ignoresSetPHY { return [] }
             return phyCommandStatus == 0 ? [0x04, 0x0F, 0x04, ok, 0x01, UInt8(opcode & 0xFF), UInt8(opcode >> 8)]
                                          : refuse(opcode, phyCommandStatus, complete: false)
         case 0x2002:  // LE Read Buffer Size v1

@@ -2,7 +2,7 @@ import Testing
 @testable import BluetoothHost
 
 /// The LE 2M PHY: the commands and event as bytes, bring-up's LE Set Default PHY, and each link's
-/// LE Set PHY and PHY Update Complete.
+/// LE Set PHY (one side, one procedure at a time) and PHY Update Complete.
 @Suite struct PHYPDUTests {
     static func bytes<C: HCICommand>(_ command: C) -> [UInt8] {
         let packet = HCICommandPacket(command)
@@ -113,31 +113,97 @@ struct PHYRecordingApp: LEApplication {
         wire.sent.filter { $0.count >= 6 && $0[0] == 0x01 && $0[1] == 0x32 && $0[2] == 0x20 }.map { UInt16($0[4]) | UInt16($0[5]) << 8 }
     }
 
-    /// Both roles ask each new link for 2M; the update is applied to that link, counted and reported.
-    @Test func eachLinkAsksFor2MAndTheUpdateIsApplied() throws {
+    /// LE Data Length Change for `handle`, 251 octets both ways (Core 5.4 Vol 4 Part E 7.7.65.7).
+    static func dataLengthChange(handle: UInt16) -> [UInt8] {
+        [0x04, 0x3E, 0x0B, 0x07, UInt8(handle & 0xFF), UInt8(handle >> 8), 0xFB, 0x00, 0x48, 0x08, 0xFB, 0x00, 0x48, 0x08]
+    }
+
+    static func connect(_ stack: inout Stack, _ controller: inout FakeController, _ wire: inout WireLog,
+                        handle: UInt16, role: UInt8, now: UInt64 = 0) {
+        stack.receive(StackHarness.connectionComplete(handle: handle, role: role).span, now: now, output: &wire)
+        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+    }
+
+    /// The central asks once its own Data Length Update has ended, not beside it (two procedures at
+    /// once on a new link went wrong on Zephyr's controller); the update is applied, counted, reported.
+    @Test func theCentralAsksAfterItsDataLengthAndTheUpdateIsApplied() throws {
         var (stack, controller, wire) = try Self.started { $0.listsPHYCommands = true }
         #expect(stack.le.asks2MPHY)
-        for (handle, role) in [(UInt16(0x40), UInt8(0x01)), (0x41, 0x00)] {
-            stack.receive(StackHarness.connectionComplete(handle: handle, role: role).span, now: 0, output: &wire)
-            StackHarness.pump(&stack, controller: &controller, wire: &wire)
-        }
-        #expect(Self.setPHYHandles(wire) == [0x40, 0x41])
-        #expect(stack.le.phy(handle: 0x40) == .initial && stack.le.phy(handle: 0x41) == .initial)
-        stack.receive(Self.phyUpdate(handle: 0x40, tx: 2, rx: 2).span, now: 0, output: &wire)
-        stack.receive(Self.phyUpdate(handle: 0x41, tx: 2, rx: 1).span, now: 0, output: &wire)
-        #expect(stack.le.phy(handle: 0x40) == LinkPHY(tx: .le2M, rx: .le2M))
+        Self.connect(&stack, &controller, &wire, handle: 0x41, role: 0x00)
+        #expect(Self.setPHYHandles(wire).isEmpty)
+        stack.receive(Self.dataLengthChange(handle: 0x41).span, now: 10, output: &wire)
+        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        #expect(Self.setPHYHandles(wire) == [0x41])
+        #expect(stack.le.phy(handle: 0x41) == .initial)
+        stack.receive(Self.phyUpdate(handle: 0x41, tx: 2, rx: 1).span, now: 20, output: &wire)
         #expect(stack.le.phy(handle: 0x41) == LinkPHY(tx: .le2M, rx: .le1M))
-        #expect(stack.app.updates.map(\.handle) == [0x40, 0x41])
-        #expect(stack.app.updates.map(\.tx) == [2, 2] && stack.app.updates.map(\.rx) == [2, 1])
-        #expect(stack.le.counters.phyUpdates == 2 && stack.le.counters.lastTxPHY == .le2M && stack.le.counters.lastRxPHY == .le1M)
+        #expect(stack.app.updates.map(\.handle) == [0x41])
+        #expect(stack.app.updates.map(\.tx) == [2] && stack.app.updates.map(\.rx) == [1])
+        #expect(stack.le.counters.phyUpdates == 1 && stack.le.counters.lastTxPHY == .le2M && stack.le.counters.lastRxPHY == .le1M)
+        // A second Data Length Change asks nothing more.
+        stack.receive(Self.dataLengthChange(handle: 0x41).span, now: 30, output: &wire)
+        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        #expect(Self.setPHYHandles(wire) == [0x41])
+    }
+
+    /// Without a Data Length Change (nothing changed, or the controller has no such procedure) the
+    /// central asks after `phyRetryDelay`.
+    @Test func theCentralAsksOnATimerWhenNoDataLengthChangeComes() throws {
+        var (stack, controller, wire) = try Self.started { $0.listsPHYCommands = true }
+        Self.connect(&stack, &controller, &wire, handle: 0x41, role: 0x00, now: 1_000)
+        #expect(stack.le.nextDeadline == 1_000 + 500)
+        stack.tick(now: 1_499, output: &wire)
+        #expect(Self.setPHYHandles(wire).isEmpty)
+        stack.tick(now: 1_500, output: &wire)
+        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        #expect(Self.setPHYHandles(wire) == [0x41])
+    }
+
+    /// The peripheral leaves the PHY Update to the central for `peripheralPHYDelay` (a Data Length
+    /// Change does not hurry it), and asks only if no update came by then.
+    @Test func thePeripheralAsksOnlyIfTheCentralDidNot() throws {
+        var (stack, controller, wire) = try Self.started { $0.listsPHYCommands = true }
+        Self.connect(&stack, &controller, &wire, handle: 0x40, role: 0x01)
+        Self.connect(&stack, &controller, &wire, handle: 0x42, role: 0x01)
+        stack.receive(Self.dataLengthChange(handle: 0x40).span, now: 10, output: &wire)
+        stack.receive(Self.phyUpdate(handle: 0x42, tx: 2, rx: 2).span, now: 500, output: &wire)
+        stack.tick(now: 1_999, output: &wire)
+        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        #expect(Self.setPHYHandles(wire).isEmpty)
+        stack.tick(now: 2_000, output: &wire)
+        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        #expect(Self.setPHYHandles(wire) == [0x40])
+        #expect(stack.le.phy(handle: 0x42) == LinkPHY(tx: .le2M, rx: .le2M))
+    }
+
+    /// An application about to start a transfer sends the peripheral's waiting request at once, once.
+    @Test func aWaitingRequestCanBeSentAtOnce() throws {
+        var (stack, controller, wire) = try Self.started { $0.listsPHYCommands = true }
+        Self.connect(&stack, &controller, &wire, handle: 0x40, role: 0x01)
+        stack.le.requestPendingPHY(handle: 0x40)
+        stack.le.requestPendingPHY(handle: 0x40)
+        stack.tick(now: 5_000, output: &wire)
+        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        #expect(Self.setPHYHandles(wire) == [0x40])
+    }
+
+    /// A link being closed is not asked: the controller has nothing to gain, and Zephyr's refuses a
+    /// PHY request on a link whose procedures are ending.
+    @Test func aLinkBeingClosedIsNotAsked() throws {
+        var (stack, controller, wire) = try Self.started { $0.listsPHYCommands = true }
+        Self.connect(&stack, &controller, &wire, handle: 0x41, role: 0x00)
+        stack.le.control.disconnect(handle: 0x41)
+        stack.receive(Self.dataLengthChange(handle: 0x41).span, now: 10, output: &wire)
+        stack.tick(now: 5_000, output: &wire)
+        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        #expect(Self.setPHYHandles(wire).isEmpty)
     }
 
     /// A failed procedure (a collision, or a peer without 2M) leaves the link as it was; an update for
     /// no link, or one too short, changes nothing either.
     @Test func failedStrayAndMalformedUpdatesChangeNoLink() throws {
         var (stack, controller, wire) = try Self.started { $0.listsPHYCommands = true }
-        stack.receive(StackHarness.connectionComplete(handle: 0x40, role: 0x01).span, now: 0, output: &wire)
-        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        Self.connect(&stack, &controller, &wire, handle: 0x40, role: 0x01)
         stack.receive(Self.phyUpdate(status: 0x23, handle: 0x40, tx: 2, rx: 2).span, now: 0, output: &wire)
         stack.receive(Self.phyUpdate(handle: 0x55, tx: 2, rx: 2).span, now: 0, output: &wire)
         let short: [UInt8] = [0x04, 0x3E, 0x05, 0x0C, 0x00, 0x40, 0x00, 0x02]
@@ -148,12 +214,27 @@ struct PHYRecordingApp: LEApplication {
         #expect(stack.le.counters.malformedEvents == 1)
     }
 
-    /// A procedure that lost a collision (0x2A, seen on Zephyr 2.5 against the central's connection
-    /// update) is asked again once the link's other procedure completes, at most twice; a refusal of
-    /// another kind is not.
+    /// 0x23 LL Procedure Collision: the peer's own PHY Update won and sets the PHYs; asking again
+    /// while it is open is what Zephyr's controller answers Command Disallowed, so it is not retried.
+    @Test func aPHYCollisionIsNotRetried() throws {
+        var (stack, controller, wire) = try Self.started { $0.listsPHYCommands = true }
+        Self.connect(&stack, &controller, &wire, handle: 0x41, role: 0x00)
+        stack.receive(Self.dataLengthChange(handle: 0x41).span, now: 10, output: &wire)
+        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        stack.receive(Self.phyUpdate(status: 0x23, handle: 0x41, tx: 1, rx: 1).span, now: 20, output: &wire)
+        stack.receive(Self.dataLengthChange(handle: 0x41).span, now: 30, output: &wire)
+        stack.tick(now: 10_000, output: &wire)
+        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        #expect(Self.setPHYHandles(wire) == [0x41])
+    }
+
+    /// A procedure that lost a collision with another kind (0x2A, seen on Zephyr 2.5 against the
+    /// central's connection update) is asked again once the link's other procedure completes, at
+    /// most twice; a refusal of another kind is not.
     @Test func aCollisionIsRetriedAfterTheOtherProcedureTwiceAtMost() throws {
         var (stack, controller, wire) = try Self.started { $0.listsPHYCommands = true }
-        stack.receive(StackHarness.connectionComplete(handle: 0x40, role: 0x01).span, now: 0, output: &wire)
+        Self.connect(&stack, &controller, &wire, handle: 0x40, role: 0x00)
+        stack.receive(Self.dataLengthChange(handle: 0x40).span, now: 0, output: &wire)
         StackHarness.pump(&stack, controller: &controller, wire: &wire)
         // LE Connection Update Complete, success, handle 0x0040, 7.5 ms.
         let update: [UInt8] = [0x04, 0x3E, 0x0A, 0x03, 0x00, 0x40, 0x00, 0x06, 0x00, 0x00, 0x00, 0x90, 0x01]
@@ -165,9 +246,11 @@ struct PHYRecordingApp: LEApplication {
             StackHarness.pump(&stack, controller: &controller, wire: &wire)
         }
         #expect(Self.setPHYHandles(wire) == [0x40, 0x40, 0x40])
-        stack.receive(StackHarness.connectionComplete(handle: 0x41, role: 0x01).span, now: 0, output: &wire)
+        Self.connect(&stack, &controller, &wire, handle: 0x41, role: 0x00)
+        stack.receive(Self.dataLengthChange(handle: 0x41).span, now: 0, output: &wire)
         StackHarness.pump(&stack, controller: &controller, wire: &wire)
         stack.receive(Self.phyUpdate(status: 0x1A, handle: 0x41, tx: 1, rx: 1).span, now: 0, output: &wire)
+        stack.receive(update.span, now: 0, output: &wire)
         StackHarness.pump(&stack, controller: &controller, wire: &wire)
         #expect(Self.setPHYHandles(wire) == [0x40, 0x40, 0x40, 0x41])
     }
@@ -176,7 +259,8 @@ struct PHYRecordingApp: LEApplication {
     /// asked again after `phyRetryDelay`.
     @Test func aCollisionWithNoEventAfterIsRetriedOnATimer() throws {
         var (stack, controller, wire) = try Self.started { $0.listsPHYCommands = true }
-        stack.receive(StackHarness.connectionComplete(handle: 0x40, role: 0x01).span, now: 0, output: &wire)
+        Self.connect(&stack, &controller, &wire, handle: 0x40, role: 0x00)
+        stack.receive(Self.dataLengthChange(handle: 0x40).span, now: 0, output: &wire)
         StackHarness.pump(&stack, controller: &controller, wire: &wire)
         stack.receive(Self.phyUpdate(status: 0x2A, handle: 0x40, tx: 1, rx: 1).span, now: 1_000, output: &wire)
         #expect(stack.le.nextDeadline == 1_000 + 500)
@@ -191,17 +275,52 @@ struct PHYRecordingApp: LEApplication {
     /// Without LE Set PHY listed no link is asked; one that refuses it as unknown is asked no more.
     @Test func controllersWithoutSetPHYAreNotAsked() throws {
         var (plain, plainController, plainWire) = try Self.started { _ in }
-        plain.receive(StackHarness.connectionComplete(handle: 0x40, role: 0x01).span, now: 0, output: &plainWire)
+        Self.connect(&plain, &plainController, &plainWire, handle: 0x40, role: 0x00)
+        plain.tick(now: 5_000, output: &plainWire)
         StackHarness.pump(&plain, controller: &plainController, wire: &plainWire)
         #expect(Self.setPHYHandles(plainWire).isEmpty)
 
         var (stack, controller, wire) = try Self.started { $0.listsPHYCommands = true }
         controller.phyCommandStatus = 0x01
-        stack.receive(StackHarness.connectionComplete(handle: 0x40, role: 0x01).span, now: 0, output: &wire)
+        Self.connect(&stack, &controller, &wire, handle: 0x40, role: 0x00)
+        Self.connect(&stack, &controller, &wire, handle: 0x41, role: 0x00)
+        stack.receive(Self.dataLengthChange(handle: 0x40).span, now: 0, output: &wire)
         StackHarness.pump(&stack, controller: &controller, wire: &wire)
         #expect(!stack.le.asks2MPHY)
-        stack.receive(StackHarness.connectionComplete(handle: 0x41, role: 0x01).span, now: 0, output: &wire)
+        stack.receive(Self.dataLengthChange(handle: 0x41).span, now: 0, output: &wire)
+        stack.tick(now: 5_000, output: &wire)
         StackHarness.pump(&stack, controller: &controller, wire: &wire)
         #expect(Self.setPHYHandles(wire) == [0x40])
+    }
+
+    /// A controller that never answers LE Set PHY (Bumble's) holds the command queue until the
+    /// command timeout once, and is asked no more.
+    @Test func anUnansweredSetPHYIsNotSentAgain() throws {
+        var (stack, controller, wire) = try Self.started { $0.listsPHYCommands = true }
+        controller.ignoresSetPHY = true
+        Self.connect(&stack, &controller, &wire, handle: 0x40, role: 0x00)
+        stack.receive(Self.dataLengthChange(handle: 0x40).span, now: 0, output: &wire)
+        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        stack.tick(now: 10_000, output: &wire)
+        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        #expect(!stack.le.asks2MPHY)
+        Self.connect(&stack, &controller, &wire, handle: 0x41, role: 0x00, now: 10_000)
+        stack.receive(Self.dataLengthChange(handle: 0x41).span, now: 10_001, output: &wire)
+        stack.tick(now: 20_000, output: &wire)
+        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        #expect(Self.setPHYHandles(wire) == [0x40])
+    }
+
+    /// Command Disallowed (a PHY procedure already open on the link) fails nothing and changes nothing.
+    @Test func commandDisallowedIsANotNow() throws {
+        var (stack, controller, wire) = try Self.started { $0.listsPHYCommands = true }
+        controller.phyCommandStatus = 0x0C
+        Self.connect(&stack, &controller, &wire, handle: 0x40, role: 0x00)
+        stack.receive(Self.dataLengthChange(handle: 0x40).span, now: 0, output: &wire)
+        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        #expect(stack.le.asks2MPHY)
+        #expect(stack.le.counters.failedPHYUpdates == 0)
+        stack.receive(Self.phyUpdate(handle: 0x40, tx: 2, rx: 2).span, now: 10, output: &wire)
+        #expect(stack.le.phy(handle: 0x40) == LinkPHY(tx: .le2M, rx: .le2M))
     }
 }

@@ -50,6 +50,14 @@ public protocol LEApplication: GATTServerDelegate {
     /// How links that centrals open to us are admitted and how long a silent one is kept
     /// (`InboundLinkPolicy.open` unless said otherwise).
     static var inboundLinks: InboundLinkPolicy { get }
+    /// Whether the stack asks each link for the LE 2M PHY (LE Set PHY, `LEStack+PHY`; true unless
+    /// said otherwise) when the controller prefers it. An application whose links carry a few
+    /// hundred octets says false: the PHY Update takes six connection events or more to its instant,
+    /// with the central's data held meanwhile on Zephyr's controller, to save well under a
+    /// millisecond of air; and on Zephyr's simulated controller the switch lost links (see
+    /// `LEStack+PHY`). Bring-up still sets 2M as the controller's preference, so a peer that asks
+    /// gets it, and its updates are reported.
+    static var asksForLE2MPHY: Bool { get }
     /// Each link's prepare-write queue (Core 5.4 Vol 3 Part F 3.4.6.1), sized by what clients write
     /// to this application: the standard 8 writes / 512 octets unless said otherwise.
     /// `ATTNoPrepareQueue` for a server without queued writes (`serverFeatures`): every link then
@@ -118,6 +126,7 @@ extension LEApplication {
     public static var scans: Bool { true }
     public static var connectsAsCentral: Bool { true }
     public static var inboundLinks: InboundLinkPolicy { .open }
+    public static var asksForLE2MPHY: Bool { true }
 }
 
 /// Per-link state above L2CAP: the ATT bearer (MTU, prepare queue, indication in flight).

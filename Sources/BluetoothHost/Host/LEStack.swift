@@ -72,7 +72,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         }
         // LE Set PHY is octet 35 bit 6 (Core 5.4 Vol 4 Part E 6.27); the default PHY preference alone
         // moves no link: Zephyr's controller, like others, starts no PHY Update of its own.
-        asks2MPHY = info.prefers2MPHY && info.supports(octet: 35, bit: 6)
+        asks2MPHY = App.asksForLE2MPHY && info.prefers2MPHY && info.supports(octet: 35, bit: 6)
         isReady = true
         let requests = control.advertisingRequests
         app.stackDidBecomeReady(info, now: now, control: &control)
@@ -105,7 +105,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         }
         // A controller that lists LE Set Data Length but does not know it (Bumble's) is asked no more.
         if opcode == HCILESetDataLength.opcode, status == .unknownCommand { linkDataLength = nil }
-        if opcode == HCILESetPHY.opcode, status == .unknownCommand { asks2MPHY = false }
+        if opcode == HCILESetPHY.opcode { setPHYAnswered(status) }
         if tag == .gap || tag == .connection { return }
         app.stackCommandDidComplete(tag: tag, opcode: opcode, status: status, returnParameters: returnParameters, control: &control)
     }
@@ -116,6 +116,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             endAttempt(c, status: .connectionTimeout)
             return
         }
+        if opcode == HCILESetPHY.opcode { setPHYTimedOut() }
         app.stackCommandDidTimeOut(tag: tag, opcode: opcode, control: &control)
     }
 
@@ -235,7 +236,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             if let length = linkDataLength {
                 control.send(HCILESetDataLength(handle: c.handle, txOctets: length.octets, txTime: length.time), tag: .gap)
             }
-            requestPHY(handle: c.handle)
+            linkUpPHY(handle: c.handle, role: c.role)
         }
         if c.role == .peripheral, control.advertiserEnabled {
             // Legacy connectable advertising stops when a central connects (Core 5.4 Vol 6 Part B
@@ -474,7 +475,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             // copied the link on every turn of the main loop.
             guard connections.isOccupied(position) else { continue }
             take(connections.entries[position]?.extra.bearer.nextDeadline)
-            if connections.entries[position]?.phyRetryPending == true { take(connections.entries[position]?.phyRetryAt) }
+            if App.asksForLE2MPHY, connections.entries[position]?.phyRequestPending == true { take(connections.entries[position]?.phyRequestAt) }
         }
         take(idleDeadline)
         take(app.applicationDeadline)
@@ -506,8 +507,8 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             if server.poll(bearer: &connections.entries[position]!.extra.bearer, now: now) == .disconnect {
                 control.disconnect(handle: connections.entries[position]!.handle)
             }
-            if connections.entries[position]!.phyRetryPending, now >= connections.entries[position]!.phyRetryAt {
-                retryPHYAfterProcedure(handle: connections.entries[position]!.handle)
+            if App.asksForLE2MPHY, connections.entries[position]!.phyRequestPending, now >= connections.entries[position]!.phyRequestAt {
+                sendPendingPHYRequest(handle: connections.entries[position]!.handle)
             }
         }
         if let d = app.applicationDeadlineInPlace(), now >= d { app.stackTimerFired(now: now, control: &control) }

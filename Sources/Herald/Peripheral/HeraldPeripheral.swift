@@ -298,6 +298,8 @@ public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate:
     /// `HeraldPeripheral` itself).
     public static var scans: Bool { false }
     public static var connectsAsCentral: Bool { false }
+    /// A phone reads the payload and goes: no use for the LE 2M PHY (`LEApplication.asksForLE2MPHY`).
+    public static var asksForLE2MPHY: Bool { false }
 
     public mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
         peripheral.read(id: id, connection: connection, offset: offset, into: &sink, delegate: &delegate)

@@ -33,6 +33,9 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     public static var inboundLinks: InboundLinkPolicy {
         InboundLinkPolicy(reservedForCentral: links, idleBound: 10_000, refuseSilentFor: 60_000)
     }
+    /// A Herald link carries a payload read (tens of octets) and ends: the LE 2M PHY saves nothing
+    /// there, and asking for it cost links on Zephyr's controller (`LEApplication.asksForLE2MPHY`).
+    public static var asksForLE2MPHY: Bool { false }
     public typealias PrepareQueue = Delegate.PrepareQueue
 
     public var supplier: Supplier {

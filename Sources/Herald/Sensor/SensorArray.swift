@@ -46,6 +46,7 @@ public struct SensorArray<Supplier: PayloadDataSupplier, Delegate: SensorDelegat
     // MARK: LEApplication, forwarded
 
     public static var inboundLinks: InboundLinkPolicy { HeraldSensor<Supplier, Delegate, devices, links, Peripheral>.inboundLinks }
+    public static var asksForLE2MPHY: Bool { false }
 
     public mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout StackControl) {
         ble.stackDidBecomeReady(info, now: now, control: &control)

@@ -74,6 +74,9 @@ public struct BenchServer: LEApplication {
         for i in 0..<2 {
             guard le.app.subscribed[i] != nil, let handle = le.connections.handle(at: i) else { continue }
             le.app.subscribed[i] = handle
+            // The transfer starts now: the PHY Update too, not when the peripheral's wait for the
+            // central to ask ends (a Bumble central never asks).
+            le.requestPendingPHY(handle: handle)
             if le.app.interval > 0, !le.app.askedInterval[i], let timing = le.timing(handle: handle), timing.interval != le.app.interval {
                 le.app.askedInterval[i] = true
                 le.requestConnectionParameters(handle: handle, intervalMin: le.app.interval, intervalMax: le.app.interval,
