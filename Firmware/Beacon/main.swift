@@ -121,6 +121,7 @@ struct VenueBeacon: LEApplication {
     /// A beacon only advertises and is connected to.
     static var scans: Bool { false }
     static var connectsAsCentral: Bool { false }
+    static var asksForLE2MPHY: Bool { false }  // a phone reads the venue payload and goes
 
     mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
         peripheral.read(id: id, connection: connection, offset: offset, into: &sink, delegate: &log)

@@ -132,7 +132,7 @@ struct GATTCommand: ParsableCommand {
                 }
             }
         }
-        out += "link: ATT_MTU \(d.mtu), LL data length tx \(d.dataLength.txOctets) / rx \(d.dataLength.rxOctets) octets\n"
+        out += "link: ATT_MTU \(d.mtu), LL data length tx \(d.dataLength.txOctets) / rx \(d.dataLength.rxOctets) octets, PHY tx \(d.phy.tx) / rx \(d.phy.rx)\n"
         let t = d.timings
         out += "timings (ms): connect \(t["connect"] ?? 0), mtu \(t["mtu"] ?? 0), discovery \(t["discovery"] ?? 0), reads \(t["read"] ?? 0)\n"
         return out

@@ -33,6 +33,7 @@ struct HeraldCommand: ParsableCommand {
         GATTCommand.self,
         CheckCommand.self,
         BenchServeCommand.self,
+        BenchWriteCommand.self,
     ]
 
     /// Parses, runs, and words every failure the same way: `herald <command>: <what> (<why>)` on standard

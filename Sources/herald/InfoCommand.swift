@@ -52,6 +52,10 @@ struct ControllerReport: Encodable {
     var aclBuffers: Buffers
     var leFeatures: [String]
     var maximumDataLength: DataLength?
+    /// The PHYs the controller supports for links ("1M" always, "2M" with the LE 2M PHY feature, "Coded"),
+    /// and the one new links are moved to ("2M" once LE Set Default PHY was accepted, else "1M").
+    var phys: [String]
+    var linkPHY: String
 
     init(info: ControllerInfo, transport: String) {
         self.transport = transport
@@ -73,6 +77,8 @@ struct ControllerReport: Encodable {
         publicAddress = info.publicAddress.map(\.description)
         aclBuffers = Buffers(length: info.aclDataPacketLength, count: info.aclDataPacketCount, shared: info.aclBuffersShared)
         leFeatures = info.leFeatures.map(Self.featureNames) ?? []
+        phys = ["1M"] + (info.leFeatures?.le2MPHY == true ? ["2M"] : []) + (info.leFeatures?.leCodedPHY == true ? ["Coded"] : [])
+        linkPHY = info.prefers2MPHY ? "2M" : "1M"
         maximumDataLength = info.maximumDataLength.map {
             DataLength(maxTxOctets: $0.supportedMaxTxOctets, maxTxTime: $0.supportedMaxTxTime,
                        maxRxOctets: $0.supportedMaxRxOctets, maxRxTime: $0.supportedMaxRxTime)
@@ -102,6 +108,7 @@ struct ControllerReport: Encodable {
         if let d = maximumDataLength {
             lines.append("max data length:  tx \(d.maxTxOctets) B / \(d.maxTxTime) µs, rx \(d.maxRxOctets) B / \(d.maxRxTime) µs")
         }
+        lines.append("PHYs:             \(phys.joined(separator: ", ")); new links ask for \(linkPHY)")
         lines.append("LE features:      \(leFeatures.isEmpty ? "none" : leFeatures.joined(separator: ", "))")
         return lines.joined(separator: "\n")
     }

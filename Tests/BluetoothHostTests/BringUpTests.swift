@@ -42,6 +42,13 @@ struct FakeController {
     var silent = false
     var sendNOPFirst = false
     var supportsBufferSizeV2 = false
+    /// Lists LE Set Default PHY and LE Set PHY (octet 35 bits 5 and 6), as Zephyr's controller does;
+    /// `phyCommandStatus` answers both (0x01 Unknown HCI Command: a controller that lists them but
+    /// does not know them).
+    var listsPHYCommands = false
+    var phyCommandStatus: UInt8 = 0
+    /// LE Set PHY goes unanswered, as Bumble's controller (0.0.236) leaves it.
+    var ignoresSetPHY = false
     var aclLength: UInt16 = 27
     var aclCount: UInt8 = 3
     var seen: [UInt16] = []
@@ -81,6 +88,7 @@ struct FakeController {
             var bitmap = [UInt8](repeating: 0, count: 64)
             bitmap[15] |= 0x02; bitmap[33] |= 0x40; bitmap[34] |= 0x01; bitmap[35] |= 0x08  // 33.6: LE Set Data Length
             if supportsBufferSizeV2 { bitmap[41] |= 0x20 }
+            if listsPHYCommands { bitmap[35] |= 0x60 }
             return Self.commandComplete(opcode, [ok] + bitmap)
         case 0x1003: return Self.commandComplete(opcode, [ok] + [UInt8](repeating: 0, count: 8))
         case 0x0C01, 0x2001, 0x2024, 0x2005: return Self.commandComplete(opcode, [ok])
@@ -107,6 +115,12 @@ struct FakeController {
         // Disconnect and LE Connection Update answer with Command Status; their result comes later
         // in its own event (Core 5.4 Vol 4 Part E 7.1.6, 7.8.18).
         case 0x0406, 0x2013: return [0x04, 0x0F, 0x04, ok, 0x01, UInt8(opcode & 0xFF), UInt8(opcode >> 8)]
+        case 0x2031:  // LE Set Default PHY
+            return phyCommandStatus == 0 ? Self.commandComplete(opcode, [ok]) : refuse(opcode, phyCommandStatus, complete: true)
+        case 0x2032:  // LE Set PHY: Command Status, LE PHY Update Complete later (7.8.49)
+            if ignoresSetPHY { return [] }
+            return phyCommandStatus == 0 ? [0x04, 0x0F, 0x04, ok, 0x01, UInt8(opcode & 0xFF), UInt8(opcode >> 8)]
+                                         : refuse(opcode, phyCommandStatus, complete: false)
         case 0x2002:  // LE Read Buffer Size v1
             return Self.commandComplete(opcode, [ok, UInt8(aclLength & 0xFF), UInt8(aclLength >> 8), aclCount])
         case 0x2060:  // v2
@@ -492,7 +506,11 @@ struct NonScanningApp: LEApplication {
     private static func successor(of step: BringUpStep, _ info: ControllerInfo, _ configuration: HostConfiguration) -> BringUpStep? {
         let commands = info.supportedCommands
         func address() -> BringUpStep? { info.addressSource == .publicAddress ? nil : .leSetRandomAddress }
-        func afterDataLength() -> BringUpStep? { info.speaksZephyrVendorCommands ? .zephyrReadVersionInformation : address() }
+        func vendor() -> BringUpStep? { info.speaksZephyrVendorCommands ? .zephyrReadVersionInformation : address() }
+        func afterDataLength() -> BringUpStep? {
+            info.leFeatures?.le2MPHY == true && commands?.supports(octet: 35, bit: 5) == true && configuration.prefers2MPHY
+                ? .leSetDefaultPHY : vendor()
+        }
         switch step {
         case .reset: return .readLocalVersion
         case .readLocalVersion: return .readLocalSupportedCommands
@@ -513,6 +531,7 @@ struct NonScanningApp: LEApplication {
             }
             return afterDataLength()
         case .leWriteSuggestedDefaultDataLength: return afterDataLength()
+        case .leSetDefaultPHY: return vendor()
         case .zephyrReadVersionInformation: return .zephyrReadSupportedCommands
         case .zephyrReadSupportedCommands: return info.zephyrCommands?.readStaticAddresses == true ? .zephyrReadStaticAddresses : address()
         case .zephyrReadStaticAddresses: return address()
@@ -522,8 +541,8 @@ struct NonScanningApp: LEApplication {
 
     @Test func theTableFollowsTheSuccessorRules() {
         var checked = 0
-        // Bits the rules read: 41.5, 15.1, 35.3, 34.0; or no bitmap at all.
-        for bits in -1..<16 {
+        // Bits the rules read: 41.5, 15.1, 35.3, 34.0, 35.5; or no bitmap at all.
+        for bits in -1..<32 {
             for pool: UInt16 in [0, 27] {
                 for manufacturer: UInt16? in [nil, 0x0059, 0x000F] {
                     for zephyr in 0..<3 {
@@ -536,6 +555,7 @@ struct NonScanningApp: LEApplication {
                                     if bits & 2 != 0 { octets[15] |= 0x02 }
                                     if bits & 4 != 0 { octets[35] |= 0x08 }
                                     if bits & 8 != 0 { octets[34] |= 0x01 }
+                                    if bits & 16 != 0 { octets[35] |= 0x20 }
                                     info.supportedCommands = HCISupportedCommands(octets: octets)
                                 }
                                 info.aclDataPacketLength = pool
@@ -549,6 +569,8 @@ struct NonScanningApp: LEApplication {
                                     info.zephyrCommands = ZephyrReadSupportedCommands.ReturnParameters(octets: octets)
                                 }
                                 info.addressSource = source
+                                // The 2M feature with the suggested data length's flag: both are read once, late.
+                                info.leFeatures = LEFeatures(rawValue: suggested == (bits & 1 == 0) ? 0x100 : 0x20)
                                 var configuration = HostConfiguration(randomAddressSeed: [1, 2, 3, 4, 5, 6])
                                 if !suggested { configuration.suggestedDataLength = nil }
                                 // Along the sequence the rules send (the states bring-up can be in).
@@ -567,6 +589,6 @@ struct NonScanningApp: LEApplication {
             }
         }
         // Every combination, at least Reset to LE Read Local Supported Features (eight steps) each.
-        #expect(checked >= 17 * 2 * 3 * 3 * 3 * 2 * 8)
+        #expect(checked >= 33 * 2 * 3 * 3 * 3 * 2 * 8)
     }
 }

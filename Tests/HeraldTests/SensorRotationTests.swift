@@ -7,10 +7,21 @@ import BluetoothHost
 /// not connected to.
 @Suite("Sensor central: rotating together with the devices around us")
 struct SensorRotationTests {
-    /// Ours is larger than `peer` (C0:…:01) in the first octet of display order.
+    /// Ours is larger than `peer` (4C:…:01, a resolvable private address: a Herald device that
+    /// rotates, as we do) in the first octet of display order.
     static let larger = BDAddress(displayOrder: 0xD0, 0x11, 0x22, 0x33, 0x44, 0x01)
-    static let smaller = BDAddress(displayOrder: 0x50, 0x11, 0x22, 0x33, 0x44, 0x01)
-    let peer = address(1)
+    static let smaller = BDAddress(displayOrder: 0x40, 0x11, 0x22, 0x33, 0x44, 0x01)
+    let peer = address(1, 0x4C)
+
+    /// A static address (C0:…:01: a venue beacon, which never connects) is not held back: the larger
+    /// address connects at once, as to any device that cannot be a central on the period grid.
+    @Test func theLargerAddressConnectsToAStaticAddressAtOnce() {
+        var h = CentralHarness<8, 2>()
+        h.central.advertisedAddress = (Self.larger, 0)
+        let beacon = address(1)
+        h.advert(beacon, AdvertData.heraldUUID16)
+        #expect(h.control.connects == [beacon])
+    }
 
     @Test func theLargerAddressWaitsAndReadsOverThePeersLink() {
         var h = CentralHarness<8, 2>()

@@ -26,6 +26,12 @@ class Refusal:
 
 def packets(path):
     """(received, h4 bytes) for every record."""
+    for received, _t, p in records(path):
+        yield received, p
+
+
+def records(path):
+    """(received, seconds, h4 bytes) for every record; seconds from the capture's own clock."""
     data = open(path, "rb").read()
     if data[:8] != b"btsnoop\0":
         raise ValueError(f"{path}: not a btsnoop file")
@@ -34,9 +40,9 @@ def packets(path):
         raise ValueError(f"{path}: datalink {datalink}, expected 1002 (H4)")
     offset = 16
     while offset + 24 <= len(data):
-        _orig, incl, flags, _drops, _ts = struct.unpack(">IIIIq", data[offset:offset + 24])
+        _orig, incl, flags, _drops, ts = struct.unpack(">IIIIq", data[offset:offset + 24])
         offset += 24
-        yield bool(flags & 1), data[offset:offset + incl]
+        yield bool(flags & 1), ts / 1e6, data[offset:offset + incl]
         offset += incl
 
 
@@ -127,3 +133,82 @@ def ends_with_unconfirmed_indication_then_remote_disconnect(path):
         if atts and atts[-1] == ("sent", 0x1D) and ends and ends[-1] == ("disconnected", 0x13):
             return True
     return False
+
+
+@dataclass
+class Link:
+    handle: int
+    role: str  # "central" or "peripheral": ours, as LE Connection Complete reports it
+    peer: str
+    up: float
+    down: float | None = None
+    reason: int | None = None
+    att_received: int = 0
+    asked: float | None = None  # when our host sent HCI Disconnect for it (7.1.6)
+
+
+def links(path):
+    """Every link in the capture, in the order they came up: LE (Enhanced) Connection Complete with
+    success (7.7.65.1, 7.7.65.10), its Disconnection Complete (7.7.5), when our host asked to end it,
+    and how many ATT PDUs the peer sent on it."""
+    out, live = [], {}
+    for received, t, p in records(path):
+        if received and len(p) >= 8 and p[0] == 0x04 and p[1] == 0x3E and p[3] in (0x01, 0x0A) and p[4] == 0:
+            handle, role = (p[5] | p[6] << 8) & 0x0FFF, p[7]
+            peer = ":".join(f"{b:02X}" for b in p[9:15][::-1])
+            link = Link(handle, "central" if role == 0 else "peripheral", peer, t)
+            live[handle] = link
+            out.append(link)
+        elif received and len(p) >= 7 and p[0] == 0x04 and p[1] == 0x05 and p[3] == 0x00:
+            link = live.pop(p[4] | p[5] << 8, None)
+            if link:
+                link.down, link.reason = t, p[6]
+        elif not received and len(p) >= 7 and p[0] == 0x01 and p[1] == 0x06 and p[2] == 0x04:
+            link = live.get((p[4] | p[5] << 8) & 0x0FFF)
+            if link and link.asked is None:
+                link.asked = t
+        elif received and len(p) >= 10 and p[0] == 0x02:
+            handle, flags = (p[1] | p[2] << 8) & 0x0FFF, p[2] >> 4
+            if flags & 0x3 != 0x1 and (p[7] | p[8] << 8) == 0x0004 and handle in live:
+                live[handle].att_received += 1
+    return out
+
+
+def peak_links(links_, role=None):
+    """The most links up at once (of one role, if given)."""
+    edges = []
+    for link in links_:
+        if role is None or link.role == role:
+            edges += [(link.up, 1), (link.down if link.down is not None else float("inf"), -1)]
+    peak = n = 0
+    for _t, d in sorted(edges, key=lambda e: (e[0], e[1])):
+        n += d
+        peak = max(peak, n)
+    return peak
+
+
+def own_address_timeline(path):
+    """What our host asked of the controller that puts an address on air, in order, with the random
+    address in use at that moment: ("random", addr) for each LE Set Random Address (7.8.4), then
+    ("advertising", own address type), ("active scan", type) or ("initiating", type) for each LE Set
+    Advertising Enable on, LE Set Scan Enable on with an active scan configured, and LE Create
+    Connection (7.8.9, 7.8.11, 7.8.12); each of those three as (what, own address type, random address)."""
+    out, random, adv_own, scan_active, scan_own = [], None, None, False, None
+    for received, _t, p in records(path):
+        if received or len(p) < 4 or p[0] != 0x01:
+            continue
+        opcode, params = p[1] | p[2] << 8, p[4:]
+        if opcode == 0x2005 and len(params) >= 6:
+            random = ":".join(f"{b:02X}" for b in params[:6][::-1])
+            out.append(("random", random))
+        elif opcode == 0x2006 and len(params) >= 6:
+            adv_own = params[5]
+        elif opcode == 0x200A and params[:1] == b"\x01":
+            out.append(("advertising", adv_own, random))
+        elif opcode == 0x200B and len(params) >= 6:
+            scan_active, scan_own = params[0] == 1, params[5]
+        elif opcode == 0x200C and params[:1] == b"\x01" and scan_active:
+            out.append(("active scan", scan_own, random))
+        elif opcode == 0x200D and len(params) >= 13:
+            out.append(("initiating", params[12], random))
+    return out

@@ -243,6 +243,12 @@ def test_four_centrals_at_once_are_each_served(controllers, server_factory, cont
         confirmed = [e["index"] for e in server.events if e["event"] == "indication-confirmed" and e["connection"] == slot]
         # Each central got all 100 indications (above); seen on one of four links, one run in four.
         assert_all_confirmed(confirmed, count, controller_kind, capture)
+    if controller_kind == "zephyr":
+        # Zephyr's controllers have the LE 2M PHY and start no PHY Update themselves: each of the four
+        # links reached 2M both ways because we asked (LE Set Default PHY, then LE Set PHY per link).
+        handles = {e["handle"] for e in server.events if e["event"] == "connected"}
+        phys = {e["handle"]: (e["txPHY"], e["rxPHY"]) for e in server.events if e["event"] == "phy"}
+        assert {h: phys.get(h) for h in handles} == {h: ("2M", "2M") for h in handles}
 
 
 # Raw ATT PDUs and the exact answer each must get (Core 5.4 Vol 3 Part F 3.4.1.1 Error Response:

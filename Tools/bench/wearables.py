@@ -1,12 +1,15 @@
 """Wearables and phones on one radio: how soon each reads the others, and how often it measures them.
 
-usage: python wearables.py HERALD_BIN [--controller bumble|zephyr|zephyr25] [--wearables N] [--phones N] [--seconds S]
+usage: python wearables.py HERALD_BIN [--controller bumble|zephyr|zephyr25] [--wearables N] [--beacons N] [--phones N] [--seconds S]
 
-Starts N `herald wearable`s (each with its own Simple payload) and N Bumble "Android phones"
-(Tests/Interop/peers/herald_phone.py) on one radio of the chosen controllers, runs them for S
-seconds, and prints, for every wearable and every peer it should find:
+Starts N `herald wearable`s (each with its own Simple payload), N `herald beacon`s (venue beacons,
+each its own location code) and N Bumble "Android phones" (Tests/Interop/peers/herald_phone.py) on
+one radio of the chosen controllers, runs them for S seconds, and prints, for every wearable and
+every peer it should find:
   - first advert -> didRead: from the wearable's didDetect of that peer to its didRead (seconds);
-  - RSSI readings (didMeasure) of that peer in each full 30 s window after the read.
+  - RSSI readings (didMeasure) of that peer in each full 30 s window after the read;
+and the median and worst first advert -> didRead over all pairs of the run, and each wearable's own
+CPU time (user + system, from /proc) per hour of running among its peers.
 Exit status 1 when some wearable did not read some peer.
 """
 import argparse
@@ -29,17 +32,27 @@ def seconds(stamp: str) -> float:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
+def cpu_seconds(pid: int):
+    """User + system CPU seconds a running process has used (/proc/PID/stat fields 14 and 15)."""
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main():
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     p = argparse.ArgumentParser()
     p.add_argument("herald")
     p.add_argument("--controller", choices=KINDS, default="zephyr")
     p.add_argument("--wearables", type=int, default=3)
+    p.add_argument("--beacons", type=int, default=1)
     p.add_argument("--phones", type=int, default=1)
     p.add_argument("--seconds", type=float, default=95)
     args = p.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-wearables-"))
-    radio = open_radio(args.controller, args.wearables + args.phones)
+    radio = open_radio(args.controller, args.wearables + args.beacons + args.phones)
     procs, outs = [], []
     try:
         for i in range(args.wearables):
@@ -48,15 +61,24 @@ def main():
             procs.append(subprocess.Popen(
                 [args.herald, "wearable", "--transport", f"tty:{radio.paths[i]}", "--log-dir", str(work / f"logs{i}"),
                  "--json-events"], stdout=open(out, "w"), stderr=open(work / f"w{i}.err", "w")))
+        beacon_outs = []
+        for b in range(args.beacons):
+            out = work / f"b{b}.jsonl"
+            beacon_outs.append(out)
+            procs.append(subprocess.Popen(
+                [args.herald, "beacon", "--transport", f"tty:{radio.paths[args.wearables + b]}", "--country", "826",
+                 "--state", "1", "--location-code", str(42 + b), "--json-events"],
+                stdout=open(out, "w"), stderr=open(work / f"b{b}.err", "w")))
         phone_payloads = []
         for j in range(args.phones):
             payload = "10" + "033a" + "0000" + f"{0xa0 + j:02x}" * 16
             phone_payloads.append(payload)
             procs.append(subprocess.Popen(
                 [sys.executable, str(ROOT / "Tests" / "Interop" / "peers" / "herald_phone.py"),
-                 f"serial:{radio.paths[args.wearables + j]}", f"C{j + 1}:00:00:00:00:0{j + 1}", "android", payload],
+                 f"serial:{radio.paths[args.wearables + args.beacons + j]}", f"C{j + 1}:00:00:00:00:0{j + 1}", "android", payload],
                 stdout=open(work / f"phone{j}.log", "w"), stderr=subprocess.STDOUT))
         time.sleep(args.seconds)
+        cpu = [cpu_seconds(proc.pid) for proc in procs[:args.wearables]]
     finally:
         for proc in procs:
             proc.send_signal(signal.SIGINT)
@@ -69,9 +91,15 @@ def main():
 
     events = [[json.loads(l) for l in open(o) if l.startswith("{")] for o in outs]
     names = [next(e["payload"] for e in ev if e.get("event") == "ready") for ev in events]
+    beacon_payloads = []
+    for o in beacon_outs:
+        # The payload the beacon served, as its first payload-read event shows it (None: nobody read it).
+        served = [json.loads(l) for l in open(o) if l.startswith("{") and '"payload-read"' in l]
+        beacon_payloads.append(served[0]["payload"] if served else None)
     missing = 0
-    print(f"bench-wearables: {args.wearables} wearables, {args.phones} Bumble phone(s), {DESCRIPTIONS[args.controller]}, "
-          f"{args.seconds:.0f} s")
+    delays = []
+    print(f"bench-wearables: {args.wearables} wearables, {args.beacons} beacon(s), {args.phones} Bumble phone(s), "
+          f"{DESCRIPTIONS[args.controller]}, {args.seconds:.0f} s")
     for i, ev in enumerate(events):
         detected = {e["target"]: seconds(e["time"]) for e in ev if e.get("event") == "didDetect"}
         reads = {}
@@ -81,6 +109,7 @@ def main():
         by_payload = {e["payload"]: e.get("shortName") for e in ev if e.get("event") == "didRead"}
         end = max(seconds(e["time"]) for e in ev if "time" in e)
         peers = [(f"wearable {k}", names[k]) for k in range(len(names)) if k != i]
+        peers += [(f"beacon {b}", by_payload.get(pl, pl)) for b, pl in enumerate(beacon_payloads)]
         peers += [(f"phone {j}", by_payload.get(pl, pl)) for j, pl in enumerate(phone_payloads)]
         for label, key in peers:
             if key not in reads:
@@ -89,13 +118,24 @@ def main():
                 continue
             target, t_read = reads[key]
             delay = t_read - detected.get(target, t_read)
+            delays.append(delay)
             measures = sorted(seconds(e["time"]) for e in ev if e.get("event") == "didMeasure" and e.get("target") == target)
             windows, t0 = [], t_read
             while t0 + 30 <= end:
                 windows.append(sum(1 for t in measures if t0 <= t < t0 + 30))
                 t0 += 30
             print(f"  wearable {i}: {label}: first advert -> didRead {delay:.2f} s; readings per 30 s window {windows}")
-    print(json.dumps({"work": str(work), "unread": missing}))
+    delays.sort()
+    median = (delays[(len(delays) - 1) // 2] + delays[len(delays) // 2]) / 2 if delays else None
+    worst = delays[-1] if delays else None
+    if delays:
+        print(f"  first advert -> didRead over {len(delays)} pairs: median {median:.2f} s, worst {worst:.2f} s")
+    per_hour = [c / args.seconds * 3600 for c in cpu if c is not None]
+    if per_hour:
+        print(f"  wearable CPU (user + system) among {args.wearables - 1 + args.beacons + args.phones} peers: "
+              + ", ".join(f"{c:.0f}" for c in per_hour) + " CPU s per hour")
+    print(json.dumps({"work": str(work), "unread": missing, "pairs": len(delays), "median": median, "worst": worst,
+                      "cpuSecondsPerHour": per_hour}))
     sys.exit(1 if missing else 0)
 
 

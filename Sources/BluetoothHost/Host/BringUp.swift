@@ -18,6 +18,8 @@ public enum BringUpStep: UInt8, Equatable, Sendable {
     case readBDADDR
     case leReadMaximumDataLength
     case leWriteSuggestedDefaultDataLength
+    /// Only when the controller has LE 2M PHY: links prefer it (see `HCILESetDefaultPHY`).
+    case leSetDefaultPHY
     case zephyrReadVersionInformation
     case zephyrReadSupportedCommands
     case zephyrReadStaticAddresses
@@ -68,6 +70,9 @@ extension BringUpStep {
         // Octet 34 bit 0: LE Write Suggested Default Data Length; asked only with the maximum known.
         case .leWriteSuggestedDefaultDataLength:
             return info.lists(octet: 35, bit: 3) && info.lists(octet: 34, bit: 0) && configuration.suggestedDataLength != nil
+        // Octet 35 bit 5: LE Set Default PHY, with the LE 2M PHY feature (Vol 6 Part B 4.6, bit 8).
+        case .leSetDefaultPHY:
+            return info.leFeatures?.le2MPHY == true && info.lists(octet: 35, bit: 5) && configuration.prefers2MPHY
         case .zephyrReadVersionInformation, .zephyrReadSupportedCommands: return info.speaksZephyrVendorCommands
         case .zephyrReadStaticAddresses:
             return info.speaksZephyrVendorCommands && info.listsZephyrReadStaticAddresses

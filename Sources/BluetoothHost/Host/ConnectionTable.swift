@@ -56,6 +56,16 @@ public struct Connection<Reassembler: L2CAPReassembling, Extra: ConnectionExtra>
     public let peer: DeviceAddress
     public var timing: ConnectionTiming
     public var dataLength = LinkDataLength.initial
+    public var phy = LinkPHY.initial
+    /// LE Set PHY commands sent for this link, and whether one waits (`LEStack+PHY`): the central's
+    /// first until the link's data length procedure has ended, the peripheral's first to leave the
+    /// central time to start the procedure, or one that lost a collision until the other procedure ended.
+    public var phyRequests: UInt8 = 0
+    public var phyRequestPending = false
+    /// The waiting request goes out when the link's other LL procedure completes (LE Data Length
+    /// Change, LE Connection Update Complete), or at `phyRequestAt` (ms) if none does first.
+    public var phyRequestAfterProcedure = false
+    public var phyRequestAt: UInt64 = 0
     public var reassembler: Reassembler
     /// Identifiers and outstanding requests of the LE signalling channel.
     public var signaling: L2CAPSignalingState

@@ -29,6 +29,9 @@ public struct ControllerInfo: Sendable {
     public var aclBuffersShared = false
     public var publicAddress: BDAddress?
     public var maximumDataLength: HCILEReadMaximumDataLength.ReturnParameters?
+    /// LE Set Default PHY was accepted with 1M or 2M for both directions: links made from now on
+    /// prefer the LE 2M PHY (bring-up sends it only when the controller has the 2M feature).
+    public var prefers2MPHY = false
     public var zephyrVersion: ZephyrReadVersionInformation.ReturnParameters?
     /// Zephyr Read Supported Commands' bitmap; nil until read.
     public var zephyrCommands: ZephyrReadSupportedCommands.ReturnParameters? {

@@ -31,6 +31,8 @@ extension HCIHost {
         switch step {
         case .reset, .setEventMask, .leSetEventMask, .leWriteSuggestedDefaultDataLength, .leSetRandomAddress:
             break
+        case .leSetDefaultPHY:
+            info.prefers2MPHY = true
         case .readLocalVersion:
             info.localVersion = try HCILocalVersionInformation(parsing: p)
         case .readLocalSupportedCommands:
@@ -124,6 +126,10 @@ extension HCIHost {
                 parameters.append(u16: octets)
                 parameters.append(u16: time)
             case .leSetRandomAddress: info.address.write(to: &parameters)  // HCILESetRandomAddress
+            case .leSetDefaultPHY:  // HCILESetDefaultPHY(): All_PHYs 0, TX and RX 1M or 2M
+                parameters.append(0x00)
+                parameters.append(LEPHYPreference.le1MOr2M.rawValue)
+                parameters.append(LEPHYPreference.le1MOr2M.rawValue)
             default: break  // the reads carry no parameters
             }
         }
@@ -147,6 +153,7 @@ extension HCIHost {
         case .readBDADDR: return HCIReadBDADDR.opcode
         case .leReadMaximumDataLength: return HCILEReadMaximumDataLength.opcode
         case .leWriteSuggestedDefaultDataLength: return HCILEWriteSuggestedDefaultDataLength.opcode
+        case .leSetDefaultPHY: return HCILESetDefaultPHY.opcode
         case .zephyrReadVersionInformation: return ZephyrReadVersionInformation.opcode
         case .zephyrReadSupportedCommands: return ZephyrReadSupportedCommands.opcode
         case .zephyrReadStaticAddresses: return ZephyrReadStaticAddresses.opcode

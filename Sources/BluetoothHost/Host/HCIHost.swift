@@ -53,6 +53,10 @@ public struct HostConfiguration: Sendable {
     /// LE Write Suggested Default Data Length; clamped to the controller's maximum. 251 octets /
     /// 2120 µs is the largest LE 1M packet (Core 5.4 Vol 6 Part B 4.5.10).
     public var suggestedDataLength: (octets: UInt16, time: UInt16)? = (251, 2120)
+    /// Whether links move to the LE 2M PHY where both controllers have it: LE Set Default PHY at
+    /// bring-up, LE Set PHY on each link (Core 5.4 Vol 4 Part E 7.8.48-49). Twice the bits per
+    /// microsecond of air; the range is a little shorter than LE 1M's (Vol 6 Part A 3).
+    public var prefers2MPHY = true
     /// Six bytes from the runtime's random number generator, for a static random address when the
     /// controller has neither a public nor a factory static address (Core 5.4 Vol 6 Part B 1.3.2.1).
     public var randomAddressSeed: InlineArray<6, UInt8>

@@ -16,6 +16,8 @@ public protocol LEApplication: GATTServerDelegate {
     mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout Control)
     /// The link layer's PDU sizes on `handle` changed (Data Length Update, Core 5.4 Vol 6 Part B 5.1.9).
     mutating func stackDidChangeDataLength(handle: UInt16, _ length: LinkDataLength, now: UInt64, control: inout Control)
+    /// A PHY Update on `handle` ended with success (Core 5.4 Vol 6 Part B 5.1.10): the PHYs now in use.
+    mutating func stackDidUpdatePHY(handle: UInt16, _ phy: LinkPHY, now: UInt64, control: inout Control)
     /// An ATT PDU for the client role (responses, notifications, indications) on `handle`.
     mutating func stackDidReceiveATT(handle: UInt16, pdu: Span<UInt8>, now: UInt64, control: inout Control)
     /// The peer confirmed our indication of `attribute`.
@@ -45,6 +47,17 @@ public protocol LEApplication: GATTServerDelegate {
     /// its central side of the connection parameter update procedure (Core 5.4 Vol 3 Part A 4.20)
     /// are left out of its image, and a `connect` from it stops the stack with a message.
     static var connectsAsCentral: Bool { get }
+    /// How links that centrals open to us are admitted and how long a silent one is kept
+    /// (`InboundLinkPolicy.open` unless said otherwise).
+    static var inboundLinks: InboundLinkPolicy { get }
+    /// Whether the stack asks each link for the LE 2M PHY (LE Set PHY, `LEStack+PHY`; true unless
+    /// said otherwise) when the controller prefers it. An application whose links carry a few
+    /// hundred octets says false: the PHY Update takes six connection events or more to its instant,
+    /// with the central's data held meanwhile on Zephyr's controller, to save well under a
+    /// millisecond of air; and on Zephyr's simulated controller the switch lost links (see
+    /// `LEStack+PHY`). Bring-up still sets 2M as the controller's preference, so a peer that asks
+    /// gets it, and its updates are reported.
+    static var asksForLE2MPHY: Bool { get }
     /// Each link's prepare-write queue (Core 5.4 Vol 3 Part F 3.4.6.1), sized by what clients write
     /// to this application: the standard 8 writes / 512 octets unless said otherwise.
     /// `ATTNoPrepareQueue` for a server without queued writes (`serverFeatures`): every link then
@@ -100,6 +113,7 @@ extension LEApplication {
     public mutating func stackDidFailToConnect(to peer: DeviceAddress, status: HCIStatus, now: UInt64, control: inout Control) {}
     public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout Control) {}
     public mutating func stackDidChangeDataLength(handle: UInt16, _ length: LinkDataLength, now: UInt64, control: inout Control) {}
+    public mutating func stackDidUpdatePHY(handle: UInt16, _ phy: LinkPHY, now: UInt64, control: inout Control) {}
     public mutating func stackDidReceiveATT(handle: UInt16, pdu: Span<UInt8>, now: UInt64, control: inout Control) {}
     public mutating func stackIndicationConfirmed(handle: UInt16, attribute: UInt16, now: UInt64, control: inout Control) {}
     public mutating func stackCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus,
@@ -111,6 +125,8 @@ extension LEApplication {
     public mutating func stackTimerFired(now: UInt64, control: inout Control) {}
     public static var scans: Bool { true }
     public static var connectsAsCentral: Bool { true }
+    public static var inboundLinks: InboundLinkPolicy { .open }
+    public static var asksForLE2MPHY: Bool { true }
 }
 
 /// Per-link state above L2CAP: the ATT bearer (MTU, prepare queue, indication in flight).
@@ -120,6 +136,12 @@ public struct LinkState<PrepareQueue: ATTPrepareQueue, PDU: ATTPDUBuffer>: Conne
     /// `LEStack.sendHeldResponses`). One is enough: the client sends no new request before it has
     /// the response to the last (Core 5.4 Vol 3 Part F 3.3.2).
     public internal(set) var heldResponse = PDU()
+    /// When the peer last sent an L2CAP PDU (or the link came up), for `InboundLinkPolicy.idleBound`.
+    public internal(set) var lastHeard: UInt64 = 0
+    /// Whether the peer has sent any L2CAP PDU on this link.
+    public internal(set) var spoke = false
+    /// We asked the controller to disconnect this link (idle, or refused); it no longer counts.
+    public internal(set) var closing = false
     public init() {}
 }
 
@@ -131,6 +153,10 @@ public struct LEStackCounters: Equatable, Sendable {
     public var malformedACL = 0
     public var malformedEvents = 0
     public var rejectedConnections = 0
+    /// Inbound links disconnected at once: over `InboundLinkPolicy`'s quota, or a refused silent central.
+    public var refusedInboundLinks = 0
+    /// Inbound links disconnected after `InboundLinkPolicy.idleBound` of silence.
+    public var idleLinksDropped = 0
     public var attResponses = 0
     /// ATT responses that waited for room in the outbound queue.
     public var heldResponses = 0
@@ -140,5 +166,11 @@ public struct LEStackCounters: Equatable, Sendable {
     public var refusedParameterRequests = 0
     public var lastTxOctets: UInt16 = 0
     public var lastRxOctets: UInt16 = 0
+    /// LE PHY Update Complete events with success, the PHYs the last one reported, and the
+    /// procedures that ended with an error (the peer or its controller refused, or a collision).
+    public var phyUpdates = 0
+    public var lastTxPHY = LEPHY.le1M
+    public var lastRxPHY = LEPHY.le1M
+    public var failedPHYUpdates = 0
     public init() {}
 }

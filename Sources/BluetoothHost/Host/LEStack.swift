@@ -12,11 +12,18 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
     public internal(set) var connections =
         LinkTable<links, App.LinkBuffers.Reassembler, LinkState<App.PrepareQueue, PDU>>()
     public private(set) var router = L2CAPFixedChannelRouter()
-    public private(set) var counters = LEStackCounters()
+    public internal(set) var counters = LEStackCounters()
+    /// Centrals refused for a while after their silent link was dropped (`InboundLinkPolicy`).
+    public internal(set) var silentCentrals = SilentCentrals()
     public private(set) var isReady = false
     /// What LE Set Data Length asks for on each new link, when the controller supports the Data
     /// Length Update procedure; nil otherwise (see `hostDidBecomeReady`).
     public private(set) var linkDataLength: (octets: UInt16, time: UInt16)?
+    /// The most LE Set Data Length asks for (the largest LE 1M PDU unless set lower); 27 octets or
+    /// fewer: links are left at the initial length and nothing is asked.
+    public var requestedLinkDataLength: (octets: UInt16, time: UInt16) = (251, 2120)
+    /// Whether LE Set PHY asks each new link for the LE 2M PHY (see `hostDidBecomeReady`).
+    public internal(set) var asks2MPHY = false
     /// The time of the call in progress; HCI callbacks do not carry it.
     var now: UInt64 = 0
 
@@ -57,11 +64,15 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         // (Zephyr's does not), so without asking, links stay at 27 octets whatever the buffers.
         // LE Set Data Length is octet 33 bit 6 of the supported commands (Core 5.4 Vol 4 Part E 6.27).
         if info.leFeatures?.dataPacketLengthExtension == true, info.supports(octet: 33, bit: 6),
-           let max = info.maximumDataLength {
-            linkDataLength = (min(251, max.supportedMaxTxOctets), min(2120, max.supportedMaxTxTime))
+           let max = info.maximumDataLength, requestedLinkDataLength.octets > 27 {
+            linkDataLength = (min(requestedLinkDataLength.octets, max.supportedMaxTxOctets),
+                              min(requestedLinkDataLength.time, max.supportedMaxTxTime))
         } else {
             linkDataLength = nil
         }
+        // LE Set PHY is octet 35 bit 6 (Core 5.4 Vol 4 Part E 6.27); the default PHY preference alone
+        // moves no link: Zephyr's controller, like others, starts no PHY Update of its own.
+        asks2MPHY = App.asksForLE2MPHY && info.prefers2MPHY && info.supports(octet: 35, bit: 6)
         isReady = true
         let requests = control.advertisingRequests
         app.stackDidBecomeReady(info, now: now, control: &control)
@@ -94,6 +105,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         }
         // A controller that lists LE Set Data Length but does not know it (Bumble's) is asked no more.
         if opcode == HCILESetDataLength.opcode, status == .unknownCommand { linkDataLength = nil }
+        if opcode == HCILESetPHY.opcode { setPHYAnswered(status) }
         if tag == .gap || tag == .connection { return }
         app.stackCommandDidComplete(tag: tag, opcode: opcode, status: status, returnParameters: returnParameters, control: &control)
     }
@@ -104,6 +116,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             endAttempt(c, status: .connectionTimeout)
             return
         }
+        if opcode == HCILESetPHY.opcode { setPHYTimedOut() }
         app.stackCommandDidTimeOut(tag: tag, opcode: opcode, control: &control)
     }
 
@@ -141,6 +154,10 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
                 counters.lastTxOctets = d.maxTxOctets
                 counters.lastRxOctets = d.maxRxOctets
                 app.stackDidChangeDataLength(handle: d.handle, length, now: now, control: &control)
+                retryPHYAfterProcedure(handle: d.handle)
+            case HCILESubeventCode.phyUpdateComplete:
+                guard let u = try? HCILEPHYUpdateCompleteEvent(meta) else { return malformedEvent() }
+                phyUpdated(u)
             case HCILESubeventCode.remoteConnectionParameterRequest:
                 guard let r = try? HCILERemoteConnectionParameterRequestEvent(meta) else { return malformedEvent() }
                 answer(r)
@@ -150,6 +167,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
                     link.timing = ConnectionTiming(interval: u.connectionInterval, latency: u.peripheralLatency,
                                                    supervisionTimeout: u.supervisionTimeout)
                 }
+                retryPHYAfterProcedure(handle: u.handle)
             default:
                 app.stackDidReceive(event: event, control: &control)
             }
@@ -200,17 +218,31 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             // resources is the reason a host gives for that, Core 5.4 Vol 1 Part F 2.20).
             counters.rejectedConnections &+= 1
             control.disconnect(handle: c.handle, reason: HCIStatus(rawValue: 0x14))
+            if c.role == .peripheral {
+                // The controller stopped connectable advertising when this central connected (Core
+                // 5.4 Vol 6 Part B 4.4.2.3); the application never hears of the link, so it is told
+                // through the count (and `linkDown` resumes the stack's own advertising).
+                control.advertiserEnabled = false
+                control.refusedWhileAdvertising &+= 1
+            }
             return
         }
         control.credits.open(handle: c.handle)
-        if let length = linkDataLength {
-            control.send(HCILESetDataLength(handle: c.handle, txOctets: length.octets, txTime: length.time), tag: .gap)
+        let admitted = c.role == .central || admitInbound(handle: c.handle, peer: peer)
+        updateInboundRoom()
+        // A refused link is being closed: asking its link layer for more would only queue commands
+        // (one in flight) that a controller may refuse on an ending link.
+        if admitted {
+            if let length = linkDataLength {
+                control.send(HCILESetDataLength(handle: c.handle, txOctets: length.octets, txTime: length.time), tag: .gap)
+            }
+            linkUpPHY(handle: c.handle, role: c.role)
         }
         if c.role == .peripheral, control.advertiserEnabled {
             // Legacy connectable advertising stops when a central connects (Core 5.4 Vol 6 Part B
             // 4.4.2.3); more centrals can find us if it starts again.
             control.advertiserEnabled = false
-            if let a = control.advertising, a.restartAfterConnection {
+            if let a = control.advertising, a.restartAfterConnection, control.acceptsInboundLinks {
                 control.send(HCILESetAdvertisingEnable(true), tag: .gap)
                 control.advertiserEnabled = true
             }
@@ -288,6 +320,13 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         guard connections.remove(handle: handle) != nil else { return }
         control.credits.close(handle: handle)
         control.acl.removeAll(handle: handle)
+        updateInboundRoom()
+        // Advertising held off at the inbound quota or with a full table resumes once a link has gone.
+        if control.acceptsInboundLinks, !control.advertiserEnabled,
+           let a = control.advertising, a.restartAfterConnection {
+            control.send(HCILESetAdvertisingEnable(true), tag: .gap)
+            control.advertiserEnabled = true
+        }
         app.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control)
     }
 
@@ -300,6 +339,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
     // MARK: L2CAP and ATT
 
     mutating func deliver(link: ConnectionSummary, channel: L2CAPChannelID, payload: Span<UInt8>) {
+        if link.role == .peripheral { heard(handle: link.handle) }
         var reply = FixedBytes<23>()
         let inbound = router.route(channel: channel, payload: payload, role: link.role, reply: &reply)
         if let replyChannel = inbound.replyChannel, !reply.isEmpty {
@@ -435,7 +475,9 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             // copied the link on every turn of the main loop.
             guard connections.isOccupied(position) else { continue }
             take(connections.entries[position]?.extra.bearer.nextDeadline)
+            if App.asksForLE2MPHY, connections.entries[position]?.phyRequestPending == true { take(connections.entries[position]?.phyRequestAt) }
         }
+        take(idleDeadline)
         take(app.applicationDeadline)
         return d
     }
@@ -459,10 +501,14 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
                 endAttempt(c, status: reason)
             }
         }
+        dropIdleLinks(now: now)
         for position in 0..<links {
             guard connections.isOccupied(position) else { continue }
             if server.poll(bearer: &connections.entries[position]!.extra.bearer, now: now) == .disconnect {
                 control.disconnect(handle: connections.entries[position]!.handle)
+            }
+            if App.asksForLE2MPHY, connections.entries[position]!.phyRequestPending, now >= connections.entries[position]!.phyRequestAt {
+                sendPendingPHYRequest(handle: connections.entries[position]!.handle)
             }
         }
         if let d = app.applicationDeadlineInPlace(), now >= d { app.stackTimerFired(now: now, control: &control) }
@@ -497,8 +543,11 @@ extension LEStack {
         le.connections.initializeInPlace()
         le.router = L2CAPFixedChannelRouter()
         le.counters = LEStackCounters()
+        le.silentCentrals = SilentCentrals()
         le.isReady = false
         le.linkDataLength = nil
+        le.requestedLinkDataLength = (251, 2120)
+        le.asks2MPHY = false
         le.now = 0
     }
 }

@@ -62,6 +62,13 @@ public struct StackControlOf<Buffers: StackControlBuffers> {
     /// (and no connection has stopped it since). Disabling advertising that is off is refused by
     /// some controllers (Zephyr 2.5 answers 0x0C), so it is only sent when on.
     public internal(set) var advertiserEnabled = false
+    /// Whether another peripheral link is welcome (`LEApplication.inboundLinks`): false when the
+    /// links not kept for the central role are all taken. Connectable advertising stays off then.
+    public internal(set) var acceptsInboundLinks = true
+    /// Centrals that connected while we advertised and were refused before the application heard of
+    /// them (no free slot in the link table): the controller stopped connectable advertising for
+    /// each (Core 5.4 Vol 6 Part B 4.4.2.3), so an application advertising on its own reads this.
+    public internal(set) var refusedWhileAdvertising = 0
     /// Counts `startAdvertising`/`stopAdvertising` calls, so the stack can tell whether the
     /// application configured advertising during a callback.
     var advertisingRequests = 0
@@ -149,6 +156,7 @@ public struct StackControlOf<Buffers: StackControlBuffers> {
         scanning = nil
         scannerEnabled = false
         advertiserEnabled = false
+        acceptsInboundLinks = true
     }
 }
 
@@ -184,6 +192,8 @@ extension StackControlOf {
         ownAddressType = .randomAddress
         advertising = nil
         advertiserEnabled = false
+        acceptsInboundLinks = true
+        refusedWhileAdvertising = 0
         advertisingRequests = 0
         aclQueueFullEvents = 0
     }

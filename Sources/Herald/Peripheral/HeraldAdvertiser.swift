@@ -92,6 +92,12 @@ public struct HeraldAdvertiser {
     /// False to stop advertising (e.g. a sensor that wants to be invisible); see `setAdvertising`.
     public private(set) var wanted = true
 
+    /// Whether a device that rotates its address has its first resolvable private address set (or
+    /// could not make one: then it uses the identity address, see `addressFailed`); always true
+    /// without an IRK. Until then the controller's random address is the identity address, so
+    /// nothing that sends our address (an advert, a scan request, a connection request) may start.
+    public var addressSettled: Bool { !rotates || currentAddress != nil || (ready && failures > 0) }
+
     /// The address in use (nil before the first one, or without an IRK).
     public private(set) var currentAddress: BDAddress?
     /// The period (index on the grid) the advertiser last entered.
@@ -111,6 +117,9 @@ public struct HeraldAdvertiser {
     var job: Job = .none
     /// The enables in flight, so each answer is read against its own command.
     var enables = AdvertisingEnableQueue()
+    /// `StackControl.refusedWhileAdvertising` when last read: a change means the controller stopped
+    /// advertising for a central the stack refused.
+    var refusalsSeen = 0
     var prepared: BDAddress?
     var preparedPeriod: Int64 = .min
     /// After a failed LE Rand/LE Encrypt, no new attempt before this time (doubling back-off).
@@ -213,15 +222,25 @@ public struct HeraldAdvertiser {
         _ link: ConnectionSummary, now: UInt64, control: inout StackControlOf<B>
     ) {
         lastNow = now
-        guard link.role == .peripheral, ready, configured, wanted, isAdvertising else { return }
-        sendEnable(true, control: &control)
+        noteRefusals(control: control)
+        guard ready, configured, wanted, isAdvertising else { return }
+        // The links not kept for the central role are all taken (`InboundLinkPolicy`), or our own
+        // central link took the last free slot: advertising stays off until one goes, or a central
+        // would connect only to be refused (or silent centrals would take the rest).
+        guard control.acceptsInboundLinks else {
+            if link.role == .peripheral { isAdvertising = false } else { sendEnable(false, control: &control) }
+            return
+        }
+        if link.role == .peripheral { sendEnable(true, control: &control) }
     }
 
     /// A controller at its connection limit refuses to advertise connectably (the enable after a
     /// connection fails); once a link is gone there may be room again.
     public mutating func stackDidDisconnect<B: StackControlBuffers>(now: UInt64, control: inout StackControlOf<B>) {
         lastNow = now
-        guard ready, configured, wanted, !isAdvertising, !rotates || addressPeriod >= period else { return }
+        noteRefusals(control: control)
+        guard ready, configured, wanted, !isAdvertising, !rotates || addressPeriod >= period,
+              control.acceptsInboundLinks else { return }
         sendEnable(true, control: &control)
     }
 
@@ -332,7 +351,11 @@ public struct HeraldAdvertiser {
                 return true
             }
             let prand = ResolvablePrivateAddress.prand(fromLERand: random)
-            if encryptsInSoftware {
+            // The first address after bring-up is hashed here at once: until it is set the
+            // controller's random address is our identity, and the sensor's central waits for it
+            // (`addressSettled`) rather than scan actively or initiate under the identity. LE Encrypt
+            // could take the watchdog's 5 s to fail (Bumble's controller never answers it).
+            if encryptsInSoftware || currentAddress == nil {
                 job = .none
                 addressComputed(softwareAddress(prand: prand), for: p, control: &control, delegate: &delegate)
                 return true
@@ -419,6 +442,14 @@ public struct HeraldAdvertiser {
     }
 
     /// Queues LE Set Advertising Enable and notes it (`enables`); `isAdvertising` is what it asks for.
+    /// A central the stack refused for want of a free link slot stopped the controller's advertising
+    /// without a connection the advertiser saw.
+    mutating func noteRefusals<B: StackControlBuffers>(control: StackControlOf<B>) {
+        guard control.refusedWhileAdvertising != refusalsSeen else { return }
+        refusalsSeen = control.refusedWhileAdvertising
+        isAdvertising = false
+    }
+
     mutating func sendEnable<B: StackControlBuffers>(_ on: Bool, control: inout StackControlOf<B>) {
         let dropped = control.droppedCommands
         control.send(HCILESetAdvertisingEnable(on), tag: HeraldCommandTag.advertising)
@@ -443,7 +474,7 @@ public struct HeraldAdvertiser {
             control.send(HCILESetScanResponseData(data: advertisement.scanResponseData), tag: HeraldCommandTag.advertising)
             configured = true
         }
-        if wanted {
+        if wanted, control.acceptsInboundLinks {
             sendEnable(true, control: &control)
         }
     }

@@ -253,6 +253,13 @@ public struct HeraldPeripheral<Source: HeraldPayloadSource, let links: Int, let 
         advertiser.stackDidDisconnect(now: now, control: &control)
     }
 
+    /// Reports a link's new PHYs; nothing to change here (the stack applied them).
+    public mutating func stackDidUpdatePHY<D: HeraldPeripheralDelegate>(handle: UInt16, _ phy: LinkPHY, delegate: inout D) {
+        for slot in 0..<links where linkStates[slot].handle == handle {
+            delegate.heraldPeripheral(didUpdatePHY: phy, on: reportedLink(slot))
+        }
+    }
+
     public var deadline: UInt64? { advertiser.deadline }
     public mutating func deadlineInPlace() -> UInt64? { advertiser.deadlineInPlace() }
 
@@ -291,6 +298,8 @@ public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate:
     /// `HeraldPeripheral` itself).
     public static var scans: Bool { false }
     public static var connectsAsCentral: Bool { false }
+    /// A phone reads the payload and goes: no use for the LE 2M PHY (`LEApplication.asksForLE2MPHY`).
+    public static var asksForLE2MPHY: Bool { false }
 
     public mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
         peripheral.read(id: id, connection: connection, offset: offset, into: &sink, delegate: &delegate)
@@ -314,6 +323,10 @@ public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate:
 
     public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
         peripheral.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control, delegate: &delegate)
+    }
+
+    public mutating func stackDidUpdatePHY(handle: UInt16, _ phy: LinkPHY, now: UInt64, control: inout StackControl) {
+        peripheral.stackDidUpdatePHY(handle: handle, phy, delegate: &delegate)
     }
 
     public mutating func stackCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus,

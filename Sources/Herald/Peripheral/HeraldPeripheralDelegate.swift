@@ -23,6 +23,8 @@ public protocol HeraldPeripheralDelegate {
     mutating func heraldPeripheral(didConnect link: HeraldLink)
     /// A link went down; its payload snapshot and partial signal message are gone.
     mutating func heraldPeripheral(didDisconnect link: HeraldLink, reason: HCIStatus)
+    /// The link's PHYs changed (LE PHY Update Complete, Core 5.4 Vol 4 Part E 7.7.65.12).
+    mutating func heraldPeripheral(didUpdatePHY phy: LinkPHY, on link: HeraldLink)
     /// A central read our payload characteristic from offset 0; `payload` is what it gets (and what
     /// later Read Blob requests on this link continue).
     mutating func heraldPeripheral(didServePayload payload: Span<UInt8>, to link: HeraldLink)
@@ -66,6 +68,7 @@ public protocol HeraldPeripheralDelegate {
 extension HeraldPeripheralDelegate {
     public mutating func heraldPeripheral(didConnect link: HeraldLink) {}
     public mutating func heraldPeripheral(didDisconnect link: HeraldLink, reason: HCIStatus) {}
+    public mutating func heraldPeripheral(didUpdatePHY phy: LinkPHY, on link: HeraldLink) {}
     public mutating func heraldPeripheral(didServePayload payload: Span<UInt8>, to link: HeraldLink) {}
     public mutating func heraldPeripheral(didReceivePayload payload: Span<UInt8>, from link: HeraldLink) {}
     public mutating func heraldPeripheral(didMeasureRSSI rssi: Int16, from link: HeraldLink) {}

@@ -22,8 +22,13 @@ import BluetoothHost
 /// advertise, the one whose advertised address is the larger waits `crossingHold` after first hearing
 /// a device before connecting to it. The other connects at once; the waiting device sees the peer's
 /// link arrive, reads the payload over it if it needs it (`didConnect`, inbound), and makes no link of
-/// its own. A peer that never connects (a phone busy elsewhere, a beacon) is read after the hold. The
-/// order changes every period with the addresses, so neither device always waits.
+/// its own. A peer that never connects (a phone busy elsewhere) is read after the hold. The order
+/// changes every period with the addresses, so neither device always waits.
+///
+/// Only a peer advertising a **resolvable private address** can be such a device: a Herald central
+/// on the period grid rotates one, as we do. A static or public address (a venue beacon, which
+/// never connects to anyone; a Bumble phone) is connected to at once: the hold before reading a
+/// beacon was pure delay, 1.5 s on every first read for the wearables whose address was the larger.
 extension HeraldCentral {
     /// How long the device with the larger address leaves the other to connect first (ms): the other
     /// hears our advert within one advertising interval (200 ms) and its link is up within a few
@@ -34,7 +39,8 @@ extension HeraldCentral {
     func holdsBack(_ d: HeraldDevice, now: UInt64) -> Bool {
         guard let own = advertisedAddress else { return false }
         if d.lastSeen < own.since { return true }
-        return now &- d.firstSeen < Self.crossingHold && Self.isLarger(own.address, than: d.address.address)
+        return now &- d.firstSeen < Self.crossingHold && d.address.type == .randomDevice
+            && d.address.address.randomSubtype == .resolvablePrivate && Self.isLarger(own.address, than: d.address.address)
     }
 
     /// Addresses compared as 48-bit numbers (most significant octet last in HCI order).

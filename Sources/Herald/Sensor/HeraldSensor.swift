@@ -25,6 +25,17 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     }
 
     public static var serverFeatures: GATTServerFeatures { Delegate.serverFeatures }
+
+    /// The sensor's links: `links` of the stack's kept for reading others (its central role), so
+    /// centrals that connect to us can never take them all; a central silent for 10 s is
+    /// disconnected, and one that never said anything is refused for 60 s when it comes back. A
+    /// Herald phone reads within a second or two of connecting (discovery, then the payload).
+    public static var inboundLinks: InboundLinkPolicy {
+        InboundLinkPolicy(reservedForCentral: links, idleBound: 10_000, refuseSilentFor: 60_000)
+    }
+    /// A Herald link carries a payload read (tens of octets) and ends: the LE 2M PHY saves nothing
+    /// there, and asking for it cost links on Zephyr's controller (`LEApplication.asksForLE2MPHY`).
+    public static var asksForLE2MPHY: Bool { false }
     public typealias PrepareQueue = Delegate.PrepareQueue
 
     public var supplier: Supplier {
@@ -48,7 +59,7 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     /// Starts sensing now if the controller is ready, else as soon as it is.
     public mutating func start(now: UInt64, control: inout StackControl) {
         wantsOn = true
-        guard controllerReady, !core.central.isOn else { return }
+        guard controllerReady, !core.central.isOn, peripheral.addressSettled else { return }
         core.central.start(now: now, control: &control)
         delegate.sensor(.ble, didUpdateState: .on)
     }
@@ -118,6 +129,11 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
         core.central.didDisconnect(handle: handle, now: now, control: &control)
     }
 
+    public mutating func stackDidUpdatePHY(handle: UInt16, _ phy: LinkPHY, now: UInt64, control: inout StackControl) {
+        core.now = now
+        peripheral.stackDidUpdatePHY(handle: handle, phy, delegate: &core)
+    }
+
     public mutating func stackDidReceiveATT(handle: UInt16, pdu: Span<UInt8>, now: UInt64, control: inout StackControl) {
         core.now = now
         guard let slot = core.central.linkIndex(handle: handle) else { return }
@@ -131,6 +147,12 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
                                                  returnParameters: Span<UInt8>, control: inout StackControl) {
         _ = peripheral.stackCommandDidComplete(tag: tag, opcode: opcode, status: status, returnParameters: returnParameters,
                                                control: &control, delegate: &core)
+        startOnceAddressSettled(now: core.now, control: &control)
+    }
+
+    /// The central's start, held while the first resolvable private address is made (`start`).
+    mutating func startOnceAddressSettled(now: UInt64, control: inout StackControl) {
+        if wantsOn, controllerReady, !core.central.isOn, peripheral.addressSettled { start(now: now, control: &control) }
     }
 
     public var applicationDeadline: UInt64? {
@@ -162,6 +184,7 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
         if let t = peripheral.deadlineInPlace(), now >= t {
             core.now = now
             peripheral.stackTimerFired(now: now, control: &control, delegate: &core)
+            startOnceAddressSettled(now: now, control: &control)
         }
     }
 

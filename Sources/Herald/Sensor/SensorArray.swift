@@ -45,6 +45,9 @@ public struct SensorArray<Supplier: PayloadDataSupplier, Delegate: SensorDelegat
 
     // MARK: LEApplication, forwarded
 
+    public static var inboundLinks: InboundLinkPolicy { HeraldSensor<Supplier, Delegate, devices, links, Peripheral>.inboundLinks }
+    public static var asksForLE2MPHY: Bool { false }
+
     public mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout StackControl) {
         ble.stackDidBecomeReady(info, now: now, control: &control)
     }
@@ -62,6 +65,9 @@ public struct SensorArray<Supplier: PayloadDataSupplier, Delegate: SensorDelegat
     }
     public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
         ble.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control)
+    }
+    public mutating func stackDidUpdatePHY(handle: UInt16, _ phy: LinkPHY, now: UInt64, control: inout StackControl) {
+        ble.stackDidUpdatePHY(handle: handle, phy, now: now, control: &control)
     }
     public mutating func stackDidReceiveATT(handle: UInt16, pdu: Span<UInt8>, now: UInt64, control: inout StackControl) {
         ble.stackDidReceiveATT(handle: handle, pdu: pdu, now: now, control: &control)

@@ -21,7 +21,12 @@ public protocol HeraldSensorPeripheral {
         _ link: ConnectionSummary, now: UInt64, control: inout StackControl, delegate: inout D)
     mutating func stackDidDisconnect<D: HeraldPeripheralDelegate>(
         handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl, delegate: inout D)
+    /// A link's PHYs changed (every link, both roles, as `stackDidConnect`).
+    mutating func stackDidUpdatePHY<D: HeraldPeripheralDelegate>(handle: UInt16, _ phy: LinkPHY, delegate: inout D)
     var deadline: UInt64? { get }
+    /// False while the controller's random address is still our identity address and a resolvable
+    /// private one is being made (`HeraldAdvertiser.addressSettled`): the sensor's central waits.
+    var addressSettled: Bool { get }
     /// `deadline` read in place (the sensor asks on every stack tick; see `HeraldAdvertiser`).
     mutating func deadlineInPlace() -> UInt64?
     mutating func stackTimerFired<D: HeraldPeripheralDelegate>(now: UInt64, control: inout StackControl, delegate: inout D)
@@ -33,6 +38,12 @@ public protocol HeraldSensorPeripheral {
 
 extension HeraldSensorPeripheral {
     public mutating func deadlineInPlace() -> UInt64? { deadline }
+    public var addressSettled: Bool { true }
+    public mutating func stackDidUpdatePHY<D: HeraldPeripheralDelegate>(handle: UInt16, _ phy: LinkPHY, delegate: inout D) {}
+}
+
+extension HeraldPeripheral {
+    public var addressSettled: Bool { advertiser.addressSettled }
 }
 
 extension HeraldPeripheral: HeraldSensorPeripheral {}

@@ -17,6 +17,11 @@ public struct BenchServer: LEApplication {
     public let count: Int
     public let size: Int
     public let handles: Handles
+    /// The connection interval (1.25 ms units) asked of the central once a client subscribes; 0
+    /// leaves the central's. The controller's 7 buffers hold 18 ms of a 1 Mbaud line's notifications:
+    /// at a longer interval they fill before the next connection event and the line stands idle.
+    public var interval: UInt16 = 0
+    var askedInterval: InlineArray<2, Bool> = [false, false]
     var subscribed: InlineArray<2, UInt16?> = [nil, nil]
     var sent: InlineArray<2, Int> = [0, 0]
     public private(set) var address: String?
@@ -60,6 +65,7 @@ public struct BenchServer: LEApplication {
     public mutating func clientConfigurationChanged(valueHandle: UInt16, connection: Int, configuration: GATTClientConfiguration) {
         guard valueHandle == handles.notifying, connection < 2 else { return }
         sent[connection] = 0
+        askedInterval[connection] = false
         subscribed[connection] = configuration.contains(.notification) ? UInt16.max : nil  // handle filled in by pump
     }
 
@@ -68,6 +74,14 @@ public struct BenchServer: LEApplication {
         for i in 0..<2 {
             guard le.app.subscribed[i] != nil, let handle = le.connections.handle(at: i) else { continue }
             le.app.subscribed[i] = handle
+            // The transfer starts now: the PHY Update too, not when the peripheral's wait for the
+            // central to ask ends (a Bumble central never asks).
+            le.requestPendingPHY(handle: handle)
+            if le.app.interval > 0, !le.app.askedInterval[i], let timing = le.timing(handle: handle), timing.interval != le.app.interval {
+                le.app.askedInterval[i] = true
+                le.requestConnectionParameters(handle: handle, intervalMin: le.app.interval, intervalMax: le.app.interval,
+                                               supervisionTimeout: 0x0190)
+            }
             let mtu = le.mtu(handle: handle) ?? 23
             let length = le.app.size > 0 ? min(le.app.size, mtu - 3) : mtu - 3
             var value = [UInt8](repeating: 0, count: length)

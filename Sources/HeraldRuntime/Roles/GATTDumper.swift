@@ -40,6 +40,12 @@ public struct GATTDump: Encodable {
         public var txOctets = 27
         public var rxOctets = 27
     }
+    /// The PHYs in use ("1M" until a PHY Update moves the link).
+    public var phy = PHY()
+    public struct PHY: Encodable {
+        public var tx = "1M"
+        public var rx = "1M"
+    }
     public var services: [Service] = []
     /// Milliseconds: connect, MTU exchange, discovery, reading values.
     public var timings: [String: UInt64] = [:]
@@ -173,6 +179,11 @@ public struct GATTDumper: LEApplication {
     public mutating func stackDidChangeDataLength(handle: UInt16, _ length: LinkDataLength, now: UInt64, control: inout StackControl) {
         guard handle == self.handle else { return }
         collector.dump.dataLength = .init(txOctets: Int(length.maxTxOctets), rxOctets: Int(length.maxRxOctets))
+    }
+
+    public mutating func stackDidUpdatePHY(handle: UInt16, _ phy: LinkPHY, now: UInt64, control: inout StackControl) {
+        guard handle == self.handle else { return }
+        collector.dump.phy = .init(tx: "\(phy.tx.name)", rx: "\(phy.rx.name)")
     }
 
     public mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {

@@ -90,6 +90,13 @@ public struct PeripheralEventPrinter: HeraldPeripheralDelegate {
         emit("connected", Self.linkFields(link), text: "slot \(link.slot) handle 0x\(String(link.handle, radix: 16)) peer \(Self.address(link.peer.address))")
     }
 
+    public mutating func heraldPeripheral(didUpdatePHY phy: LinkPHY, on link: HeraldLink) {
+        var f = Self.linkFields(link)
+        f["txPHY"] = "\(phy.tx.name)"
+        f["rxPHY"] = "\(phy.rx.name)"
+        emit("phy", f, text: "slot \(link.slot) tx \(phy.tx.name) rx \(phy.rx.name)")
+    }
+
     public mutating func heraldPeripheral(didDisconnect link: HeraldLink, reason: HCIStatus) {
         var f = Self.linkFields(link)
         f["reason"] = Int(reason.rawValue)

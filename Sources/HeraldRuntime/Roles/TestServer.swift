@@ -45,6 +45,9 @@ public struct TestServerEvent: Encodable, Equatable {
     /// LL PDU sizes after a Data Length Update (octets each way).
     public var txOctets: Int?
     public var rxOctets: Int?
+    /// PHYs after a PHY Update ("1M", "2M", "Coded").
+    public var txPHY: String?
+    public var rxPHY: String?
     public var attribute: UInt16?
     public var notify: Bool?
     public var indicate: Bool?
@@ -67,6 +70,7 @@ public struct TestServerEvent: Encodable, Equatable {
         if let reason { s += " reason=\(reason)" }
         if let mtu { s += " mtu=\(mtu)" }
         if let txOctets, let rxOctets { s += " tx=\(txOctets) rx=\(rxOctets)" }
+        if let txPHY, let rxPHY { s += " tx=\(txPHY) rx=\(rxPHY)" }
         if let attribute { s += " attribute=0x\(hex(attribute).lowercased())" }
         if let notify { s += " notify=\(notify)" }
         if let indicate { s += " indicate=\(indicate)" }
@@ -238,6 +242,15 @@ public struct TestServer: LEApplication {
         e.handle = handle
         e.txOctets = Int(length.maxTxOctets)
         e.rxOctets = Int(length.maxRxOctets)
+        record(e)
+    }
+
+    public mutating func stackDidUpdatePHY(handle: UInt16, _ phy: LinkPHY, now: UInt64, control: inout StackControl) {
+        self.now = now
+        var e = event("phy")
+        e.handle = handle
+        e.txPHY = "\(phy.tx.name)"
+        e.rxPHY = "\(phy.rx.name)"
         record(e)
     }
 

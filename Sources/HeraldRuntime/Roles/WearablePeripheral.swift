@@ -47,7 +47,11 @@ public struct WearablePeripheral<Inner: HeraldSensorPeripheral, Observer: Herald
         handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl, delegate: inout D) {
         tee(&delegate) { p, d in p.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control, delegate: &d) }
     }
+    public mutating func stackDidUpdatePHY<D: HeraldPeripheralDelegate>(handle: UInt16, _ phy: LinkPHY, delegate: inout D) {
+        tee(&delegate) { p, d in p.stackDidUpdatePHY(handle: handle, phy, delegate: &d) }
+    }
     public var deadline: UInt64? { inner.deadline }
+    public var addressSettled: Bool { inner.addressSettled }
     public mutating func stackTimerFired<D: HeraldPeripheralDelegate>(now: UInt64, control: inout StackControl, delegate: inout D) {
         tee(&delegate) { p, d in p.stackTimerFired(now: now, control: &control, delegate: &d) }
     }
@@ -68,6 +72,9 @@ struct TeeDelegate<First: HeraldPeripheralDelegate, Second: HeraldPeripheralDele
 
     mutating func heraldPeripheral(didConnect link: HeraldLink) {
         first.pointee.heraldPeripheral(didConnect: link); second.heraldPeripheral(didConnect: link)
+    }
+    mutating func heraldPeripheral(didUpdatePHY phy: LinkPHY, on link: HeraldLink) {
+        first.pointee.heraldPeripheral(didUpdatePHY: phy, on: link); second.heraldPeripheral(didUpdatePHY: phy, on: link)
     }
     mutating func heraldPeripheral(didDisconnect link: HeraldLink, reason: HCIStatus) {
         first.pointee.heraldPeripheral(didDisconnect: link, reason: reason); second.heraldPeripheral(didDisconnect: link, reason: reason)

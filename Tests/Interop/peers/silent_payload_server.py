@@ -1,7 +1,9 @@
 """A Bumble Herald peripheral that lets discovery through but never answers a read: the client's ATT
 transaction must time out (30 s, Core 5.4 Vol 3 Part F 3.3.3). Prints connected/disconnected lines.
 
-usage: python silent_payload_server.py TRANSPORT ADDRESS
+usage: python silent_payload_server.py TRANSPORT ADDRESS [restart]
+
+With `restart` it advertises again after each link, so a central's back-off shows.
 """
 import asyncio
 import sys
@@ -18,7 +20,7 @@ HERALD_SERVICE = UUID("428132af-4746-42d3-801e-4572d65bfd9b")
 PAYLOAD_CHARACTERISTIC = UUID("3e98c0f8-8f05-4829-a121-43e38f8933e7")
 
 
-async def main(transport: str, address: str) -> None:
+async def main(transport: str, address: str, restart: bool) -> None:
     async with await open_transport(transport) as (source, sink):
         device = Device.with_hci("silent", Address(address), source, sink)
         device.add_service(Service(HERALD_SERVICE, [
@@ -34,10 +36,10 @@ async def main(transport: str, address: str) -> None:
             (AdvertisingData.FLAGS, bytes([0x06])),
             (AdvertisingData.COMPLETE_LIST_OF_128_BIT_SERVICE_CLASS_UUIDS, HERALD_SERVICE.to_bytes(force_128=True)),
         ]))
-        await device.start_advertising(auto_restart=False)
+        await device.start_advertising(auto_restart=restart)
         print("advertising", flush=True)
         await asyncio.get_running_loop().create_future()
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3:] == ["restart"]))
