@@ -163,25 +163,30 @@ public struct HCICommandFlow<let octets: Int> {
     /// that, after `lateAnswerGrace`, so a controller that silently drops a command does not stall
     /// the queue forever; except for commands that `mayGoUnanswered`, whose credit comes back at once.
     public mutating func expired(now: UInt64) -> (opcode: HCIOpcode, tag: CommandTag)? {
+        var timedOut: (opcode: HCIOpcode, tag: CommandTag)?
+        if let p = pending, now >= p.deadline {
+            pending = nil
+            timedOut = (p.opcode, p.tag)
+            if Self.mayGoUnanswered(p.opcode) {
+                credits = max(credits, 1)
+            } else {
+                // Counted from when the answer was due, not from when a tick noticed.
+                owedUntil = p.deadline &+ lateAnswerGrace
+            }
+        }
         if let owed = owedUntil, now >= owed {
             owedUntil = nil
             credits = max(credits, 1)
         }
-        guard let p = pending, now >= p.deadline else { return nil }
-        pending = nil
-        if Self.mayGoUnanswered(p.opcode) {
-            credits = max(credits, 1)
-        } else {
-            owedUntil = now &+ lateAnswerGrace
-        }
-        return (p.opcode, p.tag)
+        return timedOut
     }
 
     /// Commands a working controller may leave unanswered: vendor commands it does not know, and LE
-    /// Encrypt, which Bumble's virtual controller never answers (the advertiser then hashes in
-    /// software). Their silence is "not supported", not a stall, so their credit comes back at once.
+    /// Encrypt and LE Set PHY, which Bumble's virtual controller (0.0.236) never answers (the
+    /// advertiser then hashes in software; the stack asks for 2M no more). Their silence is "not
+    /// supported", not a stall, so their credit comes back at once.
     static func mayGoUnanswered(_ opcode: HCIOpcode) -> Bool {
-        opcode.isVendorSpecific || opcode == HCILEEncrypt.opcode
+        opcode.isVendorSpecific || opcode == HCILEEncrypt.opcode || opcode == HCILESetPHY.opcode
     }
 
     /// The next time `expired` has something to do: a pending command's deadline or the end of the
