@@ -181,6 +181,8 @@ struct ScanCommand: ParsableCommand {
 
 /// Scans from bring-up on, prints each report as it arrives and keeps the per-device summary.
 struct ReportPrinter: LEApplication {
+    /// `--read-payloads` reads one payload a link: no use for the LE 2M PHY (see `CheckRunner`).
+    static var asksForLE2MPHY: Bool { false }
     let json: Bool
     let active: Bool
     let perReport: Bool

@@ -90,8 +90,8 @@ def own_devices(request, herald_bin, tmp_path_factory):
 
 def assert_passes(result, may_skip):
     status, rules, stderr = result
-    assert status == 0, stderr
     bad = {r: (v["status"], v["evidence"]) for r, v in rules.items() if v["status"] in ("fail", "warn")}
+    assert status == 0, (stderr, bad)
     assert not bad, bad
     skipped = {r for r, v in rules.items() if v["status"] == "skip"}
     assert skipped == may_skip, {r: rules[r]["evidence"] for r in skipped}

@@ -12,6 +12,12 @@ public struct CheckRunner: LEApplication {
         case observing, dumping, writing, ending, releasing, reconnecting, done
     }
 
+    /// A check's links carry a discovery and a few reads and writes, as a phone's do: the LE 2M PHY gains
+    /// nothing there, and on Zephyr's controller a switch on a busy peripheral (a wearable advertising
+    /// and scanning beside the link) can lose the link midway, which would be judged as the device's
+    /// fault (GATT-2, GATT-3 failed on our own wearable).
+    public static var asksForLE2MPHY: Bool { false }
+
     /// The device asked for; nil: the first Herald device heard.
     public let wanted: DeviceAddress?
     public let observeMilliseconds: UInt64
