@@ -120,7 +120,13 @@ struct PHYRecordingApp: LEApplication {
 
     static func connect(_ stack: inout Stack, _ controller: inout FakeController, _ wire: inout WireLog,
                         handle: UInt16, role: UInt8, now: UInt64 = 0) {
-        stack.receive(StackHarness.connectionComplete(handle: handle, role: role).span, now: now, output: &wire)
+        feed(&stack, &controller, &wire, StackHarness.connectionComplete(handle: handle, role: role), now: now)
+    }
+
+    /// One event from the controller, then whatever the stack sends in answer is answered.
+    static func feed(_ stack: inout Stack, _ controller: inout FakeController, _ wire: inout WireLog,
+                     _ event: [UInt8], now: UInt64) {
+        stack.receive(event.span, now: now, output: &wire)
         StackHarness.pump(&stack, controller: &controller, wire: &wire)
     }
 
@@ -131,8 +137,7 @@ struct PHYRecordingApp: LEApplication {
         #expect(stack.le.asks2MPHY)
         Self.connect(&stack, &controller, &wire, handle: 0x41, role: 0x00)
         #expect(Self.setPHYHandles(wire).isEmpty)
-        stack.receive(Self.dataLengthChange(handle: 0x41).span, now: 10, output: &wire)
-        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        Self.feed(&stack, &controller, &wire, Self.dataLengthChange(handle: 0x41), now: 10)
         #expect(Self.setPHYHandles(wire) == [0x41])
         #expect(stack.le.phy(handle: 0x41) == .initial)
         stack.receive(Self.phyUpdate(handle: 0x41, tx: 2, rx: 1).span, now: 20, output: &wire)
@@ -141,8 +146,7 @@ struct PHYRecordingApp: LEApplication {
         #expect(stack.app.updates.map(\.tx) == [2] && stack.app.updates.map(\.rx) == [1])
         #expect(stack.le.counters.phyUpdates == 1 && stack.le.counters.lastTxPHY == .le2M && stack.le.counters.lastRxPHY == .le1M)
         // A second Data Length Change asks nothing more.
-        stack.receive(Self.dataLengthChange(handle: 0x41).span, now: 30, output: &wire)
-        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        Self.feed(&stack, &controller, &wire, Self.dataLengthChange(handle: 0x41), now: 30)
         #expect(Self.setPHYHandles(wire) == [0x41])
     }
 
@@ -219,8 +223,7 @@ struct PHYRecordingApp: LEApplication {
     @Test func aPHYCollisionIsNotRetried() throws {
         var (stack, controller, wire) = try Self.started { $0.listsPHYCommands = true }
         Self.connect(&stack, &controller, &wire, handle: 0x41, role: 0x00)
-        stack.receive(Self.dataLengthChange(handle: 0x41).span, now: 10, output: &wire)
-        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        Self.feed(&stack, &controller, &wire, Self.dataLengthChange(handle: 0x41), now: 10)
         stack.receive(Self.phyUpdate(status: 0x23, handle: 0x41, tx: 1, rx: 1).span, now: 20, output: &wire)
         stack.receive(Self.dataLengthChange(handle: 0x41).span, now: 30, output: &wire)
         stack.tick(now: 10_000, output: &wire)
@@ -234,24 +237,19 @@ struct PHYRecordingApp: LEApplication {
     @Test func aCollisionIsRetriedAfterTheOtherProcedureTwiceAtMost() throws {
         var (stack, controller, wire) = try Self.started { $0.listsPHYCommands = true }
         Self.connect(&stack, &controller, &wire, handle: 0x40, role: 0x00)
-        stack.receive(Self.dataLengthChange(handle: 0x40).span, now: 0, output: &wire)
-        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        Self.feed(&stack, &controller, &wire, Self.dataLengthChange(handle: 0x40), now: 0)
         // LE Connection Update Complete, success, handle 0x0040, 7.5 ms.
         let update: [UInt8] = [0x04, 0x3E, 0x0A, 0x03, 0x00, 0x40, 0x00, 0x06, 0x00, 0x00, 0x00, 0x90, 0x01]
         for _ in 0..<3 {
-            stack.receive(Self.phyUpdate(status: 0x2A, handle: 0x40, tx: 1, rx: 1).span, now: 0, output: &wire)
-            StackHarness.pump(&stack, controller: &controller, wire: &wire)
+            Self.feed(&stack, &controller, &wire, Self.phyUpdate(status: 0x2A, handle: 0x40, tx: 1, rx: 1), now: 0)
             #expect(Self.setPHYHandles(wire).count <= 3)
-            stack.receive(update.span, now: 0, output: &wire)
-            StackHarness.pump(&stack, controller: &controller, wire: &wire)
+            Self.feed(&stack, &controller, &wire, update, now: 0)
         }
         #expect(Self.setPHYHandles(wire) == [0x40, 0x40, 0x40])
         Self.connect(&stack, &controller, &wire, handle: 0x41, role: 0x00)
-        stack.receive(Self.dataLengthChange(handle: 0x41).span, now: 0, output: &wire)
-        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        Self.feed(&stack, &controller, &wire, Self.dataLengthChange(handle: 0x41), now: 0)
         stack.receive(Self.phyUpdate(status: 0x1A, handle: 0x41, tx: 1, rx: 1).span, now: 0, output: &wire)
-        stack.receive(update.span, now: 0, output: &wire)
-        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        Self.feed(&stack, &controller, &wire, update, now: 0)
         #expect(Self.setPHYHandles(wire) == [0x40, 0x40, 0x40, 0x41])
     }
 
@@ -260,8 +258,7 @@ struct PHYRecordingApp: LEApplication {
     @Test func aCollisionWithNoEventAfterIsRetriedOnATimer() throws {
         var (stack, controller, wire) = try Self.started { $0.listsPHYCommands = true }
         Self.connect(&stack, &controller, &wire, handle: 0x40, role: 0x00)
-        stack.receive(Self.dataLengthChange(handle: 0x40).span, now: 0, output: &wire)
-        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        Self.feed(&stack, &controller, &wire, Self.dataLengthChange(handle: 0x40), now: 0)
         stack.receive(Self.phyUpdate(status: 0x2A, handle: 0x40, tx: 1, rx: 1).span, now: 1_000, output: &wire)
         #expect(stack.le.nextDeadline == 1_000 + 500)
         stack.tick(now: 1_499, output: &wire)
@@ -284,8 +281,7 @@ struct PHYRecordingApp: LEApplication {
         controller.phyCommandStatus = 0x01
         Self.connect(&stack, &controller, &wire, handle: 0x40, role: 0x00)
         Self.connect(&stack, &controller, &wire, handle: 0x41, role: 0x00)
-        stack.receive(Self.dataLengthChange(handle: 0x40).span, now: 0, output: &wire)
-        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        Self.feed(&stack, &controller, &wire, Self.dataLengthChange(handle: 0x40), now: 0)
         #expect(!stack.le.asks2MPHY)
         stack.receive(Self.dataLengthChange(handle: 0x41).span, now: 0, output: &wire)
         stack.tick(now: 5_000, output: &wire)
@@ -299,8 +295,7 @@ struct PHYRecordingApp: LEApplication {
         var (stack, controller, wire) = try Self.started { $0.listsPHYCommands = true }
         controller.ignoresSetPHY = true
         Self.connect(&stack, &controller, &wire, handle: 0x40, role: 0x00)
-        stack.receive(Self.dataLengthChange(handle: 0x40).span, now: 0, output: &wire)
-        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        Self.feed(&stack, &controller, &wire, Self.dataLengthChange(handle: 0x40), now: 0)
         stack.tick(now: 10_000, output: &wire)
         StackHarness.pump(&stack, controller: &controller, wire: &wire)
         #expect(!stack.le.asks2MPHY)
@@ -316,8 +311,7 @@ struct PHYRecordingApp: LEApplication {
         var (stack, controller, wire) = try Self.started { $0.listsPHYCommands = true }
         controller.phyCommandStatus = 0x0C
         Self.connect(&stack, &controller, &wire, handle: 0x40, role: 0x00)
-        stack.receive(Self.dataLengthChange(handle: 0x40).span, now: 0, output: &wire)
-        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        Self.feed(&stack, &controller, &wire, Self.dataLengthChange(handle: 0x40), now: 0)
         #expect(stack.le.asks2MPHY)
         #expect(stack.le.counters.failedPHYUpdates == 0)
         stack.receive(Self.phyUpdate(handle: 0x40, tx: 2, rx: 2).span, now: 10, output: &wire)
