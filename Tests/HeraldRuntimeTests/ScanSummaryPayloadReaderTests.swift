@@ -39,27 +39,29 @@ private func queuedOpcodes(_ c: StackControl) -> [UInt16] { (0..<c.commands.coun
         #expect(c3.connecting == nil)
     }
 
-    @Test func aLinkThatFailedToBeEstablishedIsRetriedLaterUpToFourTimes() {
+    @Test(arguments: [0x3E, 0x13, 0x08])
+    func aLinkLostBeforeTheReadIsRetriedLaterUpToFourTimes(reason: UInt8) {
         var r = BenchPayloadReader(activeScanning: false)
         var now: UInt64 = 0
         for attempt in 1...4 {
             var c = StackControl()
             // Each try waits longer than the last (1 s times the tries so far) after a 0x3E.
             if attempt > 1 {
-                r.consider(peer, isHerald: true, connectable: true, now: now + r.unestablishedBackoff * UInt64(attempt - 1) - 1, control: &c)
+                r.consider(peer, isHerald: true, connectable: true, now: now + r.lostLinkBackoff * UInt64(attempt - 1) - 1, control: &c)
                 #expect(c.connecting == nil, "try \(attempt) came early")
-                now += r.unestablishedBackoff * UInt64(attempt - 1)
+                now += r.lostLinkBackoff * UInt64(attempt - 1)
             }
             r.consider(peer, isHerald: true, connectable: true, now: now, control: &c)
             #expect(c.connecting?.peer == peer, "try \(attempt)")
             r.didConnect(link, now: now + 10, control: &c)
-            // 0x3E: the link came up and never carried a packet (the reference's C++ apps, busy).
-            r.didDisconnect(handle: link.handle, reason: HCIStatus(rawValue: 0x3E), control: &c)
+            // 0x3E: the link came up and never carried a packet (the reference's C++ apps, busy); 0x13:
+            // the peer ended it (the reference's periodic restart); 0x08: lost.
+            r.didDisconnect(handle: link.handle, reason: HCIStatus(rawValue: reason), control: &c)
             now += 10
             if attempt < 4 { #expect(r.isIdle && r.outcomes.isEmpty, "try \(attempt)") }
         }
         guard case .failed(let why)? = r.outcomes[peer.address.description] else { Issue.record("no failure recorded"); return }
-        #expect(why.contains("0x3E"))
+        #expect(why == "disconnected (reason 0x\(hex(reason))) before the payload was read")
         var c5 = StackControl()
         r.consider(peer, isHerald: true, connectable: true, now: now + 60_000, control: &c5)
         #expect(c5.connecting == nil)

@@ -35,8 +35,12 @@ FLOOD = 35.0
 LINKS, KEPT_FOR_CENTRAL, IDLE_BOUND = 4, 2, 10.0
 
 
-def hostile(mode, seconds, paths):
-    return Lines([sys.executable, str(PEERS / "hostile_central.py"), mode, str(seconds)] + [f"serial:{p}" for p in paths])
+def hostile(kind, mode, seconds, paths):
+    # On Zephyr's radio an attempt on an address W has since changed is cancelled after 5 s and W is
+    # found again by its advert (R once waited on W's old address to the end of its run, reading
+    # nothing in the last window); Bumble's virtual controller cannot cancel one, so there it waits.
+    bound = ["--connect-timeout", "5"] if kind != "bumble" else []
+    return Lines([sys.executable, str(PEERS / "hostile_central.py"), mode, str(seconds)] + bound + [f"serial:{p}" for p in paths])
 
 
 def finish(p, seconds):
@@ -77,16 +81,16 @@ def scenario(request, herald_bin, tmp_path_factory):
         w.wait_for(lambda e: e.get("event") == "didRead" and e.get("payload") == ANDROID_PAYLOAD, timeout=30)
         siege_paths = radio.paths[4:4 + SILENT]
         t_siege = time.monotonic()
-        silent = hostile("silent", SIEGE, siege_paths)
-        reader = hostile("reader", SIEGE + FLOOD + 5, [radio.paths[3]])
+        silent = hostile(kind, "silent", SIEGE, siege_paths)
+        reader = hostile(kind, "reader", SIEGE + FLOOD + 5, [radio.paths[3]])
         procs += [silent, reader]
         time.sleep(20)
         p2, t_p2 = phone(radio.paths[2], "C2:00:00:00:00:02", "android", P2_PAYLOAD)
         procs.append(p2)
         finish(silent, SIEGE + 15)
         t_flood = time.monotonic()
-        flood = hostile("flood", FLOOD, siege_paths[-1:])
-        churn = hostile("churn", FLOOD, siege_paths[-2:-1])
+        flood = hostile(kind, "flood", FLOOD, siege_paths[-1:])
+        churn = hostile(kind, "churn", FLOOD, siege_paths[-2:-1])
         procs += [flood, churn]
         for p in (flood, churn, reader):
             finish(p, FLOOD + 15)

@@ -44,20 +44,22 @@ public struct BenchPayloadReader {
     public var connectTimeout: UInt64 = 5_000
     /// At most this many connection attempts per advertiser.
     public var maxAttempts = 2
-    /// Links that never carried a packet (0x3E) are tried up to this many times, each a little later
-    /// than the last: a Herald device busy with links of its own (the reference C++ apps) ends two
-    /// in a row often enough that two tries left a device of a 40 s scan unread.
-    public var maxUnestablishedAttempts = 4
-    /// Milliseconds before the next try after a link that was never established, times the tries so far.
-    public var unestablishedBackoff: UInt64 = 1_000
+    /// Links lost before the payload was read are tried up to this many times, each a little later
+    /// than the last: a Herald device busy with links of its own (the reference C++ apps) fails two
+    /// in a row often enough (0x3E, the link never carried a packet) that two tries left a device of a
+    /// 40 s scan unread, and the reference ends every link on its periodic restart of scanning and
+    /// advertising (0x13), which once cut a scan's only link to it before the read.
+    public var maxLostLinkAttempts = 4
+    /// Milliseconds before the next try after a lost link, times the tries so far.
+    public var lostLinkBackoff: UInt64 = 1_000
     /// Outcome per advertiser address (`AA:BB:…`).
     public private(set) var outcomes: [String: Outcome] = [:]
     /// New outcomes since `takeNewOutcomes`, for logging as they happen.
     private var fresh: [(address: String, outcome: Outcome)] = []
     var phase = Phase.idle
     var attempts: [String: Int] = [:]
-    /// Per advertiser: how many attempts it may have (`maxAttempts` unless its links were never
-    /// established) and when the next may start.
+    /// Per advertiser: how many attempts it may have (`maxAttempts` unless a link was lost before
+    /// the read) and when the next may start.
     var allowed: [String: Int] = [:]
     var notBefore: [String: UInt64] = [:]
     var client = GATTStandardClient(maximumMTU: 247)
@@ -115,20 +117,20 @@ public struct BenchPayloadReader {
 
     public mutating func didDisconnect(handle: UInt16, reason: HCIStatus, control: inout StackControl) {
         switch phase {
-        case .connected(let address, let h) where h == handle, .disconnecting(let address, let h) where h == handle:
+        case .connected(let address, let h) where h == handle:
+            // The link ended before the payload was read, and not by us: 0x3E (Connection Failed to be
+            // Established, Core 5.4 Vol 1 Part F 2.62: it never carried a packet), the peer's own end
+            // (0x13) or a lost link (0x08). Each is tried again a little later, as a refused connection is.
             let key = address.address.description
-            // 0x3E (Connection Failed to be Established, Core 5.4 Vol 1 Part F 2.62): the link never carried a
-            // packet, so it is a failed connection attempt like a refused one and gets the same second try
-            // (seen with the Herald reference's C++ apps, busy with links of their own).
             let tries = attempts[key, default: 0]
-            let retry = reason.rawValue == 0x3E && tries < maxUnestablishedAttempts
-            if retry {
-                allowed[key] = maxUnestablishedAttempts
-                notBefore[key] = clock &+ unestablishedBackoff &* UInt64(tries)
-            }
-            if outcomes[key] == nil, !retry {
+            if tries < maxLostLinkAttempts {
+                allowed[key] = maxLostLinkAttempts
+                notBefore[key] = clock &+ lostLinkBackoff &* UInt64(tries)
+            } else if outcomes[key] == nil {
                 record(key, .failed("disconnected (reason 0x\(hex(reason.rawValue))) before the payload was read"))
             }
+        case .disconnecting(_, let h) where h == handle:
+            break  // our own Disconnect: `finish` recorded the outcome
         default:
             return
         }

@@ -3,7 +3,7 @@ a polite one that reads its payload over and over. Each finds the wearable by it
 service UUID from a resolvable private address (the Herald phones on the same radio advertise from
 static addresses).
 
-usage: python hostile_central.py MODE SECONDS TRANSPORT [TRANSPORT ...]
+usage: python hostile_central.py MODE SECONDS [--connect-timeout S] TRANSPORT [TRANSPORT ...]
 
 MODE:
   silent  connect and say nothing at L2CAP; reconnect as soon as the link is dropped.
@@ -11,6 +11,10 @@ MODE:
           Core 5.4 Vol 3 Part F 3.3.2 allows one outstanding); reconnect when dropped.
   churn   connect and disconnect at once, in a loop.
   reader  connect, discover the Herald service, read the payload, disconnect; every 3 s.
+
+--connect-timeout: give up a connection attempt after S seconds (cancelled) and find the wearable again
+by its advert: a wearable that changed its resolvable private address meanwhile never answers the old
+one. Without it an attempt waits (Bumble's virtual controller cannot cancel one; see `connect`).
 
 Runs SECONDS, then ends its links and cancels a connection being made, and exits. One line per event
 on stdout, "EVENT INDEX t [detail]" (t: seconds since start): connected (a link the wearable's
@@ -75,14 +79,17 @@ async def find(device: Device, until: float) -> Address:
         await device.stop_scanning()
 
 
-async def connect(device: Device, index: int, until: float):
+async def connect(device: Device, index: int, until: float, connect_timeout):
     """A link to the wearable that its controller holds too, or None when the run ended first (a
     connection still being made is cancelled: a controller left initiating would connect to the
     wearable after this process has gone, and hold a link no host ends)."""
     address = await find(device, until)
-    # No timeout: Bumble's virtual controller never ends a cancelled LE Create Connection, and refuses
-    # every later one (a pending connection is never cleared). A hostile central waits anyway.
-    pending = asyncio.ensure_future(device.connect(address, timeout=None))
+    # No timeout on Bumble's virtual controller: it never ends a cancelled LE Create Connection, and
+    # refuses every later one (a pending connection is never cleared). Zephyr's ends it (0x02), and
+    # there a bound matters: W changes its address every payload period, and an attempt on the old
+    # one would wait out the run (Bumble's connect cancels it and raises TimeoutError; `attempt`
+    # tries again from the advert).
+    pending = asyncio.ensure_future(device.connect(address, timeout=connect_timeout))
     done, _ = await asyncio.wait([pending], timeout=max(0.0, until - time.monotonic()))
     if not done:
         try:
@@ -129,14 +136,14 @@ async def abandon(connection, index: int) -> None:
         say("failed", index, "disconnect", type(e).__name__)
 
 
-async def run(mode: str, index: int, transport: str, until: float) -> None:
+async def run(mode: str, index: int, transport: str, until: float, connect_timeout) -> None:
     try:
         async with await open_transport(transport) as (source, sink):
             own = Address(f"D{index:X}:00:00:00:0A:{MODES.index(mode):02X}")
             device = Device.with_hci(f"hostile-{index}", own, source, sink)
             await device.power_on()
             while time.monotonic() < until:
-                await attempt(mode, device, index, until)
+                await attempt(mode, device, index, until, connect_timeout)
     except BaseException as e:
         # Nothing should end a central before its time: say so, in its lines and with the traceback.
         say("crashed", index, type(e).__name__)
@@ -144,10 +151,10 @@ async def run(mode: str, index: int, transport: str, until: float) -> None:
         raise
 
 
-async def attempt(mode: str, device: Device, index: int, until: float) -> None:
+async def attempt(mode: str, device: Device, index: int, until: float, connect_timeout) -> None:
     """One link, used as MODE says and ended (by us, or by the wearable)."""
     try:
-        link = await connect(device, index, until)
+        link = await connect(device, index, until, connect_timeout)
         if link is None:
             return
         connection, gone = link
@@ -189,16 +196,21 @@ async def attempt(mode: str, device: Device, index: int, until: float) -> None:
         await asyncio.sleep(0.2)
 
 
-async def main(mode: str, seconds: float, transports: list) -> None:
+async def main(mode: str, seconds: float, transports: list, connect_timeout) -> None:
     until = time.monotonic() + seconds
     signal.alarm(int(seconds) + 40)  # a process stuck on a full pty ends all the same
     # Each central ends its link or its pending connection by itself when the time is up (`connect`).
-    await asyncio.wait([asyncio.create_task(run(mode, i, t, until)) for i, t in enumerate(transports)], timeout=seconds + 30)
+    await asyncio.wait([asyncio.create_task(run(mode, i, t, until, connect_timeout)) for i, t in enumerate(transports)], timeout=seconds + 30)
     say("done", 0)
     os._exit(0)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 4 or sys.argv[1] not in MODES:
+    args = sys.argv[1:]
+    bound = None
+    if len(args) > 3 and args[2] == "--connect-timeout":
+        bound = float(args[3])
+        del args[2:4]
+    if len(args) < 3 or args[0] not in MODES:
         sys.exit(__doc__)
-    asyncio.run(main(sys.argv[1], float(sys.argv[2]), sys.argv[3:]))
+    asyncio.run(main(args[0], float(args[1]), args[2:], bound))
