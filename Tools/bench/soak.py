@@ -2,8 +2,9 @@
 
 usage: python soak.py HERALD_BIN [--minutes M] [--wearables N] [--no-cpp] [--sample S] [--work DIR]
 
-On one simulated radio (Zephyr v2.5.0's link layer on BabbleSim, the patched copy the interop tests
-run, Tests/Interop/radio.py): N `herald wearable`s (the Simple payload on the specification's 360 s
+On one simulated radio (Zephyr v2.5.0's link layer on BabbleSim, as the reference C++ wearable is a
+Zephyr 2.5 device; 3.0.99's with --no-cpp; the patched copies the interop tests run,
+Tests/Interop/radio.py): N `herald wearable`s (the Simple payload on the specification's 360 s
 period, so an hour is ten address and payload rotations), one Bumble "Android phone"
 (Tests/Interop/peers/herald_phone.py) and, unless --no-cpp, the reference C++ wearable
 (herald-for-cpp, ../shared/controllers/zephyr-bsim/apps/herald-cpp-wearable.exe, added with
@@ -83,11 +84,17 @@ KNOWN_REFUSALS = {
 }
 
 
+def radio_kind(cpp: bool) -> str:
+    """The reference C++ wearable is a whole Zephyr 2.5 device: with it the radio is 2.5's; without it,
+    Zephyr 3.0.99's (the suite's default Zephyr)."""
+    return "zephyr25" if cpp else "zephyr"
+
+
 def start_radio(work: Path, count: int, cpp: bool):
-    programs = radio._patched_controllers()
+    programs = radio._patched_controllers(radio_kind(cpp))
     sim = f"herald_soak_{os.getpid()}"
     paths = [str(work / f"hci{i}") for i in range(count)]
-    apps = ["-a", str(radio.ZEPHYR_BSIM / "apps" / CPP_WEARABLE)] if cpp else []
+    apps = ["-a", str(radio.APPS / CPP_WEARABLE)] if cpp else []
     log = open(work / "run-controllers.log", "w")
     proc = subprocess.Popen([str(programs / "run-controllers.sh"), "-s", sim, "-l", str(work / "zephyr-logs"),
                              "-x", "-hci_pty_poll_us=500"] + apps + paths,
@@ -158,14 +165,16 @@ def main():
         meta = json.loads((Path(args.work) / "run.json").read_text())
         report(args, Path(args.work), meta["wearables"], load_samples(Path(args.work)), meta["elapsed"])
         return
-    if radio.zephyr_available():
-        sys.exit(f"soak: {radio.zephyr_available()}")
+    kind = radio_kind(not args.no_cpp)
+    why = radio.apps_available(kind) if not args.no_cpp else radio.zephyr_available(kind)
+    if why:
+        sys.exit(f"soak: {why}")
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="herald-soak-"))
     work.mkdir(parents=True, exist_ok=True)
     n = args.wearables
     seconds = args.minutes * 60
-    print(f"soak: {n} wearables, a Bumble phone{'' if args.no_cpp else ', the C++ reference wearable'} on Zephyr's "
-          f"controller for {args.minutes:g} min; work directory {work}", flush=True)
+    print(f"soak: {n} wearables, a Bumble phone{'' if args.no_cpp else ', the C++ reference wearable'} on "
+          f"{radio.DESCRIPTIONS[kind]} for {args.minutes:g} min; work directory {work}", flush=True)
     rproc, paths, sim = start_radio(work, n + 1, not args.no_cpp)
     env = dict(os.environ, HERALD_KEYS_DIR=str(work / "keys"))
     wearables, others = [], []

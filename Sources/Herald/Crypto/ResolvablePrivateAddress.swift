@@ -64,12 +64,14 @@ public enum ResolvablePrivateAddress {
         normalized(prand: UInt32(b0) | UInt32(b1) &<< 8 | UInt32(b2) &<< 16)
     }
 
-    /// Whether `address` was made from `encrypted` = e(IRK, prand of that address) — resolving an
-    /// address needs the same LE Encrypt round trip with `encryptInput(irk:prand:)` of its prand.
+    /// The prand of a resolvable private address: its three most significant octets (Core 5.4 Vol 6
+    /// Part B 1.3.2.2).
     public static func prand(of address: BDAddress) -> UInt32 {
         UInt32(address.bytes[3]) | UInt32(address.bytes[4]) &<< 8 | UInt32(address.bytes[5]) &<< 16
     }
 
+    /// Whether `address` was made from `encrypted` = e(IRK, prand of that address) — resolving an
+    /// address needs the same LE Encrypt round trip with `encryptInput(irk:prand:)` of its prand.
     public static func matches(_ address: BDAddress, encrypted: InlineArray<16, UInt8>) -> Bool {
         address.bytes[0] == encrypted[0] && address.bytes[1] == encrypted[1] && address.bytes[2] == encrypted[2]
     }

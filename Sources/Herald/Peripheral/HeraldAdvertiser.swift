@@ -1,72 +1,5 @@
 import BluetoothHost
 
-/// Maps the stack's monotonic milliseconds to UTC and back. The core reads no clock: the runtime
-/// (or firmware, from its RTC) says what UTC time stack time 0 was.
-public struct HeraldClock: Sendable, Equatable {
-    /// Milliseconds since 1970-01-01T00:00:00Z at stack time 0.
-    public var unixMillisAtZero: Int64
-
-    public init(unixMillisAtZero: Int64) { self.unixMillisAtZero = unixMillisAtZero }
-
-    public func unixMillis(now: UInt64) -> Int64 { unixMillisAtZero &+ Int64(bitPattern: now) }
-    public func unixSeconds(now: UInt64) -> Int64 { Self.floorDivide(unixMillis(now: now), 1_000) }
-
-    /// The stack time of `unixMillis` (0 for instants before stack time 0).
-    public func stackTime(unixMillis: Int64) -> UInt64 {
-        let t = unixMillis &- unixMillisAtZero
-        return t < 0 ? 0 : UInt64(bitPattern: t)
-    }
-
-    /// Division rounding towards minus infinity, so periods before the epoch still tile the line.
-    static func floorDivide(_ a: Int64, _ b: Int64) -> Int64 {
-        let q = a / b
-        return (a % b != 0 && (a < 0) != (b < 0)) ? q &- 1 : q
-    }
-}
-
-/// Command tags of the Herald peripheral (`CommandTag` values 0x0148...0x014A): an application that
-/// embeds it passes completions with these tags to `HeraldPeripheral.stackCommandDidComplete`.
-public enum HeraldCommandTag {
-    public static let random = CommandTag(rawValue: 0x0148)
-    public static let encrypt = CommandTag(rawValue: 0x0149)
-    public static let advertising = CommandTag(rawValue: 0x014A)
-
-    public static func owns(_ tag: CommandTag) -> Bool { tag.rawValue >= 0x0148 && tag.rawValue <= 0x014A }
-}
-
-/// How the peripheral advertises.
-public struct HeraldAdvertisingConfiguration: Sendable {
-    /// Which service UUID the advertisement carries (the other goes in the scan response).
-    public var identifiers: HeraldAdvertIdentifiers
-    /// Advertising interval in units of 0.625 ms (Core 5.4 Vol 4 Part E 7.8.5: 0x0020...0x4000).
-    public var intervalMin: UInt16
-    public var intervalMax: UInt16
-    public var txPower: Int8?
-    /// Identity resolving key, HCI byte order. With one, the peripheral advertises a resolvable
-    /// private address that changes with every payload period; without, the controller's identity
-    /// address (what a venue beacon, which has nothing to hide, uses).
-    public var irk: InlineArray<16, UInt8>?
-    /// The period grid (360 s periods from this epoch, unless shortened for a test) the address rotates on; the same as the key
-    /// schedule's, so the address and the contact identifier change at the same instant.
-    public var epoch: KeyEpoch
-    /// How long before a period boundary the next address is computed (ms), so it is ready to set at
-    /// the boundary itself: LE Rand and LE Encrypt are two controller round trips.
-    public var preparationLead: Int64
-
-    public init(identifiers: HeraldAdvertIdentifiers = .specification, intervalMilliseconds: Int = 200,
-                txPower: Int8? = nil, irk: InlineArray<16, UInt8>? = nil, epoch: KeyEpoch = .standard,
-                preparationLead: Int64 = 5_000) {
-        self.identifiers = identifiers
-        let units = UInt16(clamping: max(0x20, min(0x4000, intervalMilliseconds * 8 / 5)))
-        intervalMin = units
-        intervalMax = units
-        self.txPower = txPower
-        self.irk = irk
-        self.epoch = epoch
-        self.preparationLead = preparationLead
-    }
-}
-
 /// Connectable Herald advertising with a resolvable private address rotated on the payload period grid.
 ///
 /// The address is ah(IRK, prand) computed by the controller (LE Rand for prand, then LE Encrypt; Core 5.4
@@ -88,9 +21,9 @@ public struct HeraldAdvertisingConfiguration: Sendable {
 public struct HeraldAdvertiser {
     public let configuration: HeraldAdvertisingConfiguration
     public var clock: HeraldClock
-    public private(set) var advertisement: HeraldAdvertisement
+    public internal(set) var advertisement: HeraldAdvertisement
     /// False to stop advertising (e.g. a sensor that wants to be invisible); see `setAdvertising`.
-    public private(set) var wanted = true
+    public internal(set) var wanted = true
 
     /// Whether a device that rotates its address has its first resolvable private address set (or
     /// could not make one: then it uses the identity address, see `addressFailed`); always true
@@ -99,18 +32,18 @@ public struct HeraldAdvertiser {
     public var addressSettled: Bool { !rotates || currentAddress != nil || (ready && failures > 0) }
 
     /// The address in use (nil before the first one, or without an IRK).
-    public private(set) var currentAddress: BDAddress?
+    public internal(set) var currentAddress: BDAddress?
     /// The period (index on the grid) the advertiser last entered.
-    public private(set) var period: Int64 = 0
+    public internal(set) var period: Int64 = 0
     /// The period `currentAddress` was made for (.min when there is none).
-    public private(set) var addressPeriod: Int64 = .min
-    public private(set) var isAdvertising = false
-    public private(set) var lastNow: UInt64 = 0
+    public internal(set) var addressPeriod: Int64 = .min
+    public internal(set) var isAdvertising = false
+    public internal(set) var lastNow: UInt64 = 0
 
     var ready = false
     /// False when neither the payload nor the address changes with the period (see
     /// `HeraldPeripheral.tracksPeriods`): no boundary timer then, and `period` stays 0.
-    public private(set) var tracksPeriods = true
+    public internal(set) var tracksPeriods = true
     var configured = false
     var configuredAddressType: HCIOwnAddressType = .randomAddress
     var fallbackAddressType: HCIOwnAddressType = .randomAddress
@@ -127,7 +60,7 @@ public struct HeraldAdvertiser {
     var failures = 0
     /// Set once LE Encrypt failed or went unanswered: later addresses are hashed in software at once,
     /// rather than stalling the command queue on the same refusal every period.
-    public private(set) var encryptsInSoftware = false
+    public internal(set) var encryptsInSoftware = false
     /// When the job in progress was asked for (accurate: requests are made from timers and ready).
     var jobStartedAt: UInt64 = 0
 
@@ -397,85 +330,5 @@ public struct HeraldAdvertiser {
         let cipher = AES128(key: ResolvablePrivateAddress.reversed(input.key))
         let encrypted = ResolvablePrivateAddress.reversed(cipher.encrypt(ResolvablePrivateAddress.reversed(input.plaintext)))
         return ResolvablePrivateAddress.address(prand: prand, encrypted: encrypted)
-    }
-
-    // MARK: Commands
-
-    mutating func requestAddress<B: StackControlBuffers>(for p: Int64, control: inout StackControlOf<B>) {
-        job = .random(period: p)
-        jobStartedAt = lastNow
-        control.send(HCILERand(), tag: HeraldCommandTag.random)
-    }
-
-    /// Backs off 1, 2, 4 … 64 s. Without any address yet there is nothing private to protect: the
-    /// identity address is advertised meanwhile rather than nothing.
-    mutating func addressFailed<B: StackControlBuffers>(control: inout StackControlOf<B>) {
-        job = .none
-        failures += 1
-        var backoff: UInt64 = 1_000
-        for _ in 1..<min(max(failures, 1), 7) { backoff &*= 2 }
-        retryAfter = lastNow &+ backoff
-        if !configured { configureAndEnable(ownAddressType: fallbackAddressType, control: &control) }
-    }
-
-    /// Disable, set the address, enable: one batch, so the controller never advertises between the
-    /// two addresses.
-    mutating func apply<D: HeraldPeripheralDelegate, B: StackControlBuffers>(
-        _ address: BDAddress, for p: Int64, control: inout StackControlOf<B>, delegate: inout D
-    ) {
-        // LE Set Random Address is refused while advertising, scanning or initiating (Core 5.4 Vol 4
-        // Part E 7.8.4; Zephyr 2.5 and 3.0 answer 0x0C while advertising, active scanning or
-        // initiating, and accept it while passive scanning): the scanner pauses whatever its kind and
-        // a connection attempt is cancelled (the central hears 0x44 and tries again later), then the
-        // scan the application wants resumes.
-        control.pauseScanner()
-        control.cancelConnecting(now: lastNow)
-        // Only when on: disabling advertising that is off is refused by Zephyr 2.5 (0x0C; 3.0 accepts it).
-        if isAdvertising { sendEnable(false, control: &control) }
-        isAdvertising = false
-        control.send(HCILESetRandomAddress(address: address), tag: HeraldCommandTag.advertising)
-        currentAddress = address
-        addressPeriod = p
-        delegate.heraldPeripheral(didChangeAddress: address, unixMillis: clock.unixMillis(now: lastNow))
-        configureAndEnable(ownAddressType: .randomAddress, control: &control)
-        control.resumeScanning()
-    }
-
-    /// Queues LE Set Advertising Enable and notes it (`enables`); `isAdvertising` is what it asks for.
-    /// A central the stack refused for want of a free link slot stopped the controller's advertising
-    /// without a connection the advertiser saw.
-    mutating func noteRefusals<B: StackControlBuffers>(control: StackControlOf<B>) {
-        guard control.refusedWhileAdvertising != refusalsSeen else { return }
-        refusalsSeen = control.refusedWhileAdvertising
-        isAdvertising = false
-    }
-
-    mutating func sendEnable<B: StackControlBuffers>(_ on: Bool, control: inout StackControlOf<B>) {
-        let dropped = control.droppedCommands
-        control.send(HCILESetAdvertisingEnable(on), tag: HeraldCommandTag.advertising)
-        if control.droppedCommands == dropped { enables.queued(on) }
-        isAdvertising = on
-    }
-
-    mutating func configureAndEnable<B: StackControlBuffers>(
-        ownAddressType: HCIOwnAddressType, control: inout StackControlOf<B>
-    ) {
-        if !configured || configuredAddressType != ownAddressType {
-            if isAdvertising {
-                sendEnable(false, control: &control)
-            }
-            control.send(HCILESetAdvertisingParameters(
-                intervalMin: configuration.intervalMin, intervalMax: configuration.intervalMax,
-                advertisingType: .connectableUndirected, ownAddressType: ownAddressType), tag: HeraldCommandTag.advertising)
-            configuredAddressType = ownAddressType
-        }
-        if !configured {
-            control.send(HCILESetAdvertisingData(data: advertisement.advertisingData), tag: HeraldCommandTag.advertising)
-            control.send(HCILESetScanResponseData(data: advertisement.scanResponseData), tag: HeraldCommandTag.advertising)
-            configured = true
-        }
-        if wanted, control.acceptsInboundLinks {
-            sendEnable(true, control: &control)
-        }
     }
 }

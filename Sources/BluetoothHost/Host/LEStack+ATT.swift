@@ -1,0 +1,124 @@
+/// L2CAP fixed channels and ATT on an `LEStack`'s links: inbound PDUs routed by channel (Core 5.4 Vol 3
+/// Part A 2.1), ATT requests served from the GATT database (Vol 3 Part F 3.4), client-side ATT handed
+/// to the application, notifications and indications sent, and responses held while the ACL queue
+/// is full sent first when room comes back.
+extension LEStack {
+    mutating func deliver(link: ConnectionSummary, channel: L2CAPChannelID, payload: Span<UInt8>) {
+        if link.role == .peripheral { heard(handle: link.handle) }
+        var reply = FixedBytes<23>()
+        let inbound = router.route(channel: channel, payload: payload, role: link.role, reply: &reply)
+        if let replyChannel = inbound.replyChannel, !reply.isEmpty {
+            control.sendL2CAP(handle: link.handle, channel: replyChannel, payload: reply.span)
+        }
+        switch inbound {
+        case .att:
+            handleATT(link: link, pdu: payload)
+        case .signaling(.connectionParameterUpdateResponse(let identifier, let accepted)):
+            // Our own request (`requestConnectionParameters`) answered: the central applies what it
+            // accepted with the link layer's update, reported as LE Connection Update Complete.
+            let matched = connections.update(handle: link.handle) { $0.signaling.resolve(identifier: identifier) } ?? false
+            if matched, !accepted { counters.refusedParameterRequests &+= 1 }
+        case .signaling(.updateConnectionParameters(let request)) where App.connectsAsCentral:
+            // We are central: accept what passed validation and apply it (Core 5.4 Vol 3 Part A 4.21).
+            var response = FixedBytes<23>()
+            L2CAPConnectionParameterUpdateResponse(identifier: request.identifier, accepted: true).write(to: &response)
+            control.sendL2CAP(handle: link.handle, channel: .leSignaling, payload: response.span)
+            control.send(HCILEConnectionUpdate(
+                handle: link.handle, connectionIntervalMin: request.intervalMin, connectionIntervalMax: request.intervalMax,
+                maxLatency: request.latency, supervisionTimeout: request.timeout), tag: .connection)
+        default:
+            break
+        }
+    }
+
+    mutating func handleATT(link: ConnectionSummary, pdu: Span<UInt8>) {
+        guard pdu.count > 0 else { return }
+        switch ATTOpcode(rawValue: pdu[0]).kind {
+        case .request, .command, .confirmation:
+            serveATT(link: link, pdu: pdu)
+        default:
+            receiveClientATT(link: link, pdu: pdu)
+        }
+    }
+
+    // The server's and the client's halves of `handleATT` are out of line, each in a frame of its
+    // own: inlined, the server's (the response, its scratch) and the application's client path were
+    // one 2.2 KB frame on firmware, on every ATT PDU's path.
+
+    @inline(never)
+    mutating func serveATT(link: ConnectionSummary, pdu: Span<UInt8>) {
+        guard let i = connections.slot(of: link.handle) else { return }
+        var response = PDU()
+        let action = server.handle(pdu: pdu, bearer: &connections.entries[i]!.extra.bearer, connection: i,
+                                   now: now, database: &database, delegate: &app, response: &response)
+        switch action {
+        case .respond:
+            counters.attResponses &+= 1
+            // A response lost to a full queue would leave the client waiting 30 s and then drop
+            // the link (Part F 3.3.3): keep it and send it when room appears.
+            if !response.withSpan({ control.sendATT(handle: link.handle, pdu: $0) }) {
+                counters.heldResponses &+= 1
+                connections.entries[i]!.extra.heldResponse = response
+            }
+        case .indicationConfirmed(let attribute):
+            app.stackIndicationConfirmed(handle: link.handle, attribute: attribute, now: now, control: &control)
+        case .disconnect:
+            control.disconnect(handle: link.handle)
+        case .none:
+            break
+        }
+    }
+
+    @inline(never)
+    mutating func receiveClientATT(link: ConnectionSummary, pdu: Span<UInt8>) {
+        app.stackDidReceiveATT(handle: link.handle, pdu: pdu, now: now, control: &control)
+    }
+
+    /// Queues ATT responses that found the outbound queue full; returns whether any was queued.
+    /// `BluetoothStack.flush` calls it around draining the queue.
+    mutating func sendHeldResponses() -> Bool {
+        var queued = false
+        for position in 0..<links {
+            // Looked at in place: this runs on every flush, and `if let link = entries[position]`
+            // copied the whole link (reassembly buffer, bearer, held response).
+            guard connections.entries[position]?.extra.heldResponse.isEmpty == false else { continue }
+            var response = connections.entries[position]!.extra.heldResponse
+            let handle = connections.entries[position]!.handle
+            if response.withSpan({ control.sendATT(handle: handle, pdu: $0) }) {
+                connections.entries[position]!.extra.heldResponse.removeAll()
+                queued = true
+            }
+        }
+        return queued
+    }
+
+    /// Notifies `attribute`'s value to `handle` if that client enabled notifications. Returns whether sent.
+    @discardableResult
+    public mutating func notify(handle: UInt16, attribute: UInt16, value: Span<UInt8>) -> Bool {
+        guard let i = connections.slot(of: handle) else { return false }
+        var pdu = PDU()
+        guard server.notify(handle: attribute, value: value, bearer: connections.entries[i]!.extra.bearer,
+                            connection: i, database: database, into: &pdu) else { return false }
+        return pdu.withSpan { control.sendATT(handle: handle, pdu: $0) }
+    }
+
+    /// Indicates `attribute`'s value to `handle` (one outstanding per link until confirmed).
+    public mutating func indicate(handle: UInt16, attribute: UInt16, value: Span<UInt8>) -> ATTIndicationResult {
+        guard let i = connections.slot(of: handle) else { return .bearerClosed }
+        var pdu = PDU()
+        let result = server.indicate(handle: attribute, value: value, bearer: &connections.entries[i]!.extra.bearer,
+                                     connection: i, now: now, database: database, into: &pdu)
+        // An indication that cannot be queued must not stay outstanding: no confirmation could come,
+        // and the 30 s transaction timer (Part F 3.3.3) would then disconnect a healthy link.
+        if result == .sent, !pdu.withSpan({ control.sendATT(handle: handle, pdu: $0) }) {
+            connections.entries[i]!.extra.bearer.pendingIndicationHandle = 0
+            return .queueFull
+        }
+        return result
+    }
+
+    /// The negotiated ATT_MTU on `handle` (23 until exchanged).
+    public func mtu(handle: UInt16) -> Int? {
+        connections[handle: handle].map { Int($0.extra.bearer.mtu) }
+    }
+}

@@ -1,0 +1,144 @@
+/// The links of an `LEStack`: a link comes up (LE Connection Complete, Core 5.4 Vol 4 Part E 7.7.65.1),
+/// is kept in `connections` with its reassembler and ATT bearer, has its parameters asked for or
+/// answered (Vol 3 Part A 4.20, Vol 4 Part E 7.7.65.6), and goes down (Disconnection Complete, 7.7.5)
+/// with everything it held released: credits, queued PDUs, the attempt it ended.
+extension LEStack {
+    mutating func linkUp(_ c: HCILEConnectionCompleteEvent) {
+        let peer = c.peer
+        // A failed LE Connection Complete carries no role worth trusting (7.7.65.1); with an attempt
+        // under way it is that attempt's end (after our cancel: 0x02 Unknown Connection Identifier).
+        if App.connectsAsCentral, let pending = control.connecting, c.role == .central || c.status != .success {
+            control.connecting = nil
+            if c.status != .success {
+                endAttempt(pending, status: pending.reported(c.status))
+                return
+            }
+        }
+        guard c.status == .success else { return }
+        let timing = ConnectionTiming(interval: c.connectionInterval, latency: c.peripheralLatency,
+                                      supervisionTimeout: c.supervisionTimeout)
+        do throws(ConnectionTableError) {
+            try connections.insert(handle: c.handle, role: c.role, peer: peer, timing: timing)
+        } catch {
+            // No room to account for this link's traffic: refuse it (0x14 remote terminated: low
+            // resources is the reason a host gives for that, Core 5.4 Vol 1 Part F 2.20).
+            counters.rejectedConnections &+= 1
+            control.disconnect(handle: c.handle, reason: HCIStatus(rawValue: 0x14))
+            if c.role == .peripheral {
+                // The controller stopped connectable advertising when this central connected (Core
+                // 5.4 Vol 6 Part B 4.4.2.3); the application never hears of the link, so it is told
+                // through the count (and `linkDown` resumes the stack's own advertising).
+                control.advertiserEnabled = false
+                control.refusedWhileAdvertising &+= 1
+            }
+            return
+        }
+        control.credits.open(handle: c.handle)
+        let admitted = c.role == .central || admitInbound(handle: c.handle, peer: peer)
+        updateInboundRoom()
+        // A refused link is being closed: asking its link layer for more would only queue commands
+        // (one in flight) that a controller may refuse on an ending link.
+        if admitted {
+            if let length = linkDataLength {
+                control.send(HCILESetDataLength(handle: c.handle, txOctets: length.octets, txTime: length.time), tag: .gap)
+            }
+            linkUpPHY(handle: c.handle, role: c.role)
+        }
+        if c.role == .peripheral, control.advertiserEnabled {
+            // Legacy connectable advertising stops when a central connects (Core 5.4 Vol 6 Part B
+            // 4.4.2.3); more centrals can find us if it starts again.
+            control.advertiserEnabled = false
+            if let a = control.advertising, a.restartAfterConnection, control.acceptsInboundLinks {
+                control.send(HCILESetAdvertisingEnable(true), tag: .gap)
+                control.advertiserEnabled = true
+            }
+        }
+        // The peer we are initiating to connected to us first: a second link between the same two
+        // devices would only duplicate this one, so the attempt is cancelled and reported as
+        // 0x0B Connection Already Exists; the application works over this link instead.
+        if App.connectsAsCentral, c.role == .peripheral, let pending = control.connecting,
+           pending.peer.address == peer.address {
+            control.cancelAttempt(reason: .connectionAlreadyExists, now: now)
+        }
+        let summary = ConnectionSummary(handle: c.handle, role: c.role, peer: peer, timing: timing,
+                                        slot: connections.slot(of: c.handle) ?? 0)
+        app.stackDidConnect(summary, now: now, control: &control)
+        // Only our own LE Create Connection makes us central (Core 5.4 Vol 6 Part B 4.5), so an
+        // application that never connects as central carries no code for it.
+        if App.connectsAsCentral, c.role == .central { control.resumeScanning() }
+    }
+
+    /// Ends a connection attempt that did not produce a link: the application hears why, then the
+    /// scan it wants resumes unless its callback started another attempt.
+    mutating func endAttempt(_ attempt: ConnectionAttempt, status: HCIStatus) {
+        control.connecting = nil
+        app.stackDidFailToConnect(to: attempt.peer, status: status, now: now, control: &control)
+        control.resumeScanning()
+    }
+
+    /// Answers the peer's Connection Parameters Request: accepted as asked when the Core allows it
+    /// (the link is the peer's as much as ours, and a Herald phone asks for what its OS needs),
+    /// refused with 0x3B Unacceptable Connection Parameters otherwise.
+    mutating func answer(_ request: HCILERemoteConnectionParameterRequestEvent) {
+        if request.isValid {
+            control.send(HCILERemoteConnectionParameterRequestReply(accepting: request), tag: .connection)
+        } else {
+            control.send(HCILERemoteConnectionParameterRequestNegativeReply(handle: request.handle), tag: .connection)
+        }
+    }
+
+    /// Asks the central of a link where we are peripheral for other connection parameters, with the
+    /// L2CAP Connection Parameter Update Request (Core 5.4 Vol 3 Part A 4.20), which every central
+    /// understands; the link layer's own request (Vol 6 Part B 5.1.7) needs both controllers to
+    /// support it. False when this is no peripheral link, or a request is still unanswered.
+    ///
+    /// A server calls this when a client starts working it hard (streaming reads or notifications):
+    /// each ATT round trip costs a connection event, and centrals connect at 30–50 ms by default.
+    @discardableResult
+    public mutating func requestConnectionParameters(handle: UInt16, intervalMin: UInt16, intervalMax: UInt16,
+                                                     latency: UInt16 = 0, supervisionTimeout: UInt16) -> Bool {
+        let n = now
+        guard let request = connections.update(handle: handle, { link -> L2CAPConnectionParameterUpdateRequest? in
+            guard link.role == .peripheral else { return nil }
+            return link.signaling.makeParameterUpdateRequest(intervalMin: intervalMin, intervalMax: intervalMax,
+                                                             latency: latency, timeout: supervisionTimeout, now: n)
+        }) ?? nil else { return false }
+        var pdu = FixedBytes<23>()
+        request.write(to: &pdu)
+        return control.sendL2CAP(handle: handle, channel: .leSignaling, payload: pdu.span)
+    }
+
+    /// The connection timing in use on `handle`.
+    public func timing(handle: UInt16) -> ConnectionTiming? {
+        connections[handle: handle]?.timing
+    }
+
+    /// The LL PDU sizes in use on `handle` (27 octets until a Data Length Update).
+    public func dataLength(handle: UInt16) -> LinkDataLength? {
+        connections[handle: handle]?.dataLength
+    }
+
+    // Not inlined: Disconnection Complete and a controller failure (`dropAllLinks`) both end links,
+    // and inlined each carried the database's, credits' and queue's clean-up and the application's callback.
+    @inline(never)
+    mutating func linkDown(handle: UInt16, reason: HCIStatus) {
+        if let i = connections.slot(of: handle) { database.resetLink(i) }
+        guard connections.remove(handle: handle) != nil else { return }
+        control.credits.close(handle: handle)
+        control.acl.removeAll(handle: handle)
+        updateInboundRoom()
+        // Advertising held off at the inbound quota or with a full table resumes once a link has gone.
+        if control.acceptsInboundLinks, !control.advertiserEnabled,
+           let a = control.advertising, a.restartAfterConnection {
+            control.send(HCILESetAdvertisingEnable(true), tag: .gap)
+            control.advertiserEnabled = true
+        }
+        app.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control)
+    }
+
+    mutating func dropAllLinks(reason: HCIStatus) {
+        for position in 0..<links {
+            if let handle = connections.handle(atSlot: position) { linkDown(handle: handle, reason: reason) }
+        }
+    }
+}
