@@ -34,10 +34,15 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     ],
     targets: [
+        // Each layer folder opens with a design README (what it does, its invariants, what to read
+        // first); they are documentation, not sources or resources.
         // Core: the Bluetooth LE host, one folder per layer (Bytes, H4, HCI, L2CAP, ATT, GATT, GAP, Host).
-        .target(name: "BluetoothHost", swiftSettings: coreSettings),
+        .target(name: "BluetoothHost", exclude: designReadmes("ATT", "Bytes", "GAP", "GATT", "H4", "HCI", "Host", "L2CAP"),
+                swiftSettings: coreSettings),
         // Core: the Herald proximity protocol on top of the host.
-        .target(name: "Herald", dependencies: ["BluetoothHost"], swiftSettings: coreSettings),
+        .target(name: "Herald", dependencies: ["BluetoothHost"],
+                exclude: designReadmes("Advert", "Crypto", "GATT", "Identifiers", "Payload", "Peripheral", "Sensor", "Signal"),
+                swiftSettings: coreSettings),
 
         // Runtime: transports, run loop, loggers, boards (Foundation allowed).
         .systemLibrary(
@@ -54,6 +59,8 @@ let package = Package(
         .target(
             name: "HeraldRuntime",
             dependencies: ["BluetoothHost", "Herald", "CSerialPort", "CZlib"],
+            exclude: designReadmes("Analysis", "Boards", "CLI", "Check", "DFU", "Display", "Keys", "Logging", "Roles",
+                                   "RunLoop", "Transports"),
             swiftSettings: coreSettings
         ),
         .executableTarget(
@@ -66,7 +73,11 @@ let package = Package(
         ),
 
         .testTarget(name: "BluetoothHostTests", dependencies: ["BluetoothHost"], swiftSettings: coreSettings),
-        .testTarget(name: "HeraldTests", dependencies: ["Herald"], swiftSettings: coreSettings),
+        // Fixtures/ holds the Herald test vectors the tests read from disk (TestSupport.swift).
+        .testTarget(name: "HeraldTests", dependencies: ["Herald"], exclude: ["Fixtures"], swiftSettings: coreSettings),
         .testTarget(name: "HeraldRuntimeTests", dependencies: ["HeraldRuntime"], swiftSettings: coreSettings),
     ]
 )
+
+/// The design README of each layer folder of a target.
+func designReadmes(_ folders: String...) -> [String] { folders.map { "\($0)/README.md" } }
