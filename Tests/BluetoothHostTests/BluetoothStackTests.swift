@@ -232,6 +232,48 @@ struct StackHarness {
         #expect(h.controller.seen.contains(0x0406))
     }
 
+    @Test func aLinkBeyondTheSixteenHandlesCreditsTrackIsRefusedLikeOneBeyondTheTable() throws {
+        // A stack built for 17 links: its table has room for the 17th, the ACL credits (16 handles,
+        // StackControl.credits) do not, and traffic no credit accounts for must not go out.
+        var db = try GATTDatabase<24, 256, 17>(deviceName: [0x68].span)
+        _ = try db.addPrimaryService(BluetoothUUID(uuid16: 0x180F))
+        var stack = BluetoothStack<RecordingApp, 17, 24, 256>(
+            configuration: HostConfiguration(randomAddressSeed: [1, 2, 3, 4, 5, 6]), database: db, app: RecordingApp())
+        var controller = FakeController()
+        controller.aclLength = 27
+        controller.aclCount = 2
+        var wire = WireLog()
+        stack.start(now: 0, output: &wire)
+        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        for i in 0..<17 {
+            let event = StackHarness.connectionComplete(handle: UInt16(0x40 + i), role: 0x00)
+            stack.receive(event.span, now: 0, output: &wire)
+            StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        }
+        #expect(stack.app.connected.count == 16)
+        #expect(stack.le.connections.count == 16)
+        #expect(stack.le.counters.rejectedConnections == 1)
+        #expect(controller.seen.contains(0x0406))  // HCI Disconnect (for the 17th)
+    }
+
+    @Test func aCommandRejectOfOurParameterRequestLetsTheLinkAskAgain() throws {
+        var h = try StackHarness()
+        h.feed(StackHarness.connectionComplete(handle: 0x0040, role: 0x01))
+        h.pump()
+        func ask(_ h: inout StackHarness) -> Bool {
+            h.stack.perform(now: h.now, output: &h.wire) { le in
+                le.requestConnectionParameters(handle: 0x0040, intervalMin: 6, intervalMax: 12, supervisionTimeout: 200)
+            }
+        }
+        #expect(ask(&h))
+        h.pump()
+        #expect(!ask(&h))  // one outstanding
+        // Command Reject (Core 5.4 Vol 3 Part A 4.1), identifier 1, reason 0x0000 Command not understood.
+        h.feed(StackHarness.acl(handle: 0x0040, channel: 5, [0x01, 0x01, 0x02, 0x00, 0x00, 0x00]))
+        #expect(h.stack.le.counters.refusedParameterRequests == 1)
+        #expect(ask(&h))
+    }
+
     @Test func centralConnectTimesOutWithCancel() throws {
         var h = try StackHarness()
         let peer = DeviceAddress(type: .randomDevice, address: BDAddress(displayOrder: 0xF0, 0xF1, 0xF2, 0xF3, 0xF4, 0xF5))

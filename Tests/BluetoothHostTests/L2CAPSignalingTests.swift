@@ -197,4 +197,14 @@ func signal(_ pdu: [UInt8], role: ConnectionRole = .central) -> (L2CAPSignalingA
                                                     now: 2_000)
         #expect(next?.identifier == 2)
     }
+
+    @Test func anUnansweredRequestIsAbandonedAfterTheResponseTimeout() throws {
+        // Vol 3 Part A 6.2.1: a central that never answers does not stop the link asking again.
+        var state = L2CAPSignalingState()
+        let first = state.makeParameterUpdateRequest(intervalMin: 24, intervalMax: 40, latency: 0, timeout: 42, now: 0)
+        let early = state.makeParameterUpdateRequest(intervalMin: 24, intervalMax: 40, latency: 0, timeout: 42, now: 29_999)
+        let again = state.makeParameterUpdateRequest(intervalMin: 24, intervalMax: 40, latency: 0, timeout: 42, now: 30_000)
+        #expect(first?.identifier == 1 && early == nil)
+        #expect(again?.identifier == 2 && state.outstandingRequest == 2)
+    }
 }

@@ -106,11 +106,11 @@ public struct ACLCredits<let links: Int> {
     public mutating func completed(handle: UInt16, count: UInt16) -> Int {
         let n = Int(count)
         guard let i = index(of: handle) else {
-            bogusReturns += n
+            bogusReturns &+= n
             return 0
         }
         let restored = min(n, entries[i].inFlight)
-        overReturns += n - restored
+        overReturns &+= n - restored
         entries[i].inFlight -= restored
         inFlight -= restored
         return restored
@@ -144,7 +144,7 @@ public struct ACLCredits<let links: Int> {
         let released = entries[i].inFlight
         entries[i] = Entry()
         inFlight -= released
-        releasedOnDisconnect += released
+        releasedOnDisconnect &+= released
         return released
     }
 

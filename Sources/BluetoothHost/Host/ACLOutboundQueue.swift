@@ -190,14 +190,14 @@ public struct ACLOutboundQueue<let octets: Int>: ACLOutboundQueueing {
                 lastServed = handle
                 written += 1
             case .noCredits:
-                sent += written
+                sent &+= written
                 return written
             case .unknownHandle:
                 // The link is gone (or was never tracked): its PDUs can never be sent.
-                droppedUnknownHandle += dropAll(handle: handle)
+                droppedUnknownHandle &+= dropAll(handle: handle)
             }
         }
-        sent += written
+        sent &+= written
         return written
     }
 
@@ -205,7 +205,7 @@ public struct ACLOutboundQueue<let octets: Int>: ACLOutboundQueueing {
     @discardableResult
     public mutating func removeAll(handle: UInt16) -> Int {
         let n = dropAll(handle: handle)
-        droppedOnDisconnect += n
+        droppedOnDisconnect &+= n
         return n
     }
 

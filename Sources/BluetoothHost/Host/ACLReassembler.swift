@@ -162,7 +162,7 @@ public struct ACLReassembler<let capacity: Int>: L2CAPReassembling {
 
         let incoming = data.count - index
         guard received + incoming <= expected else {
-            overruns += 1
+            overruns &+= 1
             state = .idle
             throw .lengthOverrun(declared: expected, received: received + incoming)
         }

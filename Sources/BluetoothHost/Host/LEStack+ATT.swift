@@ -18,6 +18,11 @@ extension LEStack {
             // accepted with the link layer's update, reported as LE Connection Update Complete.
             let matched = connections.update(handle: link.handle) { $0.signaling.resolve(identifier: identifier) } ?? false
             if matched, !accepted { counters.refusedParameterRequests &+= 1 }
+        case .signaling(.commandRejected(let identifier, _)):
+            // A central that does not take the request at all (Command Reject, Vol 3 Part A 4.1): it is
+            // answered all the same, and the link may ask again.
+            let matched = connections.update(handle: link.handle) { $0.signaling.resolve(identifier: identifier) } ?? false
+            if matched { counters.refusedParameterRequests &+= 1 }
         case .signaling(.updateConnectionParameters(let request)) where App.connectsAsCentral:
             // We are central: accept what passed validation and apply it (Core 5.4 Vol 3 Part A 4.21).
             var response = FixedBytes<23>()

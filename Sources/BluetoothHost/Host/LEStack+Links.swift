@@ -18,7 +18,15 @@ extension LEStack {
         let timing = ConnectionTiming(interval: c.connectionInterval, latency: c.peripheralLatency,
                                       supervisionTimeout: c.supervisionTimeout)
         do throws(ConnectionTableError) {
-            try connections.insert(handle: c.handle, role: c.role, peer: peer, timing: timing)
+            // Host-to-controller credits are tracked for 16 handles (`StackControl.credits`); a stack
+            // built for more links refuses the 17th as it refuses one its table has no room for.
+            guard control.credits.open(handle: c.handle) else { throw .full(capacity: 16) }
+            do throws(ConnectionTableError) {
+                try connections.insert(handle: c.handle, role: c.role, peer: peer, timing: timing)
+            } catch {
+                _ = control.credits.close(handle: c.handle)
+                throw error
+            }
         } catch {
             // No room to account for this link's traffic: refuse it (0x14 remote terminated: low
             // resources is the reason a host gives for that, Core 5.4 Vol 1 Part F 2.20).
@@ -33,7 +41,6 @@ extension LEStack {
             }
             return
         }
-        control.credits.open(handle: c.handle)
         let admitted = c.role == .central || admitInbound(handle: c.handle, peer: peer)
         updateInboundRoom()
         // A refused link is being closed: asking its link layer for more would only queue commands

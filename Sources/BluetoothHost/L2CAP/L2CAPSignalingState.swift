@@ -28,12 +28,13 @@ public struct L2CAPSignalingState: Sendable, Equatable {
     }
 
     /// Builds our Connection Parameter Update Request (peripheral only, Core 5.4 Vol 3 Part A 4.20)
-    /// with a fresh identifier and marks it outstanding. Returns nil while one is already outstanding.
+    /// with a fresh identifier and marks it outstanding. Returns nil while one is already outstanding,
+    /// unless that one has waited past the response timeout: it is abandoned then (Vol 3 Part A 6.2.1).
     public mutating func makeParameterUpdateRequest(intervalMin: UInt16, intervalMax: UInt16, latency: UInt16,
                                                     timeout: UInt16, now: UInt64)
         -> L2CAPConnectionParameterUpdateRequest?
     {
-        guard outstandingRequest == nil else { return nil }
+        guard outstandingRequest == nil || requestTimedOut(now: now) else { return nil }
         let identifier = nextIdentifier()
         outstandingRequest = identifier
         outstandingSince = now
