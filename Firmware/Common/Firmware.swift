@@ -1,6 +1,6 @@
 // What both images share above the BSP: the H4 output that writes to the HCI UART, the log line
 // writer, and the main loop that drives `BluetoothStack` (bytes in → receive, time → tick).
-import BluetoothHost
+@_spi(UncheckedGATTTable) import BluetoothHost
 
 /// Human-readable lines on the log UART, written a field at a time (no string formatting here).
 enum Log {

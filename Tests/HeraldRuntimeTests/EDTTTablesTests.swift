@@ -1,5 +1,5 @@
 import Testing
-@testable import BluetoothHost
+@_spi(UncheckedGATTTable) @testable import BluetoothHost
 @testable import HeraldRuntime
 
 /// A growable sink for the ATT server's responses.

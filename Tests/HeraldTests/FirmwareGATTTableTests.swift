@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import BluetoothHost
+@_spi(UncheckedGATTTable) @testable import BluetoothHost
 @testable import Herald
 
 /// The firmware images serve their GATT database from a constant table in flash

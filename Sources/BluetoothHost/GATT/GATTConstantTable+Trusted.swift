@@ -6,7 +6,9 @@ extension GATTDatabase {
     /// each start-up; on the beacon that check was 274 B of its 24 KB flash budget, spent on a
     /// constant. Only the two handles the server asks for by name are found here. A table this
     /// init is given must be one `init(table:)` accepts (`attributeCapacity == 0`, records and
-    /// values inside it, per-link values inside `V`): otherwise reads go outside it.
+    /// values inside it, per-link values inside `V`): otherwise reads go outside it. Hence not in the
+    /// public interface: a client opts in with `@_spi(UncheckedGATTTable) import BluetoothHost`.
+    @_spi(UncheckedGATTTable)
     public init(trustedTable table: UnsafeBufferPointer<UInt8>) {
         attributes = InlineArray(repeating: GATTAttribute(type: BluetoothUUID(uuid16: 0), permissions: GATTPermissions(rawValue: 0),
                                                           storage: .dynamic(id: 0)))
