@@ -72,12 +72,14 @@ struct AnalyseCommand: ParsableCommand {
                 let output = self.output ?? URL(fileURLWithPath: logDirectories[0]).standardizedFileURL.deletingLastPathComponent().path
                 let summary = (output as NSString).appendingPathComponent("formal-summary.csv")
                 let pairs = (output as NSString).appendingPathComponent("formal-continuity.csv")
+                var writing = summary
                 do {
                     try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
                     try report.summaryCSV.write(toFile: summary, atomically: true, encoding: .utf8)
+                    writing = pairs
                     try report.continuityCSV.write(toFile: pairs, atomically: true, encoding: .utf8)
                 } catch {
-                    throw CLIError(.usage, FileProblem(path: summary, action: "write", why: CommandMessage.reason(error)).description)
+                    throw CLIError(.usage, FileProblem(path: writing, action: "write", why: CommandMessage.reason(error)).description)
                 }
                 note("wrote \(summary) and \(pairs)")
             }

@@ -99,5 +99,6 @@ struct AnalyseRotationTests {
         #expect(bytes(TestPayloadIdentity.parse("000102030405060708090a0b0c0d0e0f")!) == bytes(TestPayloadIdentity.legacy))
         #expect(TestPayloadIdentity.parse("0001") == nil)
         #expect(TestPayloadIdentity.parse(String(repeating: "zz", count: 16)) == nil)
+        #expect(TestPayloadIdentity.parse("+f" + String(repeating: "00", count: 15)) == nil)
     }
 }

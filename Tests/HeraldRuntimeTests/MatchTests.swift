@@ -93,6 +93,13 @@ import Herald
         #expect(report.contains(",3,\(keys[0].base64),2,2020-09-27 01:42:10.000+0000,2020-09-27 01:48:30.250+0000,380.250,3,3,-65.8,-60.0"))
     }
 
+    @Test func aLogDirectoryWithACommaOrQuoteIsOneCSVField() {
+        #expect(ContactMatcher.csvField("/logs/a") == "/logs/a")
+        #expect(ContactMatcher.csvField("/logs/a,b") == "\"/logs/a,b\"")
+        #expect(ContactMatcher.csvField("/logs/\"x\"") == "\"/logs/\"\"x\"\"\"")
+        #expect(DeviceLogReader.csvFields(Substring(ContactMatcher.csvField("/logs/a,b") + ",2")) == ["/logs/a,b", "2"])
+    }
+
     @Test func missingPayloadsFileIsAnError() throws {
         let dir = try temporaryDirectory()
         let index = ContactIdentifierIndex(keys: [])

@@ -138,6 +138,9 @@ struct WearableTests {
         #expect(throws: WearableConsoleCommand.ParseError.usage) { try WearableConsoleCommand.parse("send") }
         #expect(throws: WearableConsoleCommand.ParseError.badHex) { try WearableConsoleCommand.parse("send abc") }
         #expect(throws: WearableConsoleCommand.ParseError.badHex) { try WearableConsoleCommand.parse("send zz") }
+        // A sign is no hex digit (UInt8("+f", radix: 16) is 15).
+        #expect(throws: WearableConsoleCommand.ParseError.badHex) { try WearableConsoleCommand.parse("send +f") }
+        #expect(throws: WearableConsoleCommand.ParseError.badHex) { try WearableConsoleCommand.parse("send -1") }
         #expect(throws: WearableConsoleCommand.ParseError.badTarget("Tx")) { try WearableConsoleCommand.parse("send 01 Tx") }
         #expect(throws: WearableConsoleCommand.ParseError.badTarget("0")) { try WearableConsoleCommand.parse("send 01 0") }
         let long = String(repeating: "ab", count: HeraldSensorLimits.immediateSendCapacity + 1)

@@ -61,6 +61,21 @@ public enum ControllerDescriptions {
     }
 }
 
+/// The octet two hex digits spell, or nil: exactly two of 0-9, a-f, A-F (`UInt8(_:radix:)` would
+/// also take a sign, "+f").
+public func hexOctet(_ high: UInt8, _ low: UInt8) -> UInt8? {
+    func digit(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+    guard let h = digit(high), let l = digit(low) else { return nil }
+    return h << 4 | l
+}
+
 public func hex<T: FixedWidthInteger>(_ v: T) -> String {
     let s = String(v, radix: 16, uppercase: true)
     return String(repeating: "0", count: max(0, T.bitWidth / 4 - s.count)) + s

@@ -304,13 +304,20 @@ public enum ContactMatcher {
         return nil
     }
 
+    /// A field as RFC 4180 writes it: quoted, with its quotes doubled, when it holds a comma, a
+    /// quote or a line break (a log directory's path may).
+    static func csvField(_ s: String) -> String {
+        guard s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return s }
+        return "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
     /// The report as CSV.
     public static func csv(_ matches: [ContactMatch]) -> String {
         var s = "logDirectory,day,matchingKey,contactIdentifiers,firstSeen,lastSeen,durationSeconds,count,rssiCount,rssiMean,rssiMax\n"
         for m in matches {
             let mean = m.rssiMean.map { String(format: "%.1f", $0) } ?? ""
             let mx = m.rssiMax.map { String(format: "%.1f", $0) } ?? ""
-            s += "\(m.logDirectory),\(m.day.map(String.init) ?? ""),\(m.matchingKey),\(m.contactIdentifiers),\(formatLogTime(m.firstSeen)),\(formatLogTime(m.lastSeen)),\(String(format: "%.3f", m.durationSeconds)),\(m.count),\(m.rssiCount),\(mean),\(mx)\n"
+            s += "\(csvField(m.logDirectory)),\(m.day.map(String.init) ?? ""),\(m.matchingKey),\(m.contactIdentifiers),\(formatLogTime(m.firstSeen)),\(formatLogTime(m.lastSeen)),\(String(format: "%.3f", m.durationSeconds)),\(m.count),\(m.rssiCount),\(mean),\(mx)\n"
         }
         return s
     }

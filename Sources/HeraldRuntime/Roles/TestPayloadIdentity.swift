@@ -30,7 +30,7 @@ public enum TestPayloadIdentity {
         guard digits.count == 32 else { return nil }
         var id = ContactIdentifier(repeating: 0)
         for i in 0..<16 {
-            guard let b = UInt8(String(decoding: digits[(2 * i)..<(2 * i + 2)], as: UTF8.self), radix: 16) else { return nil }
+            guard let b = hexOctet(digits[2 * i], digits[2 * i + 1]) else { return nil }
             id[i] = b
         }
         return id

@@ -265,7 +265,7 @@ public enum WearableConsoleCommand: Equatable {
         var data: [UInt8] = []
         var i = 0
         while i < hex.count {
-            guard let b = UInt8(String(decoding: hex[i..<(i + 2)], as: UTF8.self), radix: 16) else { throw .badHex }
+            guard let b = hexOctet(hex[i], hex[i + 1]) else { throw .badHex }
             data.append(b)
             i += 2
         }

@@ -259,6 +259,12 @@ public final class StackSession<App: LEApplication, let links: Int, let attribut
             FileHandle.standardError.write(Data("herald-stats: \(statisticsJSON())\n".utf8))
         }
         snoop?.close()
+        // The capture never throws into the HCI path (BTSnoopWriter); a capture that stopped being
+        // written (a full disk) is said here, with how much of it is there, rather than not at all.
+        if let snoop, let why = snoop.lastError {
+            FileHandle.standardError.write(Data(
+                "herald: btsnoop capture \(snoop.path) is incomplete: \(snoop.recordCount) records written, then \(why)\n".utf8))
+        }
         transport.close()
     }
 }
