@@ -12,7 +12,11 @@ public protocol HostDelegate {
     mutating func hostCommandDidTimeOut(tag: CommandTag, opcode: HCIOpcode)
     /// One advertising report, legacy or extended.
     mutating func hostDidReceive(advertisingReport: borrowing AdvertisingReport)
-    /// Any event the host itself does not consume (connection events, other LE subevents).
+    /// A well-formed LE Connection Complete, of any of its three forms (Core 5.4 Vol 4 Part E
+    /// 7.7.65.1, 7.7.65.10), parsed once here: the host reads it for its own initiating state too.
+    mutating func hostDidReceive(connectionComplete: HCILEConnectionCompleteEvent)
+    /// Any event the host itself does not consume (other connection events, other LE subevents,
+    /// and a Connection Complete that did not parse).
     mutating func hostDidReceive(event: borrowing HCIEventPacket)
     /// An ACL data packet, without its H4 indicator.
     mutating func hostDidReceive(acl: Span<UInt8>)
@@ -31,6 +35,7 @@ extension HostDelegate {
     public mutating func hostCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus, returnParameters: Span<UInt8>) {}
     public mutating func hostCommandDidTimeOut(tag: CommandTag, opcode: HCIOpcode) {}
     public mutating func hostDidReceive(advertisingReport: borrowing AdvertisingReport) {}
+    public mutating func hostDidReceive(connectionComplete: HCILEConnectionCompleteEvent) {}
     public mutating func hostDidReceive(event: borrowing HCIEventPacket) {}
     public mutating func hostDidReceive(acl: Span<UInt8>) {}
     public static var receivesAdvertisingReports: Bool { true }
@@ -271,11 +276,12 @@ public struct HCIHost {
         switch meta.subevent {
         case HCILESubeventCode.connectionComplete, HCILESubeventCode.enhancedConnectionCompleteV1,
              HCILESubeventCode.enhancedConnectionCompleteV2:
-            // All three begin Status, Connection_Handle, Role (7.7.65.1, 7.7.65.10): a failure, or a
-            // link in which we are central, ends the controller's initiating.
-            let p = meta.parameters
-            if D.initiatesConnections, p.count >= 4, p[0] != 0 || p[3] == HCIRole.central.rawValue { commands.initiating = false }
-            delegate.hostDidReceive(event: event)
+            // A failure, or a link in which we are central, ends the controller's initiating.
+            guard let c = try? HCILEConnectionCompleteEvent(anyConnectionComplete: meta) else {
+                return delegate.hostDidReceive(event: event)  // the delegate counts it malformed
+            }
+            if D.initiatesConnections, c.status != .success || c.role == .central { commands.initiating = false }
+            delegate.hostDidReceive(connectionComplete: c)
         case HCILEAdvertisingReportEvent.subevent:
             guard D.receivesAdvertisingReports, var reports = try? HCILEAdvertisingReportEvent(meta) else { return }
             while let report = try? reports.next() { delegate.hostDidReceive(advertisingReport: report) }

@@ -129,6 +129,11 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         app.stackDidReceive(advertisingReport: advertisingReport, now: now, control: &control)
     }
 
+    /// The enhanced events' extra fields (resolvable private addresses) are not used.
+    public mutating func hostDidReceive(connectionComplete c: HCILEConnectionCompleteEvent) {
+        linkUp(c)
+    }
+
     public mutating func hostDidReceive(event: borrowing HCIEventPacket) {
         switch event.code {
         case HCIEventCode.disconnectionComplete:
@@ -142,9 +147,8 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             switch meta.subevent {
             case HCILESubeventCode.connectionComplete, HCILESubeventCode.enhancedConnectionCompleteV1,
                  HCILESubeventCode.enhancedConnectionCompleteV2:
-                // The enhanced events' extra fields (resolvable private addresses) are not used.
-                guard let c = try? HCILEConnectionCompleteEvent(anyConnectionComplete: meta) else { return malformedEvent() }
-                linkUp(c)
+                // `HCIHost` hands on a well-formed one as `hostDidReceive(connectionComplete:)`.
+                malformedEvent()
             case HCILESubeventCode.dataLengthChange:
                 guard let d = try? HCILEDataLengthChangeEvent(meta) else { return malformedEvent() }
                 let length = LinkDataLength(maxTxOctets: d.maxTxOctets, maxTxTime: d.maxTxTime,
