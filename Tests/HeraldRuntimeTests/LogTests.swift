@@ -179,3 +179,20 @@ private let simple: [UInt8] = [0x10, 0x03, 0x3a, 0x00, 0x01] + Array(repeating: 
         }
     }
 }
+
+@Suite struct LogFileFullDiskTests {
+    @Test(.enabled(if: FileManager.default.isWritableFile(atPath: "/dev/full")))
+    func aDiskThatTakesNothingKeepsAtMostABoundOfWholeLines() throws {
+        // /dev/full refuses every write with ENOSPC, as a full disk does.
+        let file = try LogFile(appending: "/dev/full", header: nil)
+        let line = String(repeating: "x", count: 99)
+        var errors = 0
+        for _ in 0..<20_000 {  // 2 MB of lines, twice the bound
+            do throws(LogError) { try file.append(line) } catch { errors += 1 }
+        }
+        #expect(errors > 0)
+        #expect(file.pendingBytes <= LogFile.maximumPendingBytes && file.pendingBytes % 100 == 0)
+        // 1 MiB holds 10,485 lines of 100 bytes; the rest of the 20,000 are dropped and counted.
+        #expect(file.droppedLines == 20_000 - LogFile.maximumPendingBytes / 100)
+    }
+}

@@ -77,7 +77,18 @@ final class LogFile {
         try replace(initial)
     }
 
+    /// Most bytes kept for a file the kernel will not take (a full disk): lines past it are counted
+    /// in `droppedLines` and not kept, so memory stays bounded and the file stays whole lines.
+    static let maximumPendingBytes = 1 << 20
+    private(set) var droppedLines = 0
+    var pendingBytes: Int { pending.count }
+
     func append(_ line: String) throws(LogError) {
+        guard pending.count + line.utf8.count + 1 <= Self.maximumPendingBytes else {
+            droppedLines &+= 1
+            if droppedLines == 1 { throw LogError(path: path, reason: "lines dropped: \(pending.count) bytes wait for a disk that takes none") }
+            return
+        }
         pending.append(contentsOf: line.utf8)
         pending.append(10)
         if pending.count >= Self.eagerFlushBytes { try flush() }
@@ -98,7 +109,7 @@ final class LogFile {
             }
             return nil
         }
-        // Drop what was written even on failure, so a full disk does not grow memory without bound.
+        // Keep only what was not written; a full disk then holds at most `maximumPendingBytes` here.
         pending.removeFirst(offset)
         if let err { throw err }
     }
