@@ -34,14 +34,7 @@ struct BeaconCommand: ParsableCommand {
     }
 
     static func parseHex(_ text: String) -> [UInt8]? {
-        let digits = Array(text.filter { !$0.isWhitespace })
-        guard digits.count % 2 == 0 else { return nil }
-        var out: [UInt8] = []
-        for i in stride(from: 0, to: digits.count, by: 2) {
-            guard let b = UInt8(String(digits[i...i + 1]), radix: 16) else { return nil }
-            out.append(b)
-        }
-        return out
+        octets(hex: text.filter { !$0.isWhitespace })
     }
 
     func run() throws {

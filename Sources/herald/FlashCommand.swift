@@ -48,7 +48,9 @@ struct FlashCommand: ParsableCommand {
     func parseSDReq() throws -> [UInt32] {
         try sdReq.split(separator: ",").map { item in
             let t = item.trimmingCharacters(in: .whitespaces).lowercased()
-            let v = t.hasPrefix("0x") ? UInt32(t.dropFirst(2), radix: 16) : UInt32(t)
+            // Digits only: UInt32(_:radix:) alone would also take a sign ("0x+5").
+            let digits = t.hasPrefix("0x") ? t.dropFirst(2) : Substring(t)
+            let v = digits.allSatisfy(\.isHexDigit) ? UInt32(digits, radix: t.hasPrefix("0x") ? 16 : 10) : nil
             guard let v else { throw ValidationError("--sd-req: '\(item)' is not a number (e.g. 0x00)") }
             return v
         }

@@ -37,11 +37,11 @@ struct GATTCommand: ParsableCommand {
             default: return nil
             }
         }
-        let octets = parts[0].split(separator: ":", omittingEmptySubsequences: false)
-        guard octets.count == 6 else { return nil }
+        let fields = parts[0].split(separator: ":", omittingEmptySubsequences: false)
+        guard fields.count == 6 else { return nil }
         var bytes = InlineArray<6, UInt8>(repeating: 0)
-        for (i, o) in octets.enumerated() {
-            guard o.count == 2, let v = UInt8(o, radix: 16) else { return nil }
+        for (i, o) in fields.enumerated() {
+            guard o.count == 2, let v = octets(hex: o)?.first else { return nil }
             bytes[5 - i] = v  // text is most significant first; BDAddress stores little-endian
         }
         return DeviceAddress(type: type, address: BDAddress(bytes: bytes))

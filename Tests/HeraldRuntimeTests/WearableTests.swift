@@ -129,6 +129,12 @@ struct WearableTests {
         #expect(rows == ["T2 ", "T1 "])
     }
 
+    @Test func hexTextTakesHexDigitsOnly() {
+        #expect(octets(hex: "") == [])
+        #expect(octets(hex: "00fFa9") == [0x00, 0xFF, 0xA9])
+        for bad in ["+f", "-1", "0x0f", "abc", "0g", " 0f", "0f "] { #expect(octets(hex: bad) == nil, "\(bad)") }
+    }
+
     @Test func consoleSendCommands() throws {
         #expect(try WearableConsoleCommand.parse("send cafe") == .send(data: [0xCA, 0xFE], target: nil))
         #expect(try WearableConsoleCommand.parse("  SEND 00ff T12 ") == .send(data: [0x00, 0xFF], target: 12))

@@ -45,6 +45,11 @@ CASES = [
     # 2,000 days of 240 periods of 20 s end 111 days after the epoch: the default one is long past.
     (["wearable", "--payload-period", "20", "--log-dir", "logs", "--transport", "tty:/nonexistent"], 2,
      "herald wearable: the key schedule from epoch 2026-01-01T00:00:00Z has run out", ["--payload-period 20", "4800 s"]),
+    # Hex and numbers take digits only: UInt8("+f", radix: 16) would be 0x0F.
+    (["beacon", "--country", "1", "--state", "0", "--location-code", "1", "--extended", "+f0f"], 2,
+     "herald beacon: --extended must be an even number of hex digits", []),
+    (["gatt", "--connect", "+1:22:33:44:55:66"], 2, "herald gatt: --connect: expected", []),
+    (["flash", "--hex", "x.hex", "--sd-req", "0x+5"], 2, "herald flash:", ["'0x+5' is not a number"]),
     (["frob"], 2, "herald: unexpected argument 'frob'", []),
     (["scan", "--frob"], 2, "herald scan: unknown option '--frob'", []),
 ]

@@ -145,21 +145,8 @@ public enum DeviceLogReader {
                 continue
             }
             log.servedNames.append((t, f[1]))
-            if log.firstServedPayload == nil { log.firstServedPayload = bytes(hex: f[2]) }
+            if log.firstServedPayload == nil { log.firstServedPayload = octets(hex: f[2]).flatMap { $0.isEmpty ? nil : $0 } }
         }
-    }
-
-    /// Bytes of an even-length hex string; nil for anything else.
-    static func bytes(hex: String) -> [UInt8]? {
-        let digits = Array(hex.utf8)
-        guard !digits.isEmpty, digits.count % 2 == 0 else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(digits.count / 2)
-        for i in stride(from: 0, to: digits.count, by: 2) {
-            guard let b = UInt8(String(decoding: digits[i..<(i + 2)], as: UTF8.self), radix: 16) else { return nil }
-            out.append(b)
-        }
-        return out
     }
 
     /// Column positions, from the header when there is one: older Herald apps wrote nine columns

@@ -243,8 +243,9 @@ public struct CheckRunner: LEApplication {
         observations?.gatt = dump
         guard let service = HeraldCheck.heraldService(dump),
               let payload = service.characteristics.first(where: { $0.uuid == HeraldCheck.payloadText }) else { return }
-        if let value = payload.value {
-            observations?.payloadReads = [.init(unixSeconds: Date().timeIntervalSince1970, bytes: Self.bytes(hex: value), mtu: dump.mtu)]
+        // The dump's values are our own hex (GATTDumper), so they always decode.
+        if let value = payload.value, let bytes = octets(hex: value) {
+            observations?.payloadReads = [.init(unixSeconds: Date().timeIntervalSince1970, bytes: bytes, mtu: dump.mtu)]
         } else {
             observations?.payloadReadError = payload.error ?? (dump.error ?? "not read")
         }
@@ -290,15 +291,5 @@ public struct CheckRunner: LEApplication {
     mutating func finish(control: inout StackControl) {
         phase = .done
         deadline = nil
-    }
-
-    static func bytes(hex: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var i = hex.startIndex
-        while i < hex.endIndex, let j = hex.index(i, offsetBy: 2, limitedBy: hex.endIndex) {
-            if let b = UInt8(hex[i..<j], radix: 16) { out.append(b) }
-            i = j
-        }
-        return out
     }
 }

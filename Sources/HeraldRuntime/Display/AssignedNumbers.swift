@@ -36,7 +36,7 @@ public enum AssignedNumbers {
     /// The value as text when it is UTF-8 with nothing unprintable (a trailing NUL allowed, as many
     /// devices send): `"nRF52840"`. Nil for binary values.
     public static func text(hex: String) -> String? {
-        guard var bytes = ContactMatcher.hexBytes(hex) else { return nil }
+        guard var bytes = octets(hex: hex) else { return nil }
         while bytes.last == 0 { bytes.removeLast() }
         guard !bytes.isEmpty, let s = String(bytes: bytes, encoding: .utf8) else { return nil }
         guard s.unicodeScalars.allSatisfy({ !CharacterSet.controlCharacters.contains($0) || $0 == "\n" || $0 == "\t" }) else { return nil }

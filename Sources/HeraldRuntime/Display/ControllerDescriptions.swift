@@ -76,6 +76,23 @@ public func hexOctet(_ high: UInt8, _ low: UInt8) -> UInt8? {
     return h << 4 | l
 }
 
+/// The octets an even number of hex digits spell (none for ""), or nil for anything else: every
+/// decoder of hex the user or a log file gives goes through here, so "+f", "0x0f" and a lone digit
+/// are refused alike rather than read as something else or dropped.
+public func octets<S: StringProtocol>(hex text: S) -> [UInt8]? {
+    let digits = Array(text.utf8)
+    guard digits.count % 2 == 0 else { return nil }
+    var out: [UInt8] = []
+    out.reserveCapacity(digits.count / 2)
+    var i = 0
+    while i < digits.count {
+        guard let b = hexOctet(digits[i], digits[i + 1]) else { return nil }
+        out.append(b)
+        i += 2
+    }
+    return out
+}
+
 public func hex<T: FixedWidthInteger>(_ v: T) -> String {
     let s = String(v, radix: 16, uppercase: true)
     return String(repeating: "0", count: max(0, T.bitWidth / 4 - s.count)) + s

@@ -168,23 +168,6 @@ public enum ContactMatcher {
         return f.string(from: Date(timeIntervalSince1970: Double(ms) / 1000))
     }
 
-    static func hexBytes<S: StringProtocol>(_ s: S) -> [UInt8]? {
-        let u = Array(s.utf8)
-        guard u.count % 2 == 0 else { return nil }
-        var out = [UInt8](); out.reserveCapacity(u.count / 2)
-        func v(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 48...57: return c - 48
-            case 97...102: return c - 87
-            case 65...70: return c - 55
-            default: return nil
-            }
-        }
-        var i = 0
-        while i < u.count { guard let h = v(u[i]), let l = v(u[i + 1]) else { return nil }; out.append(h << 4 | l); i += 2 }
-        return out
-    }
-
     struct Group { var ids = Set<ContactIdentifierIndex.ID>(); var first = Int64.max; var last = Int64.min; var count = 0; var targets = Set<String>() }
     struct RSSIStats { var count = 0; var sum = 0.0; var max = -Double.infinity }
 
@@ -207,7 +190,7 @@ public enum ContactMatcher {
                 let f = fields(line, maxSplits: Int.max)
                 guard f.count == 3 else { malformed.append(.init(file: payloadsPath, line: lineNumber, reason: "expected time,target,payload")); continue }
                 guard let t = parseLogTime(f[0]) else { malformed.append(.init(file: payloadsPath, line: lineNumber, reason: "bad time \"\(f[0].prefix(40))\"")); continue }
-                guard let payload = hexBytes(f[2]) else { malformed.append(.init(file: payloadsPath, line: lineNumber, reason: "payload is not hex")); continue }
+                guard let payload = octets(hex: f[2]) else { malformed.append(.init(file: payloadsPath, line: lineNumber, reason: "payload is not hex")); continue }
                 rows += 1
                 // Only Simple payloads carry contact identifiers; others (beacons …) are skipped.
                 guard let first = payload.first, SimplePayload.protocolRange.contains(first) else { continue }

@@ -260,15 +260,7 @@ public enum WearableConsoleCommand: Equatable {
         guard let verb = words.first else { return nil }
         guard verb.lowercased() == "send" else { throw .unknownCommand(verb) }
         guard words.count == 2 || words.count == 3 else { throw .usage }
-        let hex = Array(words[1].utf8)
-        guard !hex.isEmpty, hex.count % 2 == 0 else { throw .badHex }
-        var data: [UInt8] = []
-        var i = 0
-        while i < hex.count {
-            guard let b = hexOctet(hex[i], hex[i + 1]) else { throw .badHex }
-            data.append(b)
-            i += 2
-        }
+        guard let data = octets(hex: words[1]), !data.isEmpty else { throw .badHex }
         guard data.count <= HeraldSensorLimits.immediateSendCapacity else { throw .tooLong(data.count) }
         var target: UInt32?
         if words.count == 3 {
