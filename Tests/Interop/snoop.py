@@ -30,6 +30,15 @@ def packets(path):
         yield received, p
 
 
+# btsnoop timestamps count microseconds from midnight, 1 January of year 0 (the format's epoch).
+UNIX_EPOCH = 62168256000
+
+
+def unix_seconds(t):
+    """A capture time (seconds, as `records` gives them) as seconds since 1970, to compare with time.time()."""
+    return t - UNIX_EPOCH
+
+
 def records(path):
     """(received, seconds, h4 bytes) for every record; seconds from the capture's own clock."""
     data = open(path, "rb").read()
@@ -145,12 +154,13 @@ class Link:
     reason: int | None = None
     att_received: int = 0
     asked: float | None = None  # when our host sent HCI Disconnect for it (7.1.6)
+    read_sent: float | None = None  # when our host sent its first ATT Read Request on it (0x0A)
 
 
 def links(path):
     """Every link in the capture, in the order they came up: LE (Enhanced) Connection Complete with
     success (7.7.65.1, 7.7.65.10), its Disconnection Complete (7.7.5), when our host asked to end it,
-    and how many ATT PDUs the peer sent on it."""
+    how many ATT PDUs the peer sent on it, and when our host first sent a Read Request on it."""
     out, live = [], {}
     for received, t, p in records(path):
         if received and len(p) >= 8 and p[0] == 0x04 and p[1] == 0x3E and p[3] in (0x01, 0x0A) and p[4] == 0:
@@ -167,10 +177,13 @@ def links(path):
             link = live.get((p[4] | p[5] << 8) & 0x0FFF)
             if link and link.asked is None:
                 link.asked = t
-        elif received and len(p) >= 10 and p[0] == 0x02:
+        elif len(p) >= 10 and p[0] == 0x02:
             handle, flags = (p[1] | p[2] << 8) & 0x0FFF, p[2] >> 4
             if flags & 0x3 != 0x1 and (p[7] | p[8] << 8) == 0x0004 and handle in live:
-                live[handle].att_received += 1
+                if received:
+                    live[handle].att_received += 1
+                elif p[9] == 0x0A and live[handle].read_sent is None:
+                    live[handle].read_sent = t
     return out
 
 

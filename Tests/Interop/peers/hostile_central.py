@@ -3,7 +3,7 @@ a polite one that reads its payload over and over. Each finds the wearable by it
 service UUID from a resolvable private address (the Herald phones on the same radio advertise from
 static addresses).
 
-usage: python hostile_central.py MODE SECONDS [--connect-timeout S] TRANSPORT [TRANSPORT ...]
+usage: python hostile_central.py MODE SECONDS [--connect-timeout S] [--spare HEX] TRANSPORT [TRANSPORT ...]
 
 MODE:
   silent  connect and say nothing at L2CAP; reconnect as soon as the link is dropped.
@@ -15,6 +15,12 @@ MODE:
 --connect-timeout: give up a connection attempt after S seconds (cancelled) and find the wearable again
 by its advert: a wearable that changed its resolvable private address meanwhile never answers the old
 one. Without it an attempt waits (Bumble's virtual controller cannot cancel one; see `connect`).
+
+--spare: leave alone an advertiser whose advert holds these octets (hex). The Herald reference's C++
+wearable advertises the Herald service from a resolvable private address too, and lists the 16-bit
+services 0x1801 and 0x1800 (`050301180018`), which ours does not: sparing it aims the siege at the
+wearable under test (the reference crashes when a silent central's link to it times out, and stops the
+whole simulated radio with it: docs/reference-cpp-captures.md).
 
 Runs SECONDS, then ends its links and cancels a connection being made, and exits. One line per event
 on stdout, "EVENT INDEX t [detail]" (t: seconds since start): connected (a link the wearable's
@@ -55,7 +61,12 @@ def say(event: str, index: int, *detail) -> None:
     print(event, index, f"{time.monotonic() - start:.3f}", *detail, flush=True)
 
 
+SPARED: list = []
+
+
 def is_wearable(adv) -> bool:
+    if any(octets in adv.data_bytes for octets in SPARED):
+        return False
     # A resolvable private address has 0b01 in its two most significant bits (Core 5.4 Vol 6 Part B 1.3.2.2).
     top = bytes(adv.address)[5] >> 6  # little-endian: the last octet is the most significant
     return (adv.is_connectable and adv.address.address_type == Address.RANDOM_DEVICE_ADDRESS and top == 0b01
@@ -208,8 +219,11 @@ async def main(mode: str, seconds: float, transports: list, connect_timeout) -> 
 if __name__ == "__main__":
     args = sys.argv[1:]
     bound = None
-    if len(args) > 3 and args[2] == "--connect-timeout":
-        bound = float(args[3])
+    while len(args) > 3 and args[2] in ("--connect-timeout", "--spare"):
+        if args[2] == "--connect-timeout":
+            bound = float(args[3])
+        else:
+            SPARED.append(bytes.fromhex(args[3]))
         del args[2:4]
     if len(args) < 3 or args[0] not in MODES:
         sys.exit(__doc__)
