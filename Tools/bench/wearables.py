@@ -8,8 +8,9 @@ one radio of the chosen controllers, runs them for S seconds, and prints, for ev
 every peer it should find:
   - first advert -> didRead: from the wearable's didDetect of that peer to its didRead (seconds);
   - RSSI readings (didMeasure) of that peer in each full 30 s window after the read;
-and the median and worst first advert -> didRead over all pairs of the run, and each wearable's own
-CPU time (user + system, from /proc) per hour of running among its peers.
+and the median and worst first advert -> didRead over all pairs of the run, each wearable's own
+CPU time (user + system, from /proc) per hour of running among its peers, and where the first reads'
+time went, from each wearable's capture (`phases.py`: heard, connect, discover, read).
 Exit status 1 when some wearable did not read some peer.
 """
 import argparse
@@ -26,6 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "Tests" / "Interop"))
 from radio import DESCRIPTIONS, KINDS, open_radio  # noqa: E402
+
+import phases  # noqa: E402
 
 
 def seconds(stamp: str) -> float:
@@ -60,7 +63,7 @@ def main():
             outs.append(out)
             procs.append(subprocess.Popen(
                 [args.herald, "wearable", "--transport", f"tty:{radio.paths[i]}", "--log-dir", str(work / f"logs{i}"),
-                 "--json-events"], stdout=open(out, "w"), stderr=open(work / f"w{i}.err", "w")))
+                 "--json-events", "--btsnoop", str(work / f"w{i}.btsnoop")], stdout=open(out, "w"), stderr=open(work / f"w{i}.err", "w")))
         beacon_outs = []
         for b in range(args.beacons):
             out = work / f"b{b}.jsonl"
@@ -134,6 +137,9 @@ def main():
     if per_hour:
         print(f"  wearable CPU (user + system) among {args.wearables - 1 + args.beacons + args.phones} peers: "
               + ", ".join(f"{c:.0f}" for c in per_hour) + " CPU s per hour")
+    print("  where the first reads' time went (each wearable's capture):")
+    sys.argv[1:] = [str(work / f"w{i}.btsnoop") for i in range(args.wearables)]
+    phases.main()
     print(json.dumps({"work": str(work), "unread": missing, "pairs": len(delays), "median": median, "worst": worst,
                       "cpuSecondsPerHour": per_hour}))
     sys.exit(1 if missing else 0)

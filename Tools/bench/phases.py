@@ -1,0 +1,87 @@
+"""Where a wearable's first reads spend their time, from its own capture (`--btsnoop`).
+
+usage: python phases.py CAPTURE [CAPTURE ...]
+
+For each peer address the wearable read (a link of ours as central on which a Read Request was
+answered), the first read's time split into four phases, each from the host's own H4 records:
+  heard    first advertising report of that address -> our LE Create Connection to it: the wait of
+           the scheduler (one connection attempt at a time, the crossing-connection rule, back-off);
+  connect  LE Create Connection -> LE Connection Complete: the peer's next connectable advert, and
+           attempts that failed (counted);
+  discover LE Connection Complete -> our first Read Request: MTU exchange and discovery (round trips);
+  read     Read Request -> the last Read (Blob) Response of the payload.
+Addresses are the peer's as advertised and connected (a resolvable private one changes per period:
+each is a peer of its own here).
+"""
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "Tests" / "Interop"))
+import snoop  # noqa: E402
+
+
+def address(octets):
+    return ":".join(f"{b:02X}" for b in octets[::-1])
+
+
+def first_reads(path):
+    """{peer: dict(heard, create, attempts, up, round_trips, read, done)} for each peer read as central."""
+    heard, creates, peers, links, out = {}, {}, {}, {}, {}
+    for received, t, p in snoop.records(path):
+        if received and len(p) >= 14 and p[0] == 0x04 and p[1] == 0x3E and p[3] == 0x02:
+            # LE Advertising Report (7.7.65.2), one report per event from Zephyr's and Bumble's controllers.
+            heard.setdefault(address(p[7:13]), t)
+        elif received and len(p) >= 16 and p[0] == 0x04 and p[1] == 0x3E and p[3] == 0x0D:
+            # LE Extended Advertising Report (7.7.65.13): the address at octets 7..12 after the count.
+            heard.setdefault(address(p[8:14]), t)
+        elif not received and len(p) >= 14 and p[0] == 0x01 and (p[1] | p[2] << 8) == 0x200D:
+            peer = address(p[10:16])
+            c = creates.setdefault(peer, [t, 0])
+            c[1] += 1
+        elif received and len(p) >= 15 and p[0] == 0x04 and p[1] == 0x3E and p[3] in (0x01, 0x0A) and p[4] == 0 and p[7] == 0:
+            handle, peer = (p[5] | p[6] << 8) & 0x0FFF, address(p[9:15])
+            if peer not in out and peer in creates:
+                links[handle] = peer
+                peers[peer] = dict(up=t, sent=0, read=None, done=None)
+        elif len(p) >= 10 and p[0] == 0x02:
+            handle = (p[1] | p[2] << 8) & 0x0FFF
+            peer = links.get(handle)
+            if peer is None or (p[7] | p[8] << 8) != 0x0004 or (p[2] >> 4) & 0x3 == 0x1:
+                continue
+            s = peers[peer]
+            if not received:
+                s["sent"] += 1
+                if p[9] == 0x0A and s["read"] is None:
+                    s["read"] = t
+            elif s["read"] is not None and p[9] in (0x0B, 0x0D):
+                s["done"] = t
+        elif received and len(p) >= 7 and p[0] == 0x04 and p[1] == 0x05 and p[3] == 0x00:
+            peer = links.pop(p[4] | p[5] << 8, None)
+            if peer and peers[peer]["done"] is not None and peer in heard:
+                s = peers.pop(peer)
+                out[peer] = dict(heard=heard[peer], create=creates[peer][0], attempts=creates[peer][1], up=s["up"],
+                                 round_trips=s["sent"], read=s["read"], done=s["done"])
+            elif peer:
+                peers.pop(peer)
+    return out
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    rows = []
+    for path in sys.argv[1:]:
+        for peer, r in sorted(first_reads(path).items(), key=lambda kv: kv[1]["heard"]):
+            row = (r["create"] - r["heard"], r["up"] - r["create"], r["read"] - r["up"], r["done"] - r["read"])
+            rows.append(row)
+            print(f"  {Path(path).stem} <- {peer}: heard {row[0]:.2f} s, connect {row[1]:.2f} s "
+                  f"({r['attempts']} attempt{'s' if r['attempts'] != 1 else ''}), discover {row[2]:.2f} s "
+                  f"({r['round_trips'] - 1} requests before the read), read {row[3]:.2f} s; in all {sum(row):.2f} s")
+    if rows:
+        print("  median per phase over " + f"{len(rows)} first reads: " + ", ".join(
+            f"{name} {statistics.median(r[i] for r in rows):.2f} s" for i, name in enumerate(("heard", "connect", "discover", "read"))))
+
+
+if __name__ == "__main__":
+    main()
