@@ -93,7 +93,10 @@ async def main(transport: str, address: str, kind: str, payload: bytes) -> None:
                 (AdvertisingData.COMPLETE_LOCAL_NAME, b"plain-sensor"),
             ]
         device.advertising_data = bytes(AdvertisingData(fields))
-        await device.start_advertising(auto_restart=True)
+        # The Herald Android app advertises with ADVERTISE_MODE_BALANCED (ConcreteBLETransmitter), an
+        # interval of about 250 ms; Bumble's default is 1 s. The others keep Bumble's.
+        interval = 250 if kind == "android" else None
+        await device.start_advertising(auto_restart=True, advertising_interval_min=interval, advertising_interval_max=interval)
         say("advertising")
         await asyncio.get_running_loop().create_future()
 
