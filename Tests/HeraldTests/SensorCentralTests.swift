@@ -12,9 +12,9 @@ struct SensorCentralTests {
         h.now += 100
         h.advert(a, AdvertData.heraldUUID128WithTx, rssi: -70)
         #expect(h.delegate.events == [.detect(1), .available(true, 1), .measure(1, -61, -8), .measure(1, -70, -8)])
-        // No duty cycle configured: nothing to toggle. The deadline is the guard on the connection
-        // attempt the advert started (8 s timeout + 2 s), then the purge once it has failed.
-        #expect(h.central.nextDeadline == 1_000 + 8_000 + 2_000)
+        // No duty cycle configured: nothing to toggle. The deadline is the purge, during the connection
+        // attempt the advert started as after it (the attempt's timer is the stack's).
+        #expect(h.central.nextDeadline == 1_000 + 60_000)
         h.central.didFailToConnect(to: a, now: 9_000, control: &h.control)
         #expect(h.central.nextDeadline == 1_000 + 60_000)
     }
@@ -155,18 +155,25 @@ struct SensorCentralTests {
         // The peer still needs its payload: it is connected again once heard and a link is free.
     }
 
-    @Test func connectionAttemptUsesOurTimeoutAndReportsAreMatchedByAddress() {
+    @Test func connectionAttemptUsesOurTimeoutAndOnlyTheStacksReportEndsIt() {
         var config = HeraldSensorConfiguration()
         config.connectionTimeout = 5_000
         var h = CentralHarness<8, 2>(configuration: config)
         let a = address(1)
         h.advert(a, AdvertData.heraldUUID16)
         #expect(h.control.actions.last == .connect(a, timeout: 5_000))
-        // A link to someone else is not ours; a in the central role on a link of its own is read
-        // over that link, and our attempt stays pending (its report is matched by address).
-        #expect(h.connect(address(9), handle: 3) == nil)
+        // a in the central role on a link of its own is read over that link; our attempt goes on.
         #expect(h.central.didConnect(handle: 4, peer: a, isCentral: false, now: h.now, control: &h.control) != nil)
         #expect(h.central.pending != nil)
+        // The attempt's timer is the stack's: the central keeps none, and waits for its report.
+        #expect(h.central.nextDeadline == h.now + config.purgeInterval)
+        h.now += 60_000
+        h.central.tick(now: h.now, control: &h.control, delegate: &h.delegate)
+        #expect(h.central.pending != nil)
+        // The stack has one attempt: a central link ends it, whatever address it names (only our own
+        // LE Create Connection makes us central); one to an address we did not ask for is not read.
+        #expect(h.connect(address(9), handle: 3) == nil)
+        #expect(h.central.pending == nil)
     }
 
     /// A peer that connects to us before we hear it advertise is not connected to a second time

@@ -122,11 +122,15 @@ struct CentralHarness<let devices: Int, let links: Int> {
         central.start(now: now, control: &control)
     }
 
-    mutating func advert(_ addr: DeviceAddress, _ data: [UInt8], rssi: Int8 = -60, kind: UInt16 = 0x13) {
+    /// The advert's report; what the central asks to do on an inbound link it filed (see
+    /// `HeraldCentral.didReceive`).
+    @discardableResult
+    mutating func advert(_ addr: DeviceAddress, _ data: [UInt8], rssi: Int8 = -60, kind: UInt16 = 0x13)
+        -> (handle: UInt16, step: HeraldGATTStep)? {
         let span = data.span
         let report = AdvertisingReport(kind: AdvertisingReportKind(rawValue: kind), address: addr, rssi: rssi,
                                        txPower: nil, advertisingSID: nil, data: span)
-        central.didReceive(advertisingReport: report, now: now, control: &control, delegate: &delegate)
+        return central.didReceive(advertisingReport: report, now: now, control: &control, delegate: &delegate)
     }
 
     mutating func connect(_ addr: DeviceAddress, handle: UInt16) -> HeraldGATTStep? {

@@ -69,7 +69,7 @@ extension HeraldCentral {
             return
         }
         if control.requestConnection(to: address, now: now, timeout: configuration.connectionTimeout) {
-            pending = HeraldConnectionAttempt(target: database.targetIdentifier(at: chosen), address: address, since: now)
+            pending = HeraldConnectionAttempt(target: database.targetIdentifier(at: chosen), address: address)
         }
     }
 
@@ -101,8 +101,11 @@ extension HeraldCentral {
     public mutating func didConnect<C: HeraldCentralControl>(handle: UInt16, peer: DeviceAddress, isCentral: Bool,
                                                              now: UInt64, control: inout C) -> HeraldGATTStep? {
         guard isCentral else { return peerDidConnect(handle: handle, peer: peer, now: now) }
-        guard let p = pending, p.address == peer else { return nil }
+        // Only our own LE Create Connection makes us central, one at a time (Core 5.4 Vol 4 Part E
+        // 7.8.12): a central link is the end of our attempt, whichever address it reports.
+        let attempt = pending
         pending = nil
+        guard let p = attempt, p.address == peer else { return nil }
         guard let index = database.index(of: p.target), let slot = freeLinkSlot(),
               let device = database.entries[index] else {
             control.requestDisconnection(handle: handle)
@@ -128,7 +131,13 @@ extension HeraldCentral {
             return nil
         }
         database.entries[i]?.inboundLink = handle
-        guard let d = database.entries[i], d.hasHeraldService == true || d.kind == .herald,
+        return readOverInboundLink(handle: handle, device: i, now: now)
+    }
+
+    /// Reads device `index`'s payload over the link it made to us, if it is a Herald device whose
+    /// payload we need; returns the first GATT step. Its link is the peer's: its end is no failure.
+    mutating func readOverInboundLink(handle: UInt16, device index: Int, now: UInt64) -> HeraldGATTStep? {
+        guard let d = database.entries[index], d.hasHeraldService == true || d.kind == .herald,
               needsPayload(payloadTime: d.payloadTime, now: now), let slot = freeLinkSlot() else { return nil }
         let procedure = HeraldCentralProcedure(wantsImmediateSend: d.immediateSendPending, wantsPayload: true, wantsSharing: false)
         return open(HeraldCentralLink(handle: handle, target: d.target, connectedAt: now, origin: .peers,
@@ -142,13 +151,22 @@ extension HeraldCentral {
     }
 
     /// A device just filed may be a peer that connected to us before we heard it: its link is
-    /// marked on the device, so no second link is made.
-    mutating func adoptInboundStranger(_ address: DeviceAddress, device index: Int) {
+    /// marked on the device, so no second link is made, and its payload is read over that link now
+    /// (returned: the link and the first GATT step), as for a peer we knew when it connected. Waiting
+    /// instead let the link end with the peer's own read, and the crossing-connection hold then
+    /// delayed our first read of it by seconds (`Tools/bench/phases.py`).
+    mutating func adoptInboundStranger(_ address: DeviceAddress, device index: Int, now: UInt64)
+        -> (handle: UInt16, step: HeraldGATTStep)? {
+        var read: (handle: UInt16, step: HeraldGATTStep)?
         for s in 0..<links {
             guard let stranger = inboundStrangers[s], stranger.address.address == address.address else { continue }
             database.entries[index]?.inboundLink = stranger.handle
             inboundStrangers[s] = nil
+            if read == nil, let step = readOverInboundLink(handle: stranger.handle, device: index, now: now) {
+                read = (stranger.handle, step)
+            }
         }
+        return read
     }
 
     mutating func freeLinkSlot() -> Int? {
@@ -162,8 +180,10 @@ extension HeraldCentral {
     /// once would keep the scanner paused through attempt after attempt.
     public mutating func didFailToConnect<C: HeraldCentralControl>(to peer: DeviceAddress, status: HCIStatus = .connectionTimeout,
                                                                    now: UInt64, control: inout C) {
-        guard let p = pending, p.address == peer else { return }
+        // The stack has one attempt at a time: its failure ends ours, whichever address it names.
+        let attempt = pending
         pending = nil
+        guard let p = attempt, p.address == peer else { return }
         guard status != .connectionAlreadyExists, status != .operationCancelledByHost else { return }
         if let i = database.index(of: p.target) { recordFailure(at: i, now: now) }
     }
@@ -185,8 +205,12 @@ extension HeraldCentral {
     }
 
     /// A link went down. The contact event is untouched: it ends at the last RSSI, not here. A link
-    /// we made whose work was not finished, and that we did not drop ourselves, is a failure.
-    public mutating func didDisconnect<C: HeraldCentralControl>(handle: UInt16, now: UInt64, control: inout C) {
+    /// we made whose work was not finished, and that we did not drop ourselves, is a failure. The
+    /// slot it frees goes first to a peer still linked to us whose payload we need (returned: that
+    /// link and the first GATT step), then to the scheduler.
+    @discardableResult
+    public mutating func didDisconnect<C: HeraldCentralControl>(handle: UInt16, now: UInt64, control: inout C)
+        -> (handle: UInt16, step: HeraldGATTStep)? {
         for i in 0..<devices where database.entries[i]?.inboundLink == handle { database.entries[i]?.inboundLink = nil }
         for s in 0..<links where inboundStrangers[s]?.handle == handle { inboundStrangers[s] = nil }
         if let slot = linkIndex(handle: handle) {
@@ -197,6 +221,21 @@ extension HeraldCentral {
             if outgoingLink == slot { outgoingLink = nil }
             if unfinished, let t = target, let i = database.index(of: t) { recordFailure(at: i, now: now) }
         }
+        let inboundRead = readOverWaitingInboundLink(now: now)
         schedule(now: now, control: &control)
+        return inboundRead
+    }
+
+    /// A peer linked to us whose payload we need, and which no slot of ours is reading yet (all
+    /// were taken when it connected or was first heard): read it over its link now, before its own
+    /// work there ends and the link with it.
+    mutating func readOverWaitingInboundLink(now: UInt64) -> (handle: UInt16, step: HeraldGATTStep)? {
+        for i in 0..<devices {
+            guard let d = database.entries[i], let handle = d.inboundLink, linkIndex(handle: handle) == nil,
+                  linkIndex(of: d.target) == nil, let step = readOverInboundLink(handle: handle, device: i, now: now)
+            else { continue }
+            return (handle, step)
+        }
+        return nil
     }
 }

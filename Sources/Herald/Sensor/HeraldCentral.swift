@@ -92,11 +92,13 @@ public struct HeraldCentralLink {
     public var isClosing: Bool { closing != .no }
 }
 
-/// Our connection attempt under way.
+/// Which device the stack's connection attempt is for. The attempt itself, its timer and its end
+/// belong to the stack (`StackControl.connect`): it reports every attempt's end, as a link
+/// (`didConnect`), a failure (`didFailToConnect`, its own timeout included) or the controller's failure
+/// (`controllerDidFail`), and this record is cleared by those reports alone; it has no timer.
 public struct HeraldConnectionAttempt: Sendable, Equatable {
     public var target: TargetIdentifier
     public var address: DeviceAddress
-    public var since: UInt64
 }
 
 /// The Herald central, sans-I/O: a device database in fixed capacity plus the decisions of the
@@ -115,7 +117,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     public var configuration: HeraldSensorConfiguration
     public var database = HeraldDeviceDatabase<devices>()
     public internal(set) var slots: InlineArray<links, HeraldCentralLink?>
-    /// The connection attempt under way.
+    /// The device the stack's connection attempt is for, until the stack reports its end.
     public internal(set) var pending: HeraldConnectionAttempt?
     public internal(set) var isOn = false
     public internal(set) var isScanning = false
@@ -183,30 +185,34 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     // MARK: Adverts
 
     /// One advertising report: classify it, file it under its device, report its RSSI, and schedule.
+    /// Returns a GATT step to perform on an inbound link when the report filed a peer that had
+    /// connected to us before we heard it (`adoptInboundStranger`).
+    @discardableResult
     public mutating func didReceive<C: HeraldCentralControl, D: SensorDelegate>(
         advertisingReport report: borrowing AdvertisingReport, now: UInt64, control: inout C, delegate: inout D
-    ) {
-        guard isOn else { return }
+    ) -> (handle: UInt16, step: HeraldGATTStep)? {
+        guard isOn else { return nil }
         var c = HeraldAdvertClassification()
-        do throws(DecodeError) { try c.add(report.data) } catch { malformedAdverts &+= 1; return }
+        do throws(DecodeError) { try c.add(report.data) } catch { malformedAdverts &+= 1; return nil }
         let kind: HeraldDeviceKind
         switch c.kind {
         case .herald: kind = .herald
         case .appleConnectToCheck: kind = .appleToCheck
         case .appleIgnored:
             ignoredAppleAdverts &+= 1
-            guard database.index(of: report.address) != nil else { return }
+            guard database.index(of: report.address) != nil else { return nil }
             kind = .appleToCheck
         case .notHerald:
             // A scan response often carries nothing Herald; it still measures a device we know.
-            guard database.index(of: report.address) != nil else { return }
+            guard database.index(of: report.address) != nil else { return nil }
             kind = .appleToCheck
         }
         let (index, isNew) = database.observe(address: report.address, pseudoAddress: c.pseudoDeviceAddress, kind: kind,
                                               now: now) { gone in delegate.sensor(.ble, available: false, didDeleteOrDetect: gone) }
         let target = database.targetIdentifier(at: index)
+        var inboundRead: (handle: UInt16, step: HeraldGATTStep)?
         if isNew {
-            adoptInboundStranger(report.address, device: index)
+            inboundRead = adoptInboundStranger(report.address, device: index, now: now)
             delegate.sensor(.ble, didDetect: target)
             delegate.sensor(.ble, available: true, didDeleteOrDetect: target)
         }
@@ -228,6 +234,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
             }
         }
         schedule(now: now, control: &control)
+        return inboundRead
     }
 
     /// An RSSI heard from device `index`: its contact event extends to now, and the delegate hears
@@ -257,7 +264,6 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
         if let window = configuration.scanWindow {
             d = min(d, isScanning ? scanPeriodStart &+ window : scanPeriodStart &+ configuration.scanPeriod)
         }
-        if let p = pending { d = min(d, p.since &+ configuration.connectionTimeout &+ 2_000) }
         return d
     }
 
@@ -274,8 +280,6 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
             while now &- scanPeriodStart >= period { scanPeriodStart &+= period }
             setScanning(now &- scanPeriodStart < window, control: &control)
         }
-        // The stack reports our own timeout as a failure; this only guards against a lost report.
-        if let p = pending, now &- p.since >= configuration.connectionTimeout &+ 2_000 { pending = nil }
         schedule(now: now, control: &control)
     }
 }

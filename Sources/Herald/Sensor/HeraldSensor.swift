@@ -103,7 +103,11 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
 
     public mutating func stackDidReceive(advertisingReport: borrowing AdvertisingReport, now: UInt64, control: inout StackControl) {
         core.now = now
-        core.central.didReceive(advertisingReport: advertisingReport, now: now, control: &control, delegate: &core.delegate)
+        guard let read = core.central.didReceive(advertisingReport: advertisingReport, now: now, control: &control,
+                                                 delegate: &core.delegate),
+              let slot = core.central.linkIndex(handle: read.handle) else { return }
+        var request = FixedBytes<247>()
+        perform(read.step, slot: slot, handle: read.handle, now: now, buffer: &request, control: &control)
     }
 
     public mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {
@@ -126,7 +130,10 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
         core.now = now
         peripheral.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control, delegate: &core)
-        core.central.didDisconnect(handle: handle, now: now, control: &control)
+        guard let read = core.central.didDisconnect(handle: handle, now: now, control: &control),
+              let slot = core.central.linkIndex(handle: read.handle) else { return }
+        var request = FixedBytes<247>()
+        perform(read.step, slot: slot, handle: read.handle, now: now, buffer: &request, control: &control)
     }
 
     public mutating func stackDidUpdatePHY(handle: UInt16, _ phy: LinkPHY, now: UInt64, control: inout StackControl) {
