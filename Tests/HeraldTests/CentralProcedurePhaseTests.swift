@@ -90,7 +90,7 @@ struct CentralProcedurePhaseTests {
         let outcome = h.central.receiveATT(pdu: [0x03, 0x40, 0x00].span, link: s, now: h.now, reply: &reply)
         #expect(outcome?.operationEnded == true)
         #expect(h.central.slots[s]?.procedure.mtu == 64)
-        #expect(h.central.gattProcedureDidEnd(link: s, now: h.now, control: &h.control, delegate: &h.delegate) == .discoverServices)
+        #expect(h.central.gattProcedureDidEnd(link: s, now: h.now, control: &h.control, delegate: &h.delegate) == .readPayloadByUUID)
         // A stray response while the client is idle ends nothing.
         let stray = h.central.receiveATT(pdu: [0x03, 0x40, 0x00].span, link: s, now: h.now, reply: &reply)
         #expect(stray?.operationEnded == false)

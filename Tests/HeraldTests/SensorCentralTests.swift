@@ -32,9 +32,10 @@ struct SensorCentralTests {
         let payload = simplePayload(0x40)
         var peer = FakePeer.herald(payload: payload)
         let steps = h.drive(0x40, peer: &peer, from: h.connect(a, handle: 0x40))
-        // The 21-byte payload fits one Read Response at ATT_MTU 23 (22 octets); one Read Long either way.
-        #expect(steps == [.exchangeMTU, .discoverServices, .discoverCharacteristics(start: 6, end: 12),
-                          .readPayload(handle: 8), .done(.completed)])
+        // The payload is read by its UUID before any discovery; the walk that follows finds an Android
+        // peer (its signal characteristic), which gets no payload sharing, so the work is done.
+        #expect(steps == [.exchangeMTU, .readPayloadByUUID, .discoverServices, .discoverCharacteristics(start: 6, end: 12),
+                          .done(.completed)])
         #expect(h.control.disconnects == [0x40])
         #expect(h.delegate.events.contains(.read(1, payload)))
         #expect(h.delegate.events.last == .measureWithPayload(1, -55, payload))
@@ -412,7 +413,7 @@ struct SensorCentralTests {
         let payload: [UInt8] = [0x10, 0x03, 0x3A, 0x00, 0x01] + [UInt8](repeating: 0x5A, count: 16)
         var peer = FakePeer.herald(payload: payload)
         let steps = h.drive(0x20, peer: &peer, from: first)
-        #expect(steps.contains { if case .readPayload = $0 { return true } else { return false } })
+        #expect(steps.contains(.readPayloadByUUID))
         #expect(h.delegate.events.contains { if case .read(_, let p) = $0 { return p == payload } else { return false } })
         // ...which we leave open (the peer closes it), and whose slot is free again.
         #expect(!h.control.disconnects.contains(0x20))

@@ -63,7 +63,7 @@ struct SensorSharingTests {
         // 03, RSSI -48 (0xFFD0 LE), length 21, then the one payload: 26 bytes in one Write Request,
         // as the reference iOS peripheral decodes each request on its own.
         let expected: [UInt8] = [0x03, 0xD0, 0xFF, 0x15, 0x00] + simplePayload(0x10)
-        #expect(steps == [.exchangeMTU, .discoverServices, .discoverCharacteristics(start: 6, end: 12), .readPayload(handle: 8),
+        #expect(steps == [.exchangeMTU, .readPayloadByUUID, .discoverServices, .discoverCharacteristics(start: 6, end: 12),
                           .writeSignal(handle: 10, offset: 0, length: 26), .done(.completed)])
         #expect(peer.writes == [expected])
         let i = h.central.database.index(of: a)!

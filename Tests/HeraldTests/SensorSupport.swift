@@ -96,6 +96,12 @@ struct FakePeer {
     var mtu = 23
     /// Writes received, one entry per Write Request.
     var writes: [[UInt8]] = []
+    /// Its server answers Read By Type of a characteristic UUID (every ATT server must, Core 5.4 Vol 3
+    /// Part F 4.2; false plays one that refuses it).
+    var readsByType = true
+
+    /// The payload characteristic's value handle, if it has one.
+    var payloadHandle: UInt16? { characteristics.first { $0.0 == HeraldIdentifiers.payloadCharacteristicUUID }?.1 }
 
     static func herald(payload: [UInt8], ios: Bool = false, mtu: Int = 23) -> FakePeer {
         FakePeer(services: [(BluetoothUUID(uuid16: 0x1800), 1, 5), (HeraldIdentifiers.serviceUUID, 6, 12)],
@@ -162,6 +168,20 @@ struct CentralHarness<let devices: Int, let links: Int> {
                     central.gattDidRead(handle: handle, offset: offset, value: chunk.span)
                     offset += chunk.count
                     if chunk.count < peer.mtu - 1 { break }
+                } while offset <= peer.payload.count
+            case .readPayloadByUUID:
+                // Read By Type: ATT_MTU-4 octets, then Read Blob from there while full (Part G 4.8.2).
+                guard peer.readsByType, let attribute = peer.payloadHandle else {
+                    step = complete(handle, false)
+                    continue
+                }
+                var offset = 0, room = peer.mtu - 4
+                repeat {
+                    let chunk = Array(peer.payload[offset..<min(peer.payload.count, offset + room)])
+                    central.gattDidRead(handle: handle, offset: offset, value: chunk.span, attribute: attribute)
+                    offset += chunk.count
+                    if chunk.count < room { break }
+                    room = peer.mtu - 1
                 } while offset <= peer.payload.count
             case .writeSignal(_, let offset, let length):
                 precondition(central.outgoingLink == central.linkIndex(handle: handle), "the writing link holds the shared message")

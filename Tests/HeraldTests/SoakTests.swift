@@ -210,6 +210,9 @@ struct SoakSimulation<let devices: Int, let links: Int> {
             case .readPayload:
                 central.gattDidRead(handle: handle, offset: 0, value: fake.payload.span)
                 payloadsCompleted += 1
+            case .readPayloadByUUID:
+                central.gattDidRead(handle: handle, offset: 0, value: fake.payload.span, attribute: fake.payloadHandle ?? 0)
+                payloadsCompleted += 1
             case .writeSignal:
                 fake.writes.append([])
             case .needMessage, .done:

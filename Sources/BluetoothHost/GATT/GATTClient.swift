@@ -53,6 +53,8 @@ public struct GATTClient<let longWriteCapacity: Int> {
         case discoveringDescriptors(start: UInt16, end: UInt16)
         /// Read Request (plain read, or the first part of a long read).
         case reading(handle: UInt16)
+        /// Read By Type of a characteristic UUID over 0x0001...0xFFFF (Read Using Characteristic UUID).
+        case readingByType(uuid: BluetoothUUID)
         /// Read Blob Request from `offset`.
         case readingBlob(handle: UInt16, offset: UInt16)
         /// Write Request (a value or a CCCD).
@@ -74,6 +76,7 @@ public struct GATTClient<let longWriteCapacity: Int> {
             case .discoveringCharacteristics: return .readByTypeResponse
             case .discoveringDescriptors: return .findInformationResponse
             case .reading: return .readResponse
+            case .readingByType: return .readByTypeResponse
             case .readingBlob: return .readBlobResponse
             case .writing: return .writeResponse
             case .preparing: return .prepareWriteResponse
@@ -150,6 +153,9 @@ public struct GATTClient<let longWriteCapacity: Int> {
             guard handle != 0 else { throw .invalidParameter }
             running = .readLong
             next = .reading(handle: handle)
+        case .readUsingCharacteristicUUID(let uuid):
+            running = .readUsingCharacteristicUUID
+            next = .readingByType(uuid: uuid)
         case .write(let handle, let value):
             guard handle != 0 else { throw .invalidParameter }
             try checkFits(value.count, limit: Int(mtu) - 3)
@@ -214,6 +220,8 @@ public struct GATTClient<let longWriteCapacity: Int> {
             ATTFindInformationRequest(startingHandle: start, endingHandle: end).write(to: &out)
         case .reading(let handle):
             ATTReadRequest(handle: handle).write(to: &out)
+        case .readingByType(let uuid):
+            ATTReadByTypeRequest(startingHandle: 0x0001, endingHandle: 0xFFFF, attributeType: uuid).write(to: &out)
         case .readingBlob(let handle, let offset):
             ATTReadBlobRequest(handle: handle, offset: offset).write(to: &out)
         case .preparing(let handle, let offset, let length):

@@ -107,6 +107,8 @@ extension GATTClient {
         case .reading(let handle):
             let r = try ATTReadResponse(pdu)
             return readStep(handle: handle, offset: 0, value: r.value, delegate: &delegate)
+        case .readingByType:
+            return try readByTypeStep(ATTReadByTypeResponse(pdu), delegate: &delegate)
         case .readingBlob(let handle, let offset):
             let r = try ATTReadBlobResponse(pdu)
             return readStep(handle: handle, offset: Int(offset), value: r.value, delegate: &delegate)
@@ -147,8 +149,21 @@ extension GATTClient {
         let reached = offset + value.count
         // Part G 4.8.3: a response shorter than ATT_MTU-1 is the value's last part; at 512 octets there
         // cannot be more.
-        guard running == .readLong, value.count == full, reached < ATTMTU.maximumAttributeLength else { return .done }
+        guard running == .readLong || running == .readUsingCharacteristicUUID, value.count == full,
+              reached < ATTMTU.maximumAttributeLength else { return .done }
         return .next(.readingBlob(handle: handle, offset: UInt16(truncatingIfNeeded: reached)))
+    }
+
+    /// Read By Type Response to Read Using Characteristic UUID (Part G 4.8.2): the first entry's handle
+    /// and value. An entry holds at most ATT_MTU-4 octets of a value (Part F 3.4.4.2, and 253 by its
+    /// length field); a value that fills them may go on, so it is read on with Read Blob from there.
+    mutating func readByTypeStep<D: GATTClientDelegate>(_ r: borrowing ATTReadByTypeResponse, delegate: inout D) -> Step {
+        let full = min(Int(mtu) - 4, 253)
+        var entries = r.makeIterator()
+        guard let e = entries.next(), e.handle != 0, e.value.count <= full else { return .failed(.invalidResponse) }
+        delegate.gattClientDidRead(handle: e.handle, offset: 0, value: e.value)
+        guard e.value.count == full else { return .done }
+        return .next(.readingBlob(handle: e.handle, offset: UInt16(full)))
     }
 
     /// The continuation of a discovery whose last response ended at `last`: stop at the range's end,

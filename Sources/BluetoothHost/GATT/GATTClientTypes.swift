@@ -26,6 +26,12 @@ public enum GATTProcedure: ~Escapable {
     /// Read Long Characteristic Values (Part G 4.8.3): Read, then Read Blob at increasing offsets while
     /// each response fills ATT_MTU-1 octets. Every chunk reaches the delegate with its offset.
     case readLong(handle: UInt16)
+    /// Read Using Characteristic UUID (Part G 4.8.2): one Read By Type of `uuid` over 0x0001...0xFFFF,
+    /// whose response carries the first such value's handle and up to ATT_MTU-4 octets of it; a value
+    /// that fills them is read on with Read Blob from there (the long read of 4.8.3). No discovery is
+    /// needed to read a characteristic whose UUID is known. The delegate hears each chunk with the
+    /// value's handle and offset.
+    case readUsingCharacteristicUUID(BluetoothUUID)
     /// Write Without Response (Part G 4.9.1): one Write Command of at most ATT_MTU-3 octets. It is not a
     /// transaction, so it may be sent while a procedure is outstanding and never completes or times out.
     case writeWithoutResponse(handle: UInt16, value: Span<UInt8>)
@@ -48,6 +54,7 @@ public enum GATTProcedureKind: Equatable, Sendable {
     case discoverAllDescriptors
     case read
     case readLong
+    case readUsingCharacteristicUUID
     case write
     case writeLong
     case setClientConfiguration

@@ -114,7 +114,8 @@ extension HeraldCentral {
         let sharingDue = device.lastShared.map { now &- $0 >= configuration.sharingInterval } ?? true
         let procedure = HeraldCentralProcedure(wantsImmediateSend: device.immediateSendPending,
                                                wantsPayload: needsPayload(payloadTime: device.payloadTime, now: now),
-                                               wantsSharing: sharingDue)
+                                               wantsSharing: sharingDue,
+                                               readsPayloadFirst: configuration.readsPayloadByUUID)
         return open(HeraldCentralLink(handle: handle, target: device.target, connectedAt: now, origin: .ours,
                                       procedure: procedure), at: slot)
     }
@@ -139,7 +140,8 @@ extension HeraldCentral {
     mutating func readOverInboundLink(handle: UInt16, device index: Int, now: UInt64) -> HeraldGATTStep? {
         guard let d = database.entries[index], d.hasHeraldService == true || d.kind == .herald,
               needsPayload(payloadTime: d.payloadTime, now: now), let slot = freeLinkSlot() else { return nil }
-        let procedure = HeraldCentralProcedure(wantsImmediateSend: d.immediateSendPending, wantsPayload: true, wantsSharing: false)
+        let procedure = HeraldCentralProcedure(wantsImmediateSend: d.immediateSendPending, wantsPayload: true, wantsSharing: false,
+                                               readsPayloadFirst: configuration.readsPayloadByUUID)
         return open(HeraldCentralLink(handle: handle, target: d.target, connectedAt: now, origin: .peers,
                                       procedure: procedure), at: slot)
     }

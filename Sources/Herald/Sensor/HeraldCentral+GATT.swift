@@ -63,6 +63,9 @@ extension HeraldCentral {
                                               into: &request)
             case .readPayload(let attribute):
                 try slots[slot]?.client.start(.readLong(handle: attribute), now: now, into: &request)
+            case .readPayloadByUUID:
+                try slots[slot]?.client.start(.readUsingCharacteristicUUID(HeraldIdentifiers.payloadCharacteristicUUID),
+                                              now: now, into: &request)
             case .writeSignal(let attribute, let offset, let length):
                 guard outgoingLink == slot, offset >= 0, length > 0, offset + length <= outgoing.count else { return .refused }
                 // The fragment is read where it lies in `outgoing` (a copy of it was 248 octets of stack).
@@ -94,9 +97,10 @@ extension HeraldCentral {
         slots[s]?.procedure.didDiscover(characteristic: uuid, valueHandle: valueHandle)
     }
 
-    public mutating func gattDidRead(handle: UInt16, offset: Int, value: Span<UInt8>) {
+    /// A chunk of the payload on link `handle`, read from `attribute` (the payload's handle).
+    public mutating func gattDidRead(handle: UInt16, offset: Int, value: Span<UInt8>, attribute: UInt16 = 0) {
         guard let s = linkIndex(handle: handle) else { return }
-        slots[s]?.procedure.didRead(offset: offset, value: value)
+        slots[s]?.procedure.didRead(offset: offset, value: value, handle: attribute)
     }
 
     /// The link's GATT operation ended; returns the next step (nil for a link that is not ours). On

@@ -26,6 +26,10 @@ public struct HeraldSensorConfiguration: Sendable {
     public var connectionTimeout: UInt64 = 8_000
     /// A payload older than this is read again. Default: one Simple payload period (86 400 s / 240).
     public var payloadUpdateInterval: UInt64 = 360_000
+    /// Read the payload by its characteristic UUID right after the MTU exchange (Core 5.4 Vol 3
+    /// Part G 4.8.2), before any discovery, when nothing has to be written first; false walks the
+    /// services and characteristics first, as the reference apps do (`HeraldCentralProcedure`).
+    public var readsPayloadByUUID = true
     /// Payload sharing to one peer at most this often.
     public var sharingInterval: UInt64 = 15_000
     /// Payloads of devices seen within this window are shared.

@@ -11,6 +11,10 @@ public enum HeraldGATTStep: Sendable, Equatable {
     case discoverCharacteristics(start: UInt16, end: UInt16)
     /// Read Long Characteristic Values of the payload characteristic (Part G 4.8.3).
     case readPayload(handle: UInt16)
+    /// Read Using Characteristic UUID of the payload characteristic (Part G 4.8.2): the payload in one
+    /// round trip after the MTU exchange, without the discovery walk's five, when nothing has to be
+    /// written before it.
+    case readPayloadByUUID
     /// Write Characteristic Value (Part G 4.9.3): bytes `offset..<offset+length` of the message the
     /// owner loaded (it keeps the bytes; the procedure keeps only how far it got).
     case writeSignal(handle: UInt16, offset: Int, length: Int)
@@ -70,6 +74,8 @@ public struct HeraldSignalWrite: Sendable, Equatable {
 public enum HeraldCentralPhase: Sendable, Equatable {
     case idle
     case exchangingMTU
+    /// Read Using Characteristic UUID of the payload; the value's handle once the first chunk came.
+    case readingByUUID(handle: UInt16?, inOrder: Bool)
     /// Discover All Primary Services; the first Herald service found so far.
     case discoveringServices(found: HeraldServiceRange?)
     /// Discover All Characteristics in the Herald service; what was found so far.
@@ -85,7 +91,11 @@ public enum HeraldCentralPhase: Sendable, Equatable {
 /// One central connection's Herald work as a sans-I/O state machine (the connection lifecycle of the
 /// reference apps' `BLEReceiver`): exchange MTU, discover the Herald service and its characteristics,
 /// then immediate send (if queued), read the payload with Read/Read Blob (if wanted), share payloads
-/// (if the peer is iOS and due); then the owner disconnects. Results arrive either by hand
+/// (if the peer is iOS and due); then the owner disconnects. With no immediate send queued, the
+/// payload is read first, by its UUID, and the walk follows only if a write may be due (the signal
+/// characteristic says which platform the peer is, and so whether it gets payload sharing): a
+/// wearable reads its peers a discovery walk sooner. A peer whose server does not find it that way
+/// gets the walk and the read by handle, as before. Results arrive either by hand
 /// (`didDiscover`, `didRead`, `didComplete`) or from the link's `GATTClient`, whose delegate it is.
 public struct HeraldCentralProcedure {
     public internal(set) var phase: HeraldCentralPhase = .idle
@@ -102,11 +112,14 @@ public struct HeraldCentralProcedure {
     /// Writes that reached the peer whole (each Write Response received).
     public internal(set) var immediateSendWritten = false
     public internal(set) var sharingWritten = false
+    /// Read the payload by its UUID before the walk when no immediate send goes first.
+    public let readsPayloadFirst: Bool
 
-    public init(wantsImmediateSend: Bool, wantsPayload: Bool, wantsSharing: Bool) {
+    public init(wantsImmediateSend: Bool, wantsPayload: Bool, wantsSharing: Bool, readsPayloadFirst: Bool = false) {
         self.wantsImmediateSend = wantsImmediateSend
         self.wantsPayload = wantsPayload
         self.wantsSharing = wantsSharing
+        self.readsPayloadFirst = readsPayloadFirst
     }
 
     /// Bytes per signal write: a Write Request carries ATT_MTU-3 octets (Part F 3.4.5.1); at least
@@ -128,6 +141,7 @@ public struct HeraldCentralProcedure {
         switch phase {
         case .idle: return .done(.failed)
         case .exchangingMTU: return .exchangeMTU
+        case .readingByUUID: return .readPayloadByUUID
         case .discoveringServices: return .discoverServices
         case .discoveringCharacteristics(let range, _, _): return .discoverCharacteristics(start: range.start, end: range.end)
         case .reading(let peer, _): return .readPayload(handle: peer.payload)
@@ -166,11 +180,22 @@ public struct HeraldCentralProcedure {
         phase = .discoveringCharacteristics(range, payload: payload, signal: signal)
     }
 
-    /// One chunk of the payload read at `offset`. Chunks must be consecutive; a value longer than the
-    /// payload capacity fails the procedure at completion.
-    public mutating func didRead(offset: Int, value: Span<UInt8>) {
-        guard case .reading(let peer, true) = phase else { return }
-        guard offset == payload.count else { phase = .reading(peer, inOrder: false); return }
+    /// One chunk of the payload read at `offset` (from attribute `handle`, which a read by UUID
+    /// learns from its first chunk). Chunks must be consecutive and of one attribute; a value longer
+    /// than the payload capacity fails the procedure at completion.
+    public mutating func didRead(offset: Int, value: Span<UInt8>, handle: UInt16 = 0) {
+        switch phase {
+        case .reading(let peer, true):
+            guard offset == payload.count else { phase = .reading(peer, inOrder: false); return }
+        case .readingByUUID(let known, true):
+            guard offset == payload.count, known == nil || known == handle else {
+                phase = .readingByUUID(handle: known, inOrder: false)
+                return
+            }
+            phase = .readingByUUID(handle: handle, inOrder: true)
+        default:
+            return
+        }
         payload.append(contentsOf: value)
     }
 
@@ -180,7 +205,25 @@ public struct HeraldCentralProcedure {
         case .idle, .finished:
             return step
         case .exchangingMTU:
-            // A peer that refuses Exchange MTU still works at 23 (Part G 4.3.1).
+            // A peer that refuses Exchange MTU still works at 23 (Part G 4.3.1). Immediate send goes
+            // first, so only without it is the payload read before the walk.
+            if readsPayloadFirst, wantsPayload, !wantsImmediateSend {
+                payload.removeAll()
+                phase = .readingByUUID(handle: nil, inOrder: true)
+            } else {
+                phase = .discoveringServices(found: nil)
+            }
+        case .readingByUUID(let handle, let inOrder):
+            guard succeeded, handle != nil, inOrder, !payload.overflowed, payload.count > 0 else {
+                // Not found that way (or not whole): the walk decides whether the peer has the service,
+                // and reads the payload by its handle.
+                payload.removeAll()
+                phase = .discoveringServices(found: nil)
+                return step
+            }
+            payloadComplete = true
+            wantsPayload = false
+            guard wantsImmediateSend || wantsSharing else { return finish(.completed) }
             phase = .discoveringServices(found: nil)
         case .discoveringServices(let found):
             guard succeeded else { return finish(.failed) }
@@ -283,7 +326,7 @@ extension HeraldCentralProcedure: GATTClientDelegate {
         didDiscover(characteristic: characteristic.uuid, valueHandle: characteristic.valueHandle)
     }
     public mutating func gattClientDidRead(handle: UInt16, offset: Int, value: Span<UInt8>) {
-        didRead(offset: offset, value: value)
+        didRead(offset: offset, value: value, handle: handle)
     }
     public mutating func gattClientDidComplete(_ procedure: GATTProcedureKind, error: GATTClientError?) {
         _ = didComplete(succeeded: error == nil)
