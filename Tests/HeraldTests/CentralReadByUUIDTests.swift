@@ -83,3 +83,40 @@ struct CentralReadByUUIDTests {
                           .readPayload(handle: 8), .done(.completed)])
     }
 }
+
+/// A link we made whose peer never answers anything (Bumble's virtual radio: its host never saw the
+/// link) is closed after `firstAnswerTimeout`, not the 30 s ATT timeout.
+@Suite("Central: a link whose peer never answers")
+struct CentralFirstAnswerTests {
+    @Test func aSilentNewLinkIsClosedAsAFailedAttempt() {
+        var h = CentralHarness<8, 2>()
+        let a = address(1)
+        h.advert(a, AdvertData.heraldUUID16)
+        #expect(h.connect(a, handle: 0x40) == .exchangeMTU)
+        #expect(h.central.gattDeadline == h.now + 5_000)
+        h.now += 4_999
+        h.central.tick(now: h.now, control: &h.control, delegate: &h.delegate)
+        #expect(h.control.disconnects.isEmpty)
+        h.now += 1
+        h.central.tick(now: h.now, control: &h.control, delegate: &h.delegate)
+        #expect(h.control.disconnects == [0x40])
+        h.central.didDisconnect(handle: 0x40, now: h.now, control: &h.control)
+        #expect(h.central.database[h.central.database.index(of: a)!]!.consecutiveFailures == 1)
+    }
+
+    @Test func aPeerThatAnsweredIsLeftToTheATTTimeout() {
+        var h = CentralHarness<8, 2>()
+        let a = address(1)
+        h.advert(a, AdvertData.heraldUUID16)
+        _ = h.connect(a, handle: 0x40)
+        guard let s = h.central.linkIndex(handle: 0x40) else { Issue.record("no link"); return }
+        var request = FixedBytes<247>()
+        #expect(h.central.startGATT(.exchangeMTU, link: s, now: h.now, into: &request) == .send)
+        var reply = FixedBytes<247>()
+        _ = h.central.receiveATT(pdu: [0x03, 0x40, 0x00].span, link: s, now: h.now, reply: &reply)
+        h.now += 10_000
+        h.central.tick(now: h.now, control: &h.control, delegate: &h.delegate)
+        #expect(h.control.disconnects.isEmpty)
+        #expect(h.central.gattDeadline == nil)
+    }
+}

@@ -120,8 +120,12 @@ struct SensorStackTests {
         sensor.stackDidConnect(ConnectionSummary(handle: 5, role: .central, peer: address(1),
                                                  timing: ConnectionTiming(interval: 24, latency: 0, supervisionTimeout: 72)),
                                now: 1_000, control: &control)
-        #expect(sensor.applicationDeadline == 1_000 + 30_000)
-        sensor.stackTimerFired(now: 31_000, control: &control)
+        // The peer owes a first answer within 5 s (`firstAnswerTimeout`); it answers the Exchange MTU.
+        #expect(sensor.applicationDeadline == 1_000 + 5_000)
+        sensor.stackDidReceiveATT(handle: 5, pdu: [0x03, 0x17, 0x00].span, now: 1_100, control: &control)
+        // Then never again: the next request's ATT transaction timeout (Core 5.4 Vol 3 Part F 3.3.3).
+        #expect(sensor.applicationDeadline == 1_100 + 30_000)
+        sensor.stackTimerFired(now: 31_100, control: &control)
         #expect(Self.commands(control) == [HCIDisconnect.opcode])
         #expect(sensor.central.database[0]!.consecutiveFailures == 1)
     }

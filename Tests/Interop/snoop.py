@@ -154,13 +154,14 @@ class Link:
     reason: int | None = None
     att_received: int = 0
     asked: float | None = None  # when our host sent HCI Disconnect for it (7.1.6)
-    read_sent: float | None = None  # when our host sent its first ATT Read Request on it (0x0A)
+    read_sent: float | None = None  # when our host first asked to read its payload (see `links`)
 
 
 def links(path):
     """Every link in the capture, in the order they came up: LE (Enhanced) Connection Complete with
     success (7.7.65.1, 7.7.65.10), its Disconnection Complete (7.7.5), when our host asked to end it,
-    how many ATT PDUs the peer sent on it, and when our host first sent a Read Request on it."""
+    how many ATT PDUs the peer sent on it, and when our host first asked to read a value on it (a Read
+    Request, or a Read By Type of a 128-bit UUID: the Herald payload read by UUID)."""
     out, live = [], {}
     for received, t, p in records(path):
         if received and len(p) >= 8 and p[0] == 0x04 and p[1] == 0x3E and p[3] in (0x01, 0x0A) and p[4] == 0:
@@ -182,7 +183,10 @@ def links(path):
             if flags & 0x3 != 0x1 and (p[7] | p[8] << 8) == 0x0004 and handle in live:
                 if received:
                     live[handle].att_received += 1
-                elif p[9] == 0x0A and live[handle].read_sent is None:
+                elif live[handle].read_sent is None and (p[9] == 0x0A or (p[9] == 0x08 and (p[5] | p[6] << 8) == 21)):
+                    # A Read Request, or a Read By Type of a 128-bit type (opcode, two handles and
+                    # the UUID: 21 octets): the payload read by UUID. Discovery's Read By Type asks
+                    # for the 16-bit 0x2803 (7 octets).
                     live[handle].read_sent = t
     return out
 

@@ -8,8 +8,10 @@ answered), the first read's time split into four phases, each from the host's ow
            the scheduler (one connection attempt at a time, the crossing-connection rule, back-off);
   connect  LE Create Connection -> LE Connection Complete: the peer's next connectable advert, and
            attempts that failed (counted);
-  discover LE Connection Complete -> our first Read Request: MTU exchange and discovery (round trips);
-  read     Read Request -> the last Read (Blob) Response of the payload.
+  discover LE Connection Complete -> our first read of the payload: MTU exchange and any discovery
+           (requests counted);
+  read     that request (a Read Request, or a Read By Type of the 128-bit payload UUID) -> the last
+           response of the payload (Read, Read By Type or Read Blob Response).
 Addresses are the peer's as advertised and connected (a resolvable private one changes per period:
 each is a peer of its own here).
 """
@@ -52,9 +54,10 @@ def first_reads(path):
             s = peers[peer]
             if not received:
                 s["sent"] += 1
-                if p[9] == 0x0A and s["read"] is None:
+                by_uuid = p[9] == 0x08 and (p[5] | p[6] << 8) == 21  # Read By Type of a 128-bit UUID
+                if (p[9] == 0x0A or by_uuid) and s["read"] is None:
                     s["read"] = t
-            elif s["read"] is not None and p[9] in (0x0B, 0x0D):
+            elif s["read"] is not None and p[9] in (0x0B, 0x0D) or (s["read"] is not None and s["done"] is None and p[9] == 0x09):
                 s["done"] = t
         elif received and len(p) >= 7 and p[0] == 0x04 and p[1] == 0x05 and p[3] == 0x00:
             peer = links.pop(p[4] | p[5] << 8, None)
@@ -77,7 +80,7 @@ def main():
             rows.append(row)
             print(f"  {Path(path).stem} <- {peer}: heard {row[0]:.2f} s, connect {row[1]:.2f} s "
                   f"({r['attempts']} attempt{'s' if r['attempts'] != 1 else ''}), discover {row[2]:.2f} s "
-                  f"({r['round_trips'] - 1} requests before the read), read {row[3]:.2f} s; in all {sum(row):.2f} s")
+                  f"({r['round_trips']} ATT requests on the link), read {row[3]:.2f} s; in all {sum(row):.2f} s")
     if rows:
         print("  median per phase over " + f"{len(rows)} first reads: " + ", ".join(
             f"{name} {statistics.median(r[i] for r in rows):.2f} s" for i, name in enumerate(("heard", "connect", "discover", "read"))))

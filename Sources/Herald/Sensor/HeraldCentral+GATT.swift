@@ -35,14 +35,16 @@ extension HeraldCentral {
         slots[slot]?.tick(now: now)
     }
 
-    /// When some link's GATT transaction times out. Inlined, like `nextDeadline`: a read-only
-    /// getter that is called passes it a copy of the whole central on a microcontroller (5 KB with
-    /// 4 links, in the main loop's frame); inlined, it reads the fields in place.
+    /// When some link's GATT transaction times out, or a link we made must have heard from its
+    /// peer (`tick` then). Inlined, like `nextDeadline`: a read-only getter that is called passes it a
+    /// copy of the whole central on a microcontroller (5 KB with 4 links, in the main loop's frame);
+    /// inlined, it reads the fields in place.
     @inline(__always)
     public var gattDeadline: UInt64? {
         var d: UInt64?
         for i in 0..<links {
             if let t = slots[i]?.client.nextDeadline { d = min(d ?? .max, t) }
+            if let t = slots[i]?.firstAnswerDeadline(configuration.firstAnswerTimeout) { d = min(d ?? .max, t) }
         }
         return d
     }
@@ -82,24 +84,30 @@ extension HeraldCentral {
 
     // MARK: Results by link handle
 
+    // Each result by handle is the peer's answer, as a PDU through `receiveATT` would be.
+
     public mutating func gattDidExchangeMTU(handle: UInt16, mtu: Int) {
         guard let s = linkIndex(handle: handle) else { return }
+        slots[s]?.heardFromPeer = true
         slots[s]?.procedure.didExchangeMTU(mtu)
     }
 
     public mutating func gattDidDiscover(handle: UInt16, service uuid: BluetoothUUID, start: UInt16, end: UInt16) {
         guard let s = linkIndex(handle: handle) else { return }
+        slots[s]?.heardFromPeer = true
         slots[s]?.procedure.didDiscover(service: uuid, start: start, end: end)
     }
 
     public mutating func gattDidDiscover(handle: UInt16, characteristic uuid: BluetoothUUID, valueHandle: UInt16) {
         guard let s = linkIndex(handle: handle) else { return }
+        slots[s]?.heardFromPeer = true
         slots[s]?.procedure.didDiscover(characteristic: uuid, valueHandle: valueHandle)
     }
 
     /// A chunk of the payload on link `handle`, read from `attribute` (the payload's handle).
     public mutating func gattDidRead(handle: UInt16, offset: Int, value: Span<UInt8>, attribute: UInt16 = 0) {
         guard let s = linkIndex(handle: handle) else { return }
+        slots[s]?.heardFromPeer = true
         slots[s]?.procedure.didRead(offset: offset, value: value, handle: attribute)
     }
 
@@ -109,6 +117,7 @@ extension HeraldCentral {
         handle: UInt16, succeeded: Bool, now: UInt64, control: inout C, delegate: inout D
     ) -> HeraldGATTStep? {
         guard let s = linkIndex(handle: handle), slots[s]?.closing != .dropped else { return nil }
+        if succeeded { slots[s]?.heardFromPeer = true }
         _ = slots[s]?.procedure.didComplete(succeeded: succeeded)
         return gattProcedureDidEnd(link: s, now: now, control: &control, delegate: &delegate)
     }
@@ -201,6 +210,7 @@ extension HeraldCentral {
 extension HeraldCentralLink {
     /// Hands the PDU to the link's GATT client with this link's procedure as its delegate, in place.
     mutating func receive(pdu: Span<UInt8>, now: UInt64, reply: inout FixedBytes<247>) -> HeraldGATTOutcome {
+        heardFromPeer = true
         let wasBusy = client.isBusy
         let action = client.handle(pdu: pdu, now: now, delegate: &procedure, reply: &reply)
         return HeraldGATTOutcome(action: action, operationEnded: wasBusy && !client.isBusy)

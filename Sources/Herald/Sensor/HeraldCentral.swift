@@ -24,6 +24,12 @@ extension StackControl: HeraldCentralControl {
 public struct HeraldSensorConfiguration: Sendable {
     /// Our own connection timeout (`StackControl.connect` cancels the attempt then).
     public var connectionTimeout: UInt64 = 8_000
+    /// A link we made on which the peer has sent no ATT PDU this long after it came up (our Exchange
+    /// MTU unanswered) is closed as a failed attempt, rather than after the 30 s ATT transaction
+    /// timeout: its host never saw the link. Bumble's virtual radio does this now and then (our
+    /// capture: Connection Complete and our request; the Bumble phone's log: no connection at all).
+    /// A peer that answered anything is left to the ATT timeout (Core 5.4 Vol 3 Part F 3.3.3).
+    public var firstAnswerTimeout: UInt64 = 5_000
     /// A payload older than this is read again. Default: one Simple payload period (86 400 s / 240).
     public var payloadUpdateInterval: UInt64 = 360_000
     /// Read the payload by its characteristic UUID right after the MTU exchange (Core 5.4 Vol 3
@@ -84,6 +90,13 @@ public struct HeraldCentralLink {
     public internal(set) var procedure: HeraldCentralProcedure
     /// The payload the procedure read has gone to the database and the delegate.
     var payloadDelivered = false
+    /// The peer has sent an ATT PDU on the link (`HeraldSensorConfiguration.firstAnswerTimeout`).
+    public internal(set) var heardFromPeer = false
+
+    /// When a link we made and still hold must have heard from its peer, if that is still owed.
+    func firstAnswerDeadline(_ timeout: UInt64) -> UInt64? {
+        origin == .ours && !heardFromPeer && closing == .no ? connectedAt &+ timeout : nil
+    }
 
     init(handle: UInt16, target: TargetIdentifier, connectedAt: UInt64, origin: Origin, procedure: HeraldCentralProcedure) {
         self.handle = handle
@@ -283,6 +296,10 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
             let period = max(configuration.scanPeriod, window)
             while now &- scanPeriodStart >= period { scanPeriodStart &+= period }
             setScanning(now &- scanPeriodStart < window, control: &control)
+        }
+        for s in 0..<links {
+            // Closed as ours (`close`): its end is then the attempt's failure (`didDisconnect`).
+            if let t = slots[s]?.firstAnswerDeadline(configuration.firstAnswerTimeout), now >= t { close(link: s, control: &control) }
         }
         schedule(now: now, control: &control)
     }

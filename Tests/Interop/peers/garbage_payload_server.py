@@ -1,6 +1,7 @@
 """A Bumble Herald peripheral that lets discovery through and answers every read of its payload with
-garbage: a Write Response (0x13) where a Read Response belongs, then (to a Read Blob) a truncated Error
-Response. Prints connected/disconnected lines and "read garbled".
+garbage: a Write Response (0x13) where a Read Response (or, to a read by UUID, a Read By Type
+Response) belongs, then (to a Read Blob) a truncated Error Response. Prints connected/disconnected
+lines and "read garbled".
 
 usage: python garbage_payload_server.py TRANSPORT ADDRESS
 """
@@ -40,6 +41,11 @@ async def main(transport: str, address: str) -> None:
         # The server's dispatcher looks these handlers up by name.
         device.gatt_server.on_att_read_request = garble(bytes([0x13]))
         device.gatt_server.on_att_read_blob_request = garble(bytes([0x01, 0x0C]))
+        discover, garbled = device.gatt_server.on_att_read_by_type_request, garble(bytes([0x13]))
+        # Characteristic discovery (type 0x2803) goes through; the payload read by UUID is garbled.
+        device.gatt_server.on_att_read_by_type_request = (
+            lambda connection, request: garbled(connection, request) if request.attribute_type == PAYLOAD_CHARACTERISTIC
+            else discover(connection, request))
         device.on("connection", lambda c: (say("connected", str(c.peer_address)),
                                            c.on("disconnection", lambda reason: say("disconnected", reason))))
         await device.power_on()

@@ -1,4 +1,5 @@
-"""A Bumble Herald peripheral that lets discovery through but never answers a read: the client's ATT
+"""A Bumble Herald peripheral that lets discovery through but never answers a read of its payload, by
+handle (Read, Read Blob) or by UUID (Read By Type of the payload characteristic): the client's ATT
 transaction must time out (30 s, Core 5.4 Vol 3 Part F 3.3.3). Prints connected/disconnected lines.
 
 usage: python silent_payload_server.py TRANSPORT ADDRESS [restart]
@@ -29,6 +30,16 @@ async def main(transport: str, address: str, restart: bool) -> None:
         # Swallow reads: the server's dispatcher looks these handlers up by name.
         device.gatt_server.on_att_read_request = lambda connection, request: print("read ignored", time.time(), flush=True)
         device.gatt_server.on_att_read_blob_request = lambda connection, request: None
+        discover = device.gatt_server.on_att_read_by_type_request
+
+        def read_by_type(connection, request):
+            # Characteristic discovery (type 0x2803) goes through; the payload read by UUID does not.
+            if request.attribute_type == PAYLOAD_CHARACTERISTIC:
+                print("read ignored", time.time(), flush=True)
+                return None
+            return discover(connection, request)
+
+        device.gatt_server.on_att_read_by_type_request = read_by_type
         device.on("connection", lambda c: (print("connected", time.time(), flush=True),
                                            c.on("disconnection", lambda reason: print("disconnected", time.time(), reason, flush=True))))
         await device.power_on()
