@@ -245,7 +245,7 @@ public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, l
     /// The index of the first attribute whose handle is `handle` or above (`count` if none): where
     /// a walk over a handle range starts.
     @inline(__always)
-    func firstIndex(atOrAfter handle: UInt16) -> Int {
+    public func firstIndex(atOrAfter handle: UInt16) -> Int {
         if Self.usesTable && sparse { return GATTConstantTable.firstIndex(table, count, atOrAfter: handle) }
         return min(max(Int(handle) &- 1, 0), count)
     }
