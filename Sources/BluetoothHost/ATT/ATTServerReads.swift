@@ -115,8 +115,9 @@ extension ATTServer {
     }
 
     /// Whether `uuid` is a type that groups attributes: only primary and secondary service
-    /// declarations do (Part G 2.5.3).
-    static func isGroupType(_ uuid: BluetoothUUID) -> Bool {
+    /// declarations do (Part G 2.5.3). Private: as an internal function it was emitted out of line
+    /// besides inlined (44 B).
+    private static func isGroupType(_ uuid: BluetoothUUID) -> Bool {
         uuid.uuid16 == GATTAttributeType.primaryService || uuid.uuid16 == GATTAttributeType.secondaryService
     }
 

@@ -45,8 +45,8 @@ public struct GATTCharacteristicHandles: Sendable, Equatable {
 ///
 /// `init` adds the GAP service (Device Name, Appearance; Part C 12) and the GATT service (Service
 /// Changed with its CCCD, Client Supported Features, Database Hash; Part G 7); the application then
-/// adds its services with the builder methods. Values are read and written through `GATTServer`'s
-/// access functions (GATTDatabaseAccess.swift).
+/// adds its services with the builder methods. Values are read and written through the access
+/// functions (GATTDatabaseAccess.swift), which the ATT server reaches through `GATTAttributeDatabase`.
 public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, let linkCapacity: Int> {
     var attributes: InlineArray<attributeCapacity, GATTAttribute>
     var values: InlineArray<valueCapacity, UInt8>

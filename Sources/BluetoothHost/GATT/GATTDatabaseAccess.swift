@@ -123,7 +123,6 @@ extension GATTDatabase {
         return nil
     }
 
-    /// The characteristic value handle a CCCD belongs to (0 if none).
     /// Whether a Write Command may change `handle`: characteristic values whose declaration has
     /// Write Without Response, and descriptors (which have no properties; their permissions decide).
     public func acceptsWriteCommand(_ handle: UInt16) -> Bool {
@@ -132,6 +131,7 @@ extension GATTDatabase {
         return a.properties.contains(.writeWithoutResponse)
     }
 
+    /// The characteristic value handle a CCCD belongs to (0 if none).
     public func characteristicValue(forCCCD handle: UInt16) -> UInt16 {
         var k = (index(of: handle) ?? 0) - 1
         while k >= 0 {
