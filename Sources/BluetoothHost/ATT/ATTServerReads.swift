@@ -68,7 +68,8 @@ extension ATTServer {
         _ c: inout Context, _ db: inout DB, _ delegate: inout D, _ out: inout Out
     ) -> ATTServerAction {
         guard checkRange(start, end) else { return error(op, start, .invalidHandle, &out) }
-        let grouping = Self.isGroupType(type)
+        // Only primary and secondary service declarations group attributes (Part G 2.5.3).
+        let grouping = type.uuid16 == GATTAttributeType.primaryService || type.uuid16 == GATTAttributeType.secondaryService
         if op == .readByGroupTypeRequest, !grouping { return error(op, start, .unsupportedGroupType, &out) }
         // Response opcodes are the request's plus one (Part F 3.4.8).
         var list = ATTListWriter(response: ATTOpcode(rawValue: op.rawValue &+ 1), mtu: UInt16(truncatingIfNeeded: c.mtu))
@@ -112,13 +113,6 @@ extension ATTServer {
         }
         guard !list.budget.isEmpty else { return error(op, start, .attributeNotFound, &out) }
         return .respond
-    }
-
-    /// Whether `uuid` is a type that groups attributes: only primary and secondary service
-    /// declarations do (Part G 2.5.3). Private: as an internal function it was emitted out of line
-    /// besides inlined (44 B).
-    private static func isGroupType(_ uuid: BluetoothUUID) -> Bool {
-        uuid.uuid16 == GATTAttributeType.primaryService || uuid.uuid16 == GATTAttributeType.secondaryService
     }
 
     /// Whether two octet strings are equal. On spans: `FixedBytes.elementsEqual` copied the value
