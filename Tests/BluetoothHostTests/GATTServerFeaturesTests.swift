@@ -18,7 +18,7 @@ struct MandatoryServerApp: LEApplication {
 @Suite struct GATTServerFeaturesTests {
     /// One request on the test's bearer; the response bytes (empty when there is none).
     static func answer<D: GATTServerDelegate>(_ hex: String, _ db: inout GATTStandardDatabase, _ delegate: inout D,
-                                              bearer: inout ATTStandardBearer) -> [UInt8] {
+                                              bearer: inout ATTBearer<D.PrepareQueue>) -> [UInt8] {
         var out = ATTTestSink()
         let action = ATTServer().handle(pdu: attHex(hex).span, bearer: &bearer, connection: 0, now: 0,
                                         database: &db, delegate: &delegate, response: &out)

@@ -107,3 +107,23 @@ func le16(_ v: UInt16) -> String {
     func two(_ b: UInt16) -> String { let t = String(b, radix: 16); return t.count == 1 ? "0" + t : t }
     return two(v & 0xFF) + " " + two(v >> 8)
 }
+
+/// `base` with prepare queue `Q` on its links (`GATTServerDelegate.PrepareQueue`): for tests of a
+/// bounded or absent queue, where the application type would otherwise name it.
+struct QueueSizedDelegate<Q: ATTPrepareQueue, Base: GATTServerDelegate>: GATTServerDelegate {
+    typealias PrepareQueue = Q
+    var base: Base
+    static var serverFeatures: GATTServerFeatures { Base.serverFeatures }
+    mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
+        base.read(id: id, connection: connection, offset: offset, into: &sink)
+    }
+    mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
+        base.write(id: id, connection: connection, offset: offset, value: value)
+    }
+    mutating func clientConfigurationChanged(valueHandle: UInt16, connection: Int, configuration: GATTClientConfiguration) {
+        base.clientConfigurationChanged(valueHandle: valueHandle, connection: connection, configuration: configuration)
+    }
+    mutating func storedValueWritten(handle: UInt16, connection: Int) {
+        base.storedValueWritten(handle: handle, connection: connection)
+    }
+}

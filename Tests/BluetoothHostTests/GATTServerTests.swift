@@ -227,7 +227,7 @@ import Testing
     @Test func prepareQueueFull() throws {
         var h = ServerHarness(db: try heraldDatabase())
         var bearer = ATTBearer<ATTPreparedWrites<2, 16>>()
-        var delegate = RecordingDelegate()
+        var delegate = QueueSizedDelegate<ATTPreparedWrites<2, 16>, _>(base: RecordingDelegate())
         func send(_ hex: String) -> [UInt8] {
             var out = ATTTestSink()
             _ = h.server.handle(pdu: attHex(hex).span, bearer: &bearer, connection: 0, now: 0, database: &h.db,
@@ -243,7 +243,7 @@ import Testing
         #expect(bearer.queuedWrites == 2)
         #expect(send("18 00") == [0x19])
         #expect(send("16 12 00 00 00" + String(repeating: " 01", count: 17)) == attHex("01 16 12 00 09"))  // out of bytes
-        #expect(delegate.writes.isEmpty)
+        #expect(delegate.base.writes.isEmpty)
     }
 
     @Test func indicationConfirmAndTimeout() throws {

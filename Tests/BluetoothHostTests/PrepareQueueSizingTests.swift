@@ -7,14 +7,14 @@ struct NoPrepareQueueApp: LEApplication {
     typealias PrepareQueue = ATTNoPrepareQueue
 }
 
-/// Each link's prepare-write queue is the application's choice (`LEApplication.PrepareQueue`): a
+/// Each link's prepare-write queue is the application's choice (`GATTServerDelegate.PrepareQueue`): a
 /// bounded one answers Prepare Queue Full (0x09) when a part does not fit (Core 5.4 Vol 3 Part F
 /// 3.4.6.1), and none at all takes the standard queue's octets off every link.
 @Suite struct PrepareQueueSizingTests {
     static func answer<Q: ATTPrepareQueue>(_ hex: String, _ db: inout GATTStandardDatabase,
                                            bearer: inout ATTBearer<Q>) -> [UInt8] {
         var out = ATTTestSink()
-        var delegate = GATTNoDelegate()
+        var delegate = QueueSizedDelegate<Q, _>(base: GATTNoDelegate())
         _ = ATTServer().handle(pdu: attHex(hex).span, bearer: &bearer, connection: 0, now: 0,
                                database: &db, delegate: &delegate, response: &out)
         return out.bytes

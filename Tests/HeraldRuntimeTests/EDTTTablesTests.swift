@@ -50,7 +50,7 @@ private struct Sink: ATTResponseSink {
     /// finds each service with its last handle, and a range inside a gap finds nothing.
     @Test func discoveryCrossesGapsUpTo0xFFFF() throws {
         var db = try EDTTDatabase(table: EDTTServer.tables[2])
-        var bearer = ATTBearer<ATTPreparedWrites<2, 64>>()
+        var bearer = ATTStandardBearer()
         var delegate = GATTNoDelegate()
         func send(_ pdu: [UInt8]) -> [UInt8] {
             var out = Sink()

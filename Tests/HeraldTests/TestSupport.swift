@@ -18,7 +18,7 @@ struct OneLinkHeraldServer<Source: HeraldPayloadSource, Delegate: HeraldPeripher
     typealias App = HeraldPeripheralApplication<Source, Delegate, 1, payloadCapacity, signalCapacity>
     var app: App
     var db: GATTDatabase<24, 128, 1>
-    var bearer = ATTStandardBearer()
+    var bearer = ATTBearer<App.PrepareQueue>()
     let handles: HeraldGATTHandles
 
     init(peripheral: HeraldPeripheral<Source, 1, payloadCapacity, signalCapacity>, delegate: Delegate) throws {

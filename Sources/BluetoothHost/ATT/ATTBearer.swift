@@ -4,7 +4,7 @@
 ///
 /// `Queue` holds the link's prepared writes (Part F 3.4.6.1): `ATTPreparedWrites<entries, octets>`,
 /// or `ATTNoPrepareQueue` for a server that offers no queued writes (`GATTServerFeatures`), whose
-/// links then carry no queue at all. The application chooses it (`LEApplication.PrepareQueue`).
+/// links then carry no queue at all. The application chooses it (`GATTServerDelegate.PrepareQueue`).
 public struct ATTBearer<Queue: ATTPrepareQueue> {
     /// ATT_MTU in use: 23 until an Exchange MTU succeeds (Part G 5.2.1).
     public internal(set) var mtu: UInt16 = ATTMTU.minimum

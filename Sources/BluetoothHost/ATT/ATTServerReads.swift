@@ -26,23 +26,6 @@ typealias ATTResponseScratch = FixedBytes<517>
 /// each value's whole length even where the list is cut (3.4.4.12).
 typealias ATTValueScratch = FixedBytes<512>
 
-extension GATTDatabase {
-    /// Values whose length cannot change: declarations, per-link descriptors, the hash, and stored
-    /// values created full. Only these can be "fixed length" for Attribute Not Long (Part F 3.4.4.5).
-    func hasFixedLength(_ handle: UInt16) -> Bool {
-        guard let a = attribute(handle) else { return false }
-        switch a.storage {
-        case .constant, .perLink, .databaseHash: return true
-        case .stored(_, let length, let capacity): return length == capacity
-        case .dynamic: return false
-        }
-    }
-
-    func isGroupType(_ uuid: BluetoothUUID) -> Bool {
-        uuid.uuid16 == GATTAttributeType.primaryService || uuid.uuid16 == GATTAttributeType.secondaryService
-    }
-}
-
 extension ATTServer {
     /// Read Request and Read Blob Request (Part F 3.4.4.3, 3.4.4.5). The value is read straight into
     /// the response after its opcode and cut to ATT_MTU - 1 octets there; a read that fails takes
@@ -50,9 +33,9 @@ extension ATTServer {
     /// first, it cost the host's ATT read round trip a fifth more time and the firmware 512 octets of
     /// stack.) Out of line: inlined into the request switch, its frame came on top of `discover`'s.
     @inline(never)
-    func read<let A: Int, let V: Int, let L: Int, D: GATTServerDelegate, Out: ATTResponseSink>(
+    func read<DB: GATTAttributeDatabase, D: GATTServerDelegate, Out: ATTResponseSink>(
         _ opcode: ATTOpcode, handle: UInt16, offset: Int, _ c: inout Context,
-        _ db: inout GATTDatabase<A, V, L>, _ delegate: inout D, _ out: inout Out
+        _ db: inout DB, _ delegate: inout D, _ out: inout Out
     ) -> ATTServerAction {
         if let e = db.checkAccess(handle, write: false, security: c.security) { return error(opcode, handle, e, &out) }
         // Attribute Not Long is a "may" for a fixed value that fits one response; an offset past
@@ -80,12 +63,13 @@ extension ATTServer {
     /// service declarations group attributes, Part G 2.5.3; anything else is Unsupported Group Type).
     /// One walk over the handle range serves all four, as one list writer writes their responses:
     /// as four functions they were 2.2 KB of a 24 KB beacon image.
-    func discover<let A: Int, let V: Int, let L: Int, D: GATTServerDelegate, Out: ATTResponseSink>(
+    func discover<DB: GATTAttributeDatabase, D: GATTServerDelegate, Out: ATTResponseSink>(
         _ op: ATTOpcode, from start: UInt16, to end: UInt16, type: BluetoothUUID, value wanted: Span<UInt8>,
-        _ c: inout Context, _ db: inout GATTDatabase<A, V, L>, _ delegate: inout D, _ out: inout Out
+        _ c: inout Context, _ db: inout DB, _ delegate: inout D, _ out: inout Out
     ) -> ATTServerAction {
         guard checkRange(start, end) else { return error(op, start, .invalidHandle, &out) }
-        let grouping = db.isGroupType(type)
+        // Only primary and secondary service declarations group attributes (Part G 2.5.3).
+        let grouping = type.uuid16 == GATTAttributeType.primaryService || type.uuid16 == GATTAttributeType.secondaryService
         if op == .readByGroupTypeRequest, !grouping { return error(op, start, .unsupportedGroupType, &out) }
         // Response opcodes are the request's plus one (Part F 3.4.8).
         var list = ATTListWriter(response: ATTOpcode(rawValue: op.rawValue &+ 1), mtu: UInt16(truncatingIfNeeded: c.mtu))
@@ -101,16 +85,17 @@ extension ATTServer {
             value.truncate(to: 0)
             var groupEnd = handle
             if op == .findInformationRequest {
-                let t = db.entry(i).type
+                let t = db.type(at: i)
                 t.write(to: &value, size: t.shortestWireSize)
             } else {
                 if let type16 {
-                    guard db.entryIsType(i, type16) else { continue }
+                    guard db.hasType(type16, at: i) else { continue }
                 } else {
-                    guard db.entry(i).type == type else { continue }
+                    guard db.type(at: i) == type else { continue }
                 }
                 if op == .readByGroupTypeRequest {
-                    value.append(contentsOf: db.value(handle))
+                    // A service declaration: a constant anyone may read (Part G 3.1).
+                    _ = db.readValue(handle, connection: c.connection, offset: 0, delegate: &delegate, into: &value)
                 } else {
                     let failure = db.checkAccess(handle, write: false, security: c.security)
                         ?? db.readValue(handle, connection: c.connection, offset: 0, delegate: &delegate, into: &value)
@@ -141,9 +126,9 @@ extension ATTServer {
     /// Read Multiple (Part F 3.4.4.7) and Read Multiple Variable (3.4.4.11) Requests: every handle
     /// must be readable, else the first failure is the answer. The response is assembled aside so
     /// an error found late never leaves a half-written PDU in `out`.
-    func readMultiple<let A: Int, let V: Int, let L: Int, D: GATTServerDelegate, Out: ByteSink>(
+    func readMultiple<DB: GATTAttributeDatabase, D: GATTServerDelegate, Out: ByteSink>(
         _ opcode: ATTOpcode, _ handles: borrowing ATTHandleList, _ c: inout Context,
-        _ db: inout GATTDatabase<A, V, L>, _ delegate: inout D, _ out: inout Out
+        _ db: inout DB, _ delegate: inout D, _ out: inout Out
     ) -> ATTServerAction {
         let variable = opcode == .readMultipleVariableRequest
         var pdu = ATTResponseScratch()

@@ -45,8 +45,8 @@ public struct GATTCharacteristicHandles: Sendable, Equatable {
 ///
 /// `init` adds the GAP service (Device Name, Appearance; Part C 12) and the GATT service (Service
 /// Changed with its CCCD, Client Supported Features, Database Hash; Part G 7); the application then
-/// adds its services with the builder methods. Values are read and written through `GATTServer`'s
-/// access functions (GATTDatabaseAccess.swift).
+/// adds its services with the builder methods. Values are read and written through the access
+/// functions (GATTDatabaseAccess.swift), which the ATT server reaches through `GATTAttributeDatabase`.
 public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, let linkCapacity: Int> {
     var attributes: InlineArray<attributeCapacity, GATTAttribute>
     var values: InlineArray<valueCapacity, UInt8>
@@ -237,7 +237,11 @@ public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, l
 
     /// The handle of attribute `i` (0 <= i < count).
     @inline(__always)
-    public func handle(at i: Int) -> UInt16 {
+    public mutating func handle(at i: Int) -> UInt16 { entryHandle(i) }
+
+    /// `handle(at:)` for read-only callers inside the database.
+    @inline(__always)
+    func entryHandle(_ i: Int) -> UInt16 {
         if Self.usesTable && sparse { return GATTConstantTable.handle(table, count, i) }
         return UInt16(truncatingIfNeeded: i &+ 1)
     }
@@ -245,7 +249,7 @@ public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, l
     /// The index of the first attribute whose handle is `handle` or above (`count` if none): where
     /// a walk over a handle range starts.
     @inline(__always)
-    func firstIndex(atOrAfter handle: UInt16) -> Int {
+    public mutating func firstIndex(atOrAfter handle: UInt16) -> Int {
         if Self.usesTable && sparse { return GATTConstantTable.firstIndex(table, count, atOrAfter: handle) }
         return min(max(Int(handle) &- 1, 0), count)
     }
@@ -278,14 +282,14 @@ public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, l
     /// Last handle of the group that starts at the service declaration `handle` (Part G 3.1).
     /// Inlined for the reason `attribute` is: as a call it copied the database (0.8 KB) into its frame.
     @inline(__always)
-    public func groupEnd(ofService handle: UInt16) -> UInt16 {
+    public mutating func groupEnd(ofService handle: UInt16) -> UInt16 {
         guard let first = index(of: handle) else { return handle }
         var i = first &+ 1
         while i < count {
             if entryIsType(i, GATTAttributeType.primaryService) || entryIsType(i, GATTAttributeType.secondaryService) { break }
             i &+= 1
         }
-        return self.handle(at: i &- 1)
+        return entryHandle(i &- 1)
     }
 
     /// Octets the value occupies in the pool (stored, constant, per-link); nil when the delegate or the

@@ -6,7 +6,7 @@ extension GATTDatabase {
     /// access first, then encryption (Insufficient Encryption only when a key exists to encrypt with,
     /// otherwise Insufficient Authentication so the client pairs), key size, MITM, authorization.
     @inline(__always)
-    public func checkAccess(_ handle: UInt16, write: Bool, security: ATTLinkSecurity) -> ATTErrorCode? {
+    public mutating func checkAccess(_ handle: UInt16, write: Bool, security: ATTLinkSecurity) -> ATTErrorCode? {
         // Inlined down to the check on the permissions alone: a call with the whole database as
         // `self` made the ATT server, which holds it `inout`, copy it on every request.
         guard let a = attribute(handle) else { return .invalidHandle }
@@ -91,7 +91,7 @@ extension GATTDatabase {
         var valueHandle: UInt16 = 0
         var k = (index(of: handle) ?? 0) - 1
         while k >= 0 {
-            if entryCCCD(k) == handle { valueHandle = self.handle(at: k); break }
+            if entryCCCD(k) == handle { valueHandle = entryHandle(k); break }
             if entryIsType(k, GATTAttributeType.characteristic) { break }
             k -= 1
         }
@@ -123,19 +123,19 @@ extension GATTDatabase {
         return nil
     }
 
-    /// The characteristic value handle a CCCD belongs to (0 if none).
     /// Whether a Write Command may change `handle`: characteristic values whose declaration has
     /// Write Without Response, and descriptors (which have no properties; their permissions decide).
-    public func acceptsWriteCommand(_ handle: UInt16) -> Bool {
+    public mutating func acceptsWriteCommand(_ handle: UInt16) -> Bool {
         guard let a = attribute(handle) else { return false }
         if a.properties.isEmpty { return true }
         return a.properties.contains(.writeWithoutResponse)
     }
 
+    /// The characteristic value handle a CCCD belongs to (0 if none).
     public func characteristicValue(forCCCD handle: UInt16) -> UInt16 {
         var k = (index(of: handle) ?? 0) - 1
         while k >= 0 {
-            if entryCCCD(k) == handle { return self.handle(at: k) }
+            if entryCCCD(k) == handle { return entryHandle(k) }
             if entryIsType(k, GATTAttributeType.characteristic) { break }
             k -= 1
         }
@@ -197,7 +197,7 @@ extension GATTDatabase {
             default:
                 continue
             }
-            let handle = self.handle(at: i)
+            let handle = entryHandle(i)
             cmac.append(u16: handle)
             cmac.append(u16: t)
             if withValue, let r = storedSpan(handle, connection: 0) {

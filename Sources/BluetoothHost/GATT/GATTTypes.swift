@@ -141,6 +141,12 @@ public protocol GATTServerDelegate {
     mutating func storedValueWritten(handle: UInt16, connection: Int)
     /// The optional procedures this server offers; `.all` unless the application says otherwise.
     static var serverFeatures: GATTServerFeatures { get }
+    /// Each link's prepare-write queue (Core 5.4 Vol 3 Part F 3.4.6.1), sized by what clients write
+    /// to this server: the standard 8 writes / 512 octets unless said otherwise. `ATTNoPrepareQueue`
+    /// for a server without queued writes (`serverFeatures`): every link then carries 0.6 KB less.
+    /// Named here, beside the features that decide whether queued writes exist, so that the ATT
+    /// server's bearer is `ATTBearer<Delegate.PrepareQueue>` (`ATTServer.handle`).
+    associatedtype PrepareQueue: ATTPrepareQueue = ATTStandardPrepareQueue
 }
 
 extension GATTServerDelegate {

@@ -58,11 +58,6 @@ public protocol LEApplication: GATTServerDelegate {
     /// `LEStack+PHY`). Bring-up still sets 2M as the controller's preference, so a peer that asks
     /// gets it, and its updates are reported.
     static var asksForLE2MPHY: Bool { get }
-    /// Each link's prepare-write queue (Core 5.4 Vol 3 Part F 3.4.6.1), sized by what clients write
-    /// to this application: the standard 8 writes / 512 octets unless said otherwise.
-    /// `ATTNoPrepareQueue` for a server without queued writes (`serverFeatures`): every link then
-    /// carries 0.6 KB less.
-    associatedtype PrepareQueue: ATTPrepareQueue = ATTStandardPrepareQueue
     /// What each link buffers, sized by the largest ATT_MTU this application serves (Core 5.4 Vol 3
     /// Part F 3.2.8): its inbound L2CAP reassembly and the ATT response held for a full queue, one
     /// PDU each, and the stack's working copies while it answers. `LinkPDUBuffers<247>` (the

@@ -60,7 +60,7 @@ public protocol HeraldPeripheralDelegate {
     /// payload specification), so the beacon accepts each write and discards it unread, and the
     /// reassembly and message parsing are left out of its image.
     static var receivesSignals: Bool { get }
-    /// Each link's prepare-write queue (`LEApplication.PrepareQueue`): the standard 8 writes / 512
+    /// Each link's prepare-write queue (`GATTServerDelegate.PrepareQueue`): the standard 8 writes / 512
     /// octets unless said otherwise; `ATTNoPrepareQueue` when `serverFeatures` leave queued writes out.
     associatedtype PrepareQueue: ATTPrepareQueue = ATTStandardPrepareQueue
 }

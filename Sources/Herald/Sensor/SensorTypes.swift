@@ -150,7 +150,7 @@ public protocol SensorDelegate {
     /// otherwise). Herald centrals read one characteristic at a time, so firmware can leave Read
     /// Multiple out; iPhones write long signal messages with queued writes, so those stay.
     static var serverFeatures: GATTServerFeatures { get }
-    /// Each link's prepare-write queue (`LEApplication.PrepareQueue`): the standard 8 writes / 512
+    /// Each link's prepare-write queue (`GATTServerDelegate.PrepareQueue`): the standard 8 writes / 512
     /// octets unless said otherwise. Firmware sizes it to the longest signal message it accepts.
     associatedtype PrepareQueue: ATTPrepareQueue = ATTStandardPrepareQueue
 }

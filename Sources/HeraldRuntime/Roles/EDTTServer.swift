@@ -195,6 +195,7 @@ public struct EDTTServer: LEApplication {
     }
 
     static func serviceChangedHandle(_ db: EDTTDatabase) -> UInt16 {
+        var db = db  // `handle(at:)` is mutating (GATTAttributeDatabase); the table database is small
         for i in 0..<db.count {
             let h = db.handle(at: i)
             if db.attribute(h)?.type == BluetoothUUID(uuid16: GATTAttributeType.serviceChanged) { return h }
