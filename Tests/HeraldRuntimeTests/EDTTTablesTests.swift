@@ -17,7 +17,7 @@ private struct Sink: ATTResponseSink {
 @Suite struct EDTTTablesTests {
     @Test func everySetPassesTheTableCheckAndServesItsHandles() throws {
         for (n, t) in EDTTServer.tables.enumerated() {
-            let db = try EDTTDatabase(table: t)
+            var db = try EDTTDatabase(table: t)
             let trusted = EDTTDatabase(trustedTable: t)
             #expect(db.sparse && trusted.sparse)
             #expect(trusted.databaseHashHandle == db.databaseHashHandle && db.databaseHashHandle != 0, "set \(n)")
@@ -41,7 +41,7 @@ private struct Sink: ATTResponseSink {
         }
         // Sets 2 and 3 end with a service at 0xFFFF.
         for n in [2, 3] {
-            let db = try EDTTDatabase(table: EDTTServer.tables[n])
+            var db = try EDTTDatabase(table: EDTTServer.tables[n])
             #expect(db.handle(at: db.count - 1) == 0xFFFF && db.groupEnd(ofService: 0xFFFF) == 0xFFFF)
         }
     }

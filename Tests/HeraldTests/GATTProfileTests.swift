@@ -18,7 +18,7 @@ import Testing
     }
 
     @Test func layoutFollowsTheMandatoryServicesLikeTheReferencePhone() throws {
-        let (db, h) = try database()
+        var (db, h) = try database()
         // GAP 0x0001-0x0005, GATT 0x0006-0x000D, then ours, as in herald-phone-peripheral.btsnoop.
         #expect(h.service == 0x000E)
         #expect(h.payload == GATTCharacteristicHandles(declaration: 0x000F, value: 0x0010, clientConfiguration: 0))
@@ -36,7 +36,7 @@ import Testing
     }
 
     @Test func valuesAreDynamicWithMatchingPermissions() throws {
-        let (db, h) = try database()
+        var (db, h) = try database()
         let payload = try #require(db.attribute(h.payload.value))
         let signal = try #require(db.attribute(h.signal.value))
         #expect(payload.type == HeraldIdentifiers.payloadCharacteristicUUID)
@@ -51,7 +51,7 @@ import Testing
     }
 
     @Test func registeredIdentifierUsesThe16BitUUID() throws {
-        let (db, h) = try database(.registered)
+        var (db, h) = try database(.registered)
         #expect(valueBytes(db, h.service) == hex("f6fc"))
         #expect(db.groupEnd(ofService: h.service) == h.signal.value)
     }
