@@ -49,6 +49,7 @@ extension SHA256 {
         let bytes = data.bytes
         var w = InlineArray<16, UInt32>(repeating: 0)
         for t in 0..<16 {
+            // Unchecked: the precondition above puts all 64 octets of the block inside `data`.
             let word = bytes.unsafeLoadUnaligned(fromUncheckedByteOffset: offset &+ 4 &* t, as: UInt32.self)
             w[unchecked: t] = UInt32(bigEndian: word)
         }

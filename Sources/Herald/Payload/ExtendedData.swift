@@ -142,6 +142,8 @@ public enum ExtendedDataWriter {
     }
 
     public static func append<S: ByteSink>(code: UInt8, text: StaticString, to sink: inout S) throws(DecodeError) {
+        // A StaticString's UTF-8 lies in the binary's constant data for the whole run: the span
+        // cannot outlive it (and Embedded Swift has no String to take it from).
         let span = Span(_unsafeStart: text.utf8Start, count: text.utf8CodeUnitCount)
         try append(code: code, data: span, to: &sink)
     }
