@@ -9,6 +9,7 @@ struct ScanningCentral: LEApplication {
     var connected: [ConnectionSummary] = []
     var failed: [(DeviceAddress, HCIStatus)] = []
     var dataLengths: [(UInt16, LinkDataLength)] = []
+    var disconnected: [(UInt16, HCIStatus)] = []
     /// Commands queued when the application heard of the attempt's end (before the stack resumed).
     var queuedAtFailure = 0
     mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout StackControl) {
@@ -23,6 +24,9 @@ struct ScanningCentral: LEApplication {
     }
     mutating func stackDidChangeDataLength(handle: UInt16, _ length: LinkDataLength, now: UInt64, control: inout StackControl) {
         dataLengths.append((handle, length))
+    }
+    mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
+        disconnected.append((handle, reason))
     }
 }
 
@@ -113,6 +117,28 @@ struct GAPProcedureTests {
         #expect(h.wireDataLengthHandles == [0x0040])
         #expect(h.controller.scanning)
         #expect(h.controller.refusals.isEmpty)
+    }
+
+    /// Bumble's virtual controller, after a second link between one pair of devices replaced the
+    /// first: our Disconnect of the first gets Command Status and no Disconnection Complete, and the
+    /// handle comes back with our next link. The old link ends then, and the new one is served (it
+    /// was ignored: the scan it paused never resumed, and the wearable read nobody again).
+    @Test func aHandleReusedWithoutItsDisconnectionCompleteEndsTheOldLinkFirst() throws {
+        var h = try CentralHarness()
+        do { let ok = h.connect(); #expect(ok) }
+        h.feed(StackHarness.connectionComplete(handle: 0x0001, role: 0x00))
+        let n = h.now
+        h.stack.perform(now: n, output: &h.wire) { le in le.control.disconnect(handle: 0x0001) }
+        h.pump()
+        #expect(h.stack.app.disconnected.isEmpty)
+        do { let ok = h.connect(); #expect(ok) }
+        h.commands.removeAll()
+        h.feed(StackHarness.connectionComplete(handle: 0x0001, role: 0x00))
+        #expect(h.stack.app.disconnected.map(\.1) == [.localHostTerminated])
+        #expect(h.stack.app.connected.count == 2)
+        #expect(h.stack.le.counters.reusedHandles == 1)
+        #expect(h.commands.suffix(2) == CentralHarness.resume[...])
+        #expect(h.controller.scanning)
     }
 
     @Test func aRefusedAttemptIsReportedThenTheScanResumes() throws {

@@ -148,6 +148,8 @@ public struct LEStackCounters: Equatable, Sendable {
     public var malformedACL = 0
     public var malformedEvents = 0
     public var rejectedConnections = 0
+    /// Links reported on a handle we still held: the controller had ended the old link unreported.
+    public var reusedHandles = 0
     /// Inbound links disconnected at once: over `InboundLinkPolicy`'s quota, or a refused silent central.
     public var refusedInboundLinks = 0
     /// Inbound links disconnected after `InboundLinkPolicy.idleBound` of silence.

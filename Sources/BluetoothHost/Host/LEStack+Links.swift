@@ -15,6 +15,16 @@ extension LEStack {
             }
         }
         guard c.status == .success else { return }
+        // A Connection_Handle names one link at a time (Core 5.4 Vol 4 Part E 5.3.1): a new link on
+        // a handle we still hold means the controller ended the old one without its Disconnection
+        // Complete (Bumble's virtual controller, after a second link between one pair of devices
+        // replaced the first: our Disconnect of it got Command Status and nothing more). The old link
+        // ends here, as ours if we had asked to end it, else as lost.
+        if connections.slot(of: c.handle) != nil {
+            counters.reusedHandles &+= 1
+            linkDown(handle: c.handle,
+                     reason: control.credits.isDisconnecting(handle: c.handle) ? .localHostTerminated : .connectionTimeout)
+        }
         let timing = ConnectionTiming(interval: c.connectionInterval, latency: c.peripheralLatency,
                                       supervisionTimeout: c.supervisionTimeout)
         do throws(ConnectionTableError) {
@@ -38,6 +48,9 @@ extension LEStack {
                 // through the count (and `linkDown` resumes the stack's own advertising).
                 control.advertiserEnabled = false
                 control.refusedWhileAdvertising &+= 1
+            } else if App.connectsAsCentral {
+                // Our attempt ended in a link we cannot keep: the scan it paused goes on.
+                control.resumeScanning()
             }
             return
         }

@@ -233,7 +233,7 @@ public final class StackSession<App: LEApplication, let links: Int, let attribut
             ("packets", f.packets), ("skippedBytes", f.skippedBytes), ("rejectedHeaders", f.rejectedHeaders),
             ("oversizePackets", f.oversizePackets),
             ("malformedACL", le.malformedACL), ("malformedEvents", le.malformedEvents),
-            ("rejectedConnections", le.rejectedConnections), ("refusedInboundLinks", le.refusedInboundLinks),
+            ("rejectedConnections", le.rejectedConnections), ("reusedHandles", le.reusedHandles), ("refusedInboundLinks", le.refusedInboundLinks),
             ("idleLinksDropped", le.idleLinksDropped), ("attResponses", le.attResponses),
             ("dataLengthChanges", le.dataLengthChanges), ("lastTxOctets", Int(le.lastTxOctets)),
             ("lastRxOctets", Int(le.lastRxOctets)),
