@@ -143,7 +143,11 @@ struct SensorCentralTests {
         #expect(h.central.openLinks == 2)
         h.now += 1_000
         h.advert(c, AdvertData.heraldUUID16)
-        // Full: the oldest link (handle 1) is dropped, and nothing else until it is gone.
+        // Full, and both links younger than `firstAnswerTimeout`: left to finish their work.
+        #expect(h.control.disconnects.isEmpty)
+        h.now += 3_000
+        h.advert(c, AdvertData.heraldUUID16)
+        // Full: the oldest link (handle 1), up 5 s, is dropped, and nothing else until it is gone.
         #expect(h.control.disconnects == [1])
         #expect(h.control.connects == [a, b])
         h.advert(c, AdvertData.heraldUUID16)

@@ -65,7 +65,7 @@ extension HeraldCentral {
         }
         guard let chosen = best?.index, let address = database.entries[chosen]?.address else { return }
         if countOpenLinks() == links {
-            makeRoom(control: &control)
+            makeRoom(now: now, control: &control)
             return
         }
         if control.requestConnection(to: address, now: now, timeout: configuration.connectionTimeout) {
@@ -74,12 +74,15 @@ extension HeraldCentral {
     }
 
     /// At the simultaneous connection limit the oldest link we made makes way (unless one is already
-    /// closing, which will free a slot).
-    mutating func makeRoom<C: HeraldCentralControl>(control: inout C) {
+    /// closing, which will free a slot), once it has been up `firstAnswerTimeout`: a Herald link's
+    /// work takes well under a second, so a younger one is left to finish (dropped, a link 49 ms old
+    /// lost its read and cost a reconnection: Zephyr's radio, bench-wearables).
+    mutating func makeRoom<C: HeraldCentralControl>(now: UInt64, control: inout C) {
         var oldest: (slot: Int, connectedAt: UInt64)?
         for i in 0..<links {
             guard let l = slots[i], l.origin == .ours else { continue }
             if l.isClosing { return }
+            guard now &- l.connectedAt >= configuration.firstAnswerTimeout else { continue }
             if let o = oldest, o.connectedAt <= l.connectedAt { continue }
             oldest = (i, l.connectedAt)
         }
