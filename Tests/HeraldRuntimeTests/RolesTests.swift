@@ -23,6 +23,20 @@ struct ReadSink: ByteSink {
         return TestServer(name: "herald-test", count: 3, handles: h, links: TestServerDatabase.linkCount, now: 100)
     }
 
+    /// No two links the server may hold share an interval or one a multiple of another's: their
+    /// events' offset must move (`TestServer.streamingInterval`, the Zephyr < 3.2 abort it avoids).
+    @Test func eachLinkStreamsAtAnIntervalCoprimeToTheOthers() {
+        func gcd(_ a: UInt16, _ b: UInt16) -> UInt16 { b == 0 ? a : gcd(b, a % b) }
+        let intervals = (0..<TestServerDatabase.linkCount).map { TestServer.streamingInterval(slot: $0) }
+        #expect(intervals.first == 6)  // 7.5 ms for a lone client: the benchmarks' figure
+        #expect(intervals.allSatisfy { (6...0x0C80).contains($0) })
+        for i in intervals.indices {
+            for j in intervals.indices where j > i {
+                #expect(gcd(intervals[i], intervals[j]) == 1, "slots \(i), \(j): \(intervals[i]), \(intervals[j])")
+            }
+        }
+    }
+
     @Test func databaseLayoutMatchesTheProfile() throws {
         let (db, h) = try TestServer.makeDatabase(name: "herald-test")
         // GAP 1-5 and GATT 6-13 come first; ours starts at 14, Battery after it.

@@ -264,12 +264,10 @@ public struct TestServer: LEApplication {
                 e.mtu = mtu
                 le.app.record(e)
             }
-            // A client that exchanged a larger MTU or subscribed is about to stream: ask for 7.5–15 ms
-            // (a 200-octet read takes one round trip of connection events; Bumble's central connects at
-            // 30–60 ms). Supervision timeout 4 s: with 720 ms, one of four centrals streaming at once
-            // from a Zephyr peripheral lost its link (0x08) in two runs of three on a loaded machine
-            // (captures: every link at 15 ms / 720 ms), most likely events missed where the four links'
-            // anchors collide. Once per link; the central may refuse.
+            // A client that exchanged a larger MTU or subscribed is about to stream: ask for a short
+            // interval (a 200-octet read takes one round trip of connection events; Bumble's central
+            // connects at 30 ms), each link its own (`streamingInterval`). Supervision timeout 4 s.
+            // Once per link; the central may refuse.
             let streaming = le.app.slots[i].mtu > 23 || le.app.slots[i].notifying || le.app.slots[i].indicating
             // The 2M PHY as the transfer starts, not when the peripheral's wait for the central to ask
             // ends (`peripheralPHYDelay`, 2 s): in the four-centrals test on Zephyr 3.0.99 the fourth
@@ -277,9 +275,10 @@ public struct TestServer: LEApplication {
             // at 1M (captures: its Disconnect before our LE Set PHY was due). Nothing if already asked.
             if streaming { le.requestPendingPHY(handle: handle) }
             if !le.app.slots[i].askedForInterval, streaming,
-               let timing = le.timing(handle: handle), timing.interval > 0x000C {
+               let timing = le.timing(handle: handle), timing.interval != streamingInterval(slot: i) {
                 le.app.slots[i].askedForInterval = true
-                if le.requestConnectionParameters(handle: handle, intervalMin: 0x0006, intervalMax: 0x000C, supervisionTimeout: 0x0190) {
+                let interval = streamingInterval(slot: i)
+                if le.requestConnectionParameters(handle: handle, intervalMin: interval, intervalMax: interval, supervisionTimeout: 0x0190) {
                     var e = le.app.event("interval-requested")
                     e.handle = handle
                     e.connection = i
@@ -300,6 +299,22 @@ public struct TestServer: LEApplication {
                 }
             }
         }
+    }
+
+    /// The interval (1.25 ms units) asked for the link in `slot`: 7.5 ms for the first, and no two
+    /// links the same or multiples of one another (pairwise coprime), so no two links' connection
+    /// events keep one offset for ever. Zephyr's controller before 3.2 reserves a peripheral's event
+    /// for the shortest PDUs whatever the data length (`BT_CTLR_SLOT_RESERVATION_UPDATE` came in 3.2),
+    /// and where another link's event begins inside the time a long PDU needs, it aborts that PDU
+    /// mid-air. With one interval for both links that happened at the same point of every event:
+    /// in the four-centrals test on 3.0.99 (air capture, BabbleSim's phy dump) our 210-octet read
+    /// response began 1.1 ms before the next link's event, was cut off each time at the same octet,
+    /// was sent again 30 ms later and cut again, the central never saw a whole packet, and the link
+    /// ended in a supervision timeout (0x08), once in about 40 runs on a loaded machine. With
+    /// intervals apart, the offset moves at every event and the next whole packet gets through.
+    static func streamingInterval(slot: Int) -> UInt16 {
+        let coprime: [UInt16] = [6, 7, 11, 13, 17, 19, 23, 29]
+        return coprime[slot % coprime.count]
     }
 
     static func counterBytes(_ n: Int) -> [UInt8] {

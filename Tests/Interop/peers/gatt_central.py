@@ -21,8 +21,8 @@ import sys
 import time
 
 from bumble.core import UUID
-from bumble.device import Device, Peer
-from bumble.hci import Address
+from bumble.device import ConnectionParametersPreferences, Device, Peer
+from bumble.hci import HCI_LE_1M_PHY, Address
 from bumble.transport import open_transport
 
 LONG = UUID("4c4d0002-7e57-4e3a-9d8c-5a1f3c2b1a00")
@@ -40,8 +40,14 @@ def uuid_text(u) -> str:
     return f"{h[0:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
 
 
-async def connect(device: Device, target: str):
-    connection = await device.connect(Address(target, Address.RANDOM_DEVICE_ADDRESS), timeout=10)
+async def connect(device: Device, target: str, interval_ms=None):
+    # Bumble asks for 15-30 ms (Zephyr's central then picks 30 ms); `interval_ms` pins one interval.
+    preferences = None
+    if interval_ms:
+        preferences = {HCI_LE_1M_PHY: ConnectionParametersPreferences(connection_interval_min=interval_ms,
+                                                                      connection_interval_max=interval_ms)}
+    connection = await device.connect(Address(target, Address.RANDOM_DEVICE_ADDRESS), timeout=10,
+                                      connection_parameters_preferences=preferences)
     print("connected", flush=True)
     return connection
 
@@ -159,7 +165,7 @@ async def main(transport: str, own: str, target: str, scenario: str, args: dict)
         await device.power_on()
         powered = time.monotonic() - t
         t = time.monotonic()
-        connection = await connect(device, target)
+        connection = await connect(device, target, args.get("interval"))
         connected = time.monotonic() - t
         disconnected = asyncio.get_running_loop().create_future()
         connection.on("disconnection", lambda reason: disconnected.done() or disconnected.set_result(reason))
