@@ -229,3 +229,17 @@ def own_address_timeline(path):
         elif opcode == 0x200D and len(params) >= 13:
             out.append(("initiating", params[12], random))
     return out
+
+
+def connection_parameter_requests(path):
+    """(handle, interval min, interval max) of every L2CAP Connection Parameter Update Request we sent
+    (LE signalling channel 0x0005, code 0x12; Core 5.4 Vol 3 Part A 4.20)."""
+    out = []
+    for received, p in packets(path):
+        if received or len(p) < 21 or p[0] != 0x02:
+            continue
+        handle = struct.unpack("<H", p[1:3])[0] & 0x0FFF
+        cid = struct.unpack("<H", p[7:9])[0]
+        if cid == 0x0005 and p[9] == 0x12:
+            out.append((handle, struct.unpack("<H", p[13:15])[0], struct.unpack("<H", p[15:17])[0]))
+    return out

@@ -3,7 +3,9 @@ indications, several links at once, and malformed ATT PDUs.
 
 Our server runs on one Bumble virtual controller, each central (peers/gatt_central.py) on another.
 """
+import itertools
 import json
+import math
 import signal
 import subprocess
 import sys
@@ -248,6 +250,12 @@ def test_four_centrals_at_once_are_each_served(controllers, server_factory, cont
         confirmed = [e["index"] for e in server.events if e["event"] == "indication-confirmed" and e["connection"] == slot]
         # Each central got all 100 indications (above); seen on one of four links, one run in four.
         assert_all_confirmed(confirmed, count, controller_kind, capture)
+    # Each streaming link was asked for an interval of its own, none a multiple of another's
+    # (`TestServer.streamingInterval`): one request per link, min = max.
+    requests = snoop.connection_parameter_requests(capture)
+    assert sorted(h for h, _, _ in requests) == sorted(e["handle"] for e in server.events if e["event"] == "connected"), requests
+    intervals = [lo for _, lo, hi in requests if lo == hi]
+    assert len(intervals) == 4 and all(math.gcd(a, b) == 1 for a, b in itertools.combinations(intervals, 2)), requests
     if controller_kind == "zephyr":
         # Zephyr's controllers have the LE 2M PHY and start no PHY Update themselves: each of the four
         # links reached 2M both ways because we asked (LE Set Default PHY, then LE Set PHY per link).

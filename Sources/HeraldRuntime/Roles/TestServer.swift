@@ -313,9 +313,9 @@ public struct TestServer: LEApplication {
     /// ended in a supervision timeout (0x08), once in about 40 runs on a loaded machine. With
     /// intervals apart, the offset moves at every event and the next whole packet gets through.
     static func streamingInterval(slot: Int) -> UInt16 {
-        let coprime: [UInt16] = [6, 7, 11, 13, 17, 19, 23, 29]
-        return coprime[slot % coprime.count]
+        coprimeIntervals[slot % coprimeIntervals.count]
     }
+    private static let coprimeIntervals: [UInt16] = [6, 7, 11, 13, 17, 19, 23, 29]
 
     static func counterBytes(_ n: Int) -> [UInt8] {
         let v = UInt32(truncatingIfNeeded: n)
