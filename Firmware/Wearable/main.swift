@@ -17,8 +17,12 @@ enum Wearable {
                                               0x2D, 0x49, 0x52, 0x4B, 0x2D, 0x30, 0x30, 0x31]
 }
 
-/// SensorDelegate events as log lines.
+/// SensorDelegate events as log lines: the sensor's, and the peripheral half's a tester looks for
+/// (`SensorDelegate` is a `HeraldPeripheralDelegate`).
 struct SensorLog: SensorDelegate {
+    /// Payloads served so far, for the `sensor didShare` lines.
+    var shares = 0
+
     /// Herald centrals never use Read Multiple; iPhones write long signal messages, so queued writes
     /// stay. No Database Hash: it lets an unbonded client trust its cached copy of our database on a
     /// later connection (Core 5.4 Vol 3 Part G 2.5.2.1), but the wearable's resolvable private
@@ -29,7 +33,7 @@ struct SensorLog: SensorDelegate {
         GATTServerFeatures(readMultiple: false, databaseHash: false, writeCommands: false)
     }
     /// Queued writes reach only the signal characteristic, whose messages the peripheral keeps up
-    /// to 64 octets (`WearablePeripheral`): a longer one gets Prepare Queue Full instead of being
+    /// to 64 octets (`WearablePeripheral`'s signal capacity): a longer one gets Prepare Queue Full instead of being
     /// rejected after the execute. The standard queue (8 writes, 512 octets) was 0.6 KB a link.
     typealias PrepareQueue = ATTPreparedWrites<2, 64>
 
@@ -47,11 +51,34 @@ struct SensorLog: SensorDelegate {
         case .unavailable: Log.line("sensor didUpdateState unavailable")
         }
     }
+
+    mutating func heraldPeripheral(didConnect link: HeraldLink) {
+        Log.put("connected handle="); Log.put(link.handle); Log.put(link.role == .central ? " role=central" : " role=peripheral")
+        Log.put(" peer="); Log.put(address: link.peer.address); Log.end()
+    }
+    mutating func heraldPeripheral(didDisconnect link: HeraldLink, reason: HCIStatus) {
+        Log.put("disconnected handle="); Log.put(link.handle); Log.put(" reason="); Log.putHex(reason.rawValue); Log.end()
+    }
+    mutating func heraldPeripheral(didServePayload payload: Span<UInt8>, to link: HeraldLink) {
+        shares += 1
+        Log.put("sensor didShare payload="); Log.put(hex: payload); Log.put(" to="); Log.put(address: link.peer.address)
+        Log.put(" count="); Log.put(shares); Log.end()
+    }
+    mutating func heraldPeripheral(didReceivePayload payload: Span<UInt8>, from link: HeraldLink) {
+        Log.put("sensor didReceive payload="); Log.put(hex: payload); Log.put(" from="); Log.put(address: link.peer.address)
+        Log.put(" via=signal"); Log.end()
+    }
+    mutating func heraldPeripheral(didChangeAddress address: BDAddress, unixMillis: Int64) {
+        Log.put("sensor didChangeAddress address="); Log.put(address: address); Log.end()
+    }
+    mutating func heraldPeripheral(commandFailed opcode: HCIOpcode, status: HCIStatus) {
+        Log.put("command failed opcode="); Log.put(opcode.rawValue); Log.put(" status="); Log.putHex(status.rawValue); Log.end()
+    }
 }
 
 /// The budget's capacities (issue 18): 16 devices, 4 links in all, each of which may be a central
 /// link of the sensor's or a peripheral link a phone made.
-typealias WearableApp = HeraldSensor<SimplePayloadDataSupplier<StaticSecretKey>, SensorLog, 16, 4, LoggedPeripheral>
+typealias WearableApp = HeraldSensor<SimplePayloadDataSupplier<StaticSecretKey>, SensorLog, 16, 4, WearablePeripheral>
 typealias WearablePeripheral = HeraldPeripheral<SimplePayloadSource<StaticSecretKey>, 4, 32, 64>
 /// The GATT database is the constant table in gatt_table.c (flash, 16 attributes); RAM holds only
 /// the per-link values, 12 octets for 4 links.
@@ -97,7 +124,7 @@ func makeStack(into stack: UnsafeMutablePointer<WearableStack>) {
     // The table is not checked here (`makeDatabase`): its test checks it where it is made.
     _ = WearableStack.initialize(stack, configuration: HostConfiguration(randomAddressSeed: [0x57, 0x45, 0x41, 0x52, 0x41, 0x42]),
                                          database: { makeDatabase(into: $0) }) { app in
-        WearableApp.initialize(app, supplier: supplier, delegate: SensorLog(), peripheral: LoggedPeripheral(inner: peripheral))
+        WearableApp.initialize(app, supplier: supplier, delegate: SensorLog(), peripheral: peripheral)
     }
 }
 

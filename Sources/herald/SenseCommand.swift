@@ -63,7 +63,7 @@ struct SenseCommand: ParsableCommand {
     }
 
     func runSensor<P: HeraldSensorPeripheral>(peripheral: P, database: GATTDatabase<24, 256, 4>, printer: SensorEventPrinter) throws {
-        typealias App = SensorArray<SimplePayloadLayout, SensorEventPrinter, 64, 2, P>
+        typealias App = HeraldSensor<SimplePayloadLayout, SensorEventPrinter, 64, 2, P>
         let stack = BluetoothStack(configuration: StackSession<App, 4, 24, 256>.defaultConfiguration(), database: database,
                                    app: App(supplier: SimplePayloadLayout(), delegate: printer, peripheral: peripheral))
         let session = try controller.openSession(stack)
@@ -82,6 +82,6 @@ struct SenseCommand: ParsableCommand {
         }
         try? session.perform { le in le.app.stop(control: &le.control) }
         session.releaseLinks()
-        FileHandle.standardError.write(Data("sense: \(session.app.ble.central.database.count) devices known\n".utf8))
+        FileHandle.standardError.write(Data("sense: \(session.app.central.database.count) devices known\n".utf8))
     }
 }

@@ -147,13 +147,14 @@ struct WearableCommand: ParsableCommand {
     func runWearable<Supplier: PayloadDataSupplier, Source: HeraldPayloadSource>(
         supplier: Supplier, source: Source, advertising: HeraldAdvertisingConfiguration, clock: HeraldClock
     ) throws {
-        typealias Inner = HeraldPeripheral<Source, 4, 512, 1024>
-        typealias Peripheral = WearablePeripheral<Inner, PeripheralEventPrinter>
-        typealias App = SensorArray<Supplier, WearableSensorDelegate, 64, 2, Peripheral>
-        var peripheral: Inner
+        typealias Peripheral = HeraldPeripheral<Source, 4, 512, 1024>
+        // The sensor's events go to the hub, the peripheral half's to the printer.
+        typealias Delegate = SensorDelegatePair<WearableSensorDelegate, PeripheralEventPrinter>
+        typealias App = HeraldSensor<Supplier, Delegate, 64, 2, Peripheral>
+        var peripheral: Peripheral
         var database: GATTDatabase<24, 256, 4>
         do {
-            peripheral = try Inner(source: source, advertising: advertising, clock: clock)
+            peripheral = try Peripheral(source: source, advertising: advertising, clock: clock)
             database = try GATTDatabase<24, 256, 4>(deviceName: Array("herald".utf8).span)
             try peripheral.install(into: &database)
         } catch {
@@ -187,8 +188,8 @@ struct WearableCommand: ParsableCommand {
         var sensorConfiguration = HeraldSensorConfiguration()
         sensorConfiguration.payloadUpdateInterval = UInt64(advertising.epoch.secondsPerPeriod) * 1000
         let stack = BluetoothStack(configuration: StackSession<App, 4, 24, 256>.defaultConfiguration(), database: database,
-                                   app: App(supplier: supplier, delegate: WearableSensorDelegate(hub: hub),
-                                             peripheral: Peripheral(peripheral, observer: observer),
+                                   app: App(supplier: supplier, delegate: Delegate(WearableSensorDelegate(hub: hub), observer),
+                                             peripheral: peripheral,
                                              configuration: sensorConfiguration))
         let session = try controller.openSession(stack)
         defer { session.close() }
@@ -228,7 +229,7 @@ struct WearableCommand: ParsableCommand {
             }
             if live, now >= nextDraw {
                 nextDraw = now + 1000
-                updateKinds(hub, s.app.ble.central.database)
+                updateKinds(hub, s.app.central.database)
                 WearableEventHub.standardOutput("\u{1B}[H\u{1B}[2J" + "herald wearable — \(hub.summary)\n" + hub.table())
             }
             return stop.isSet ? .stop : .keepRunning
@@ -236,7 +237,7 @@ struct WearableCommand: ParsableCommand {
         // Stop advertising and scanning, then close every link, ours and our centrals'.
         try? session.perform { le in
             le.app.stop(control: &le.control)
-            le.app.ble.peripheral.inner.advertiser.setAdvertising(false, control: &le.control)
+            le.app.peripheral.advertiser.setAdvertising(false, control: &le.control)
         }
         session.releaseLinks()
         logs.log(.info, category: "Wearable", "stopped; \(hub.summary)")
@@ -256,7 +257,7 @@ struct WearableCommand: ParsableCommand {
     }
 
     func handle<Sp: PayloadDataSupplier, P: HeraldSensorPeripheral>(
-        _ line: String, session: StackSession<SensorArray<Sp, WearableSensorDelegate, 64, 2, P>, 4, 24, 256>) throws {
+        _ line: String, session: StackSession<HeraldSensor<Sp, SensorDelegatePair<WearableSensorDelegate, PeripheralEventPrinter>, 64, 2, P>, 4, 24, 256>) throws {
         do {
             guard case .send(let data, let target)? = try WearableConsoleCommand.parse(line) else { return }
             let now = MonotonicClock.now()

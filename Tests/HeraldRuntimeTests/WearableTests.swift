@@ -165,40 +165,48 @@ struct WearableTests {
     }
 }
 
-/// The peripheral wrapper reports each event to the sensor's delegate and to the observer.
-@Suite("WearablePeripheral tee")
-struct WearablePeripheralTests {
-    struct Counting: HeraldPeripheralDelegate {
+/// The sensor's peripheral half reports to the application's own delegate: `SensorDelegate` is a
+/// `HeraldPeripheralDelegate`, so the wearable pairs its sensor delegate with the JSON printer and
+/// both hear every event, with no wrapper around the peripheral.
+@Suite("Peripheral events reach the sensor's delegate")
+struct SensorPeripheralEventTests {
+    struct Counting: SensorDelegate {
         var served: [[UInt8]] = []
         var connects = 0
+        var disconnects: [HCIStatus] = []
         mutating func heraldPeripheral(didServePayload payload: Span<UInt8>, to link: HeraldLink) {
             served.append(WearableEventHub.bytes(payload))
         }
         mutating func heraldPeripheral(didConnect link: HeraldLink) { connects += 1 }
+        mutating func heraldPeripheral(didDisconnect link: HeraldLink, reason: HCIStatus) { disconnects.append(reason) }
     }
 
-    @Test func eventsReachBothDelegates() throws {
+    @Test func eachPeripheralEventReachesBothDelegatesOfAPair() throws {
         let payload: [UInt8] = [0x10, 0, 0, 0, 0] + (0..<16).map { UInt8($0) }
         let source = try payload.withUnsafeBufferPointer { try FixedPayloadSource<32>(bytes: Span(_unsafeElements: $0)) }
-        var inner = try HeraldPeripheral<FixedPayloadSource<32>, 2, 128, 256>(
+        var peripheral = try HeraldPeripheral<FixedPayloadSource<32>, 2, 128, 256>(
             source: source, advertising: HeraldAdvertisingConfiguration(),
             clock: HeraldClock(unixMillisAtZero: (KeyEpoch.standard.unixSeconds + 86_400) * 1_000))
         var db = try GATTDatabase<24, 256, 2>(deviceName: Array("t".utf8).span)
-        try inner.install(into: &db)
-        var p = WearablePeripheral(inner, observer: Counting())
-        var sensorSide = Counting()
+        try peripheral.install(into: &db)
+        let payloadID = peripheral.payloadID
+        var app = HeraldSensor<SimplePayloadLayout, SensorDelegatePair<Counting, Counting>, 8, 2, HeraldPeripheral<FixedPayloadSource<32>, 2, 128, 256>>(
+            supplier: SimplePayloadLayout(), delegate: SensorDelegatePair(Counting(), Counting()), peripheral: peripheral)
         var control = StackControl()
         let peer = DeviceAddress(type: .randomDevice, address: BDAddress(displayOrder: 0xC0, 1, 2, 3, 4, 5))
-        p.stackDidConnect(ConnectionSummary(handle: 0x40, role: .peripheral, peer: peer,
-                                            timing: ConnectionTiming(interval: 24, latency: 0, supervisionTimeout: 72), slot: 0),
-                          now: 0, control: &control, delegate: &sensorSide)
+        app.stackDidConnect(ConnectionSummary(handle: 0x40, role: .peripheral, peer: peer,
+                                              timing: ConnectionTiming(interval: 24, latency: 0, supervisionTimeout: 72), slot: 0),
+                            now: 0, control: &control)
         var sink = ArraySink()
-        let error = p.read(id: p.inner.payloadID, connection: 0, offset: 0, into: &sink, delegate: &sensorSide)
-        #expect(error == nil)
+        #expect(app.read(id: payloadID, connection: 0, offset: 0, into: &sink) == nil)
         #expect(sink.bytes == payload)
-        #expect(sensorSide.connects == 1 && p.observer.connects == 1)
-        #expect(sensorSide.served == [payload] && p.observer.served == [payload])
-        #expect(p.owns(id: p.inner.payloadID) && !p.owns(id: 0xFFFF))
+        app.stackDidDisconnect(handle: 0x40, reason: .remoteUserTerminated, now: 10, control: &control)
+        for d in [app.delegate.first, app.delegate.second] {
+            #expect(d.connects == 1)
+            #expect(d.served == [payload])
+            #expect(d.disconnects == [.remoteUserTerminated])
+        }
+        #expect(app.read(id: 0xFFFF, connection: 0, offset: 0, into: &sink) == .readNotPermitted)
     }
 }
 

@@ -215,8 +215,9 @@ struct SensorSharingTests {
     }
 
     @Test func delegatePairFansOutEveryEvent() {
-        var pair = SensorDelegatePair(RecordingDelegate(), SensorDelegatePair(RecordingDelegate(), NoSensorDelegate()))
-        // Each of SensorDelegate's eight methods once, in an order of their own.
+        var pair = SensorDelegatePair(RecordingDelegate(recordsPeripheral: true),
+                                      SensorDelegatePair(RecordingDelegate(recordsPeripheral: true), NoSensorDelegate()))
+        // Each of SensorDelegate's own eight methods once, in an order of their own.
         let t = TargetIdentifier(4)
         let list = simplePayload(1) + simplePayload(2)
         pair.sensor(.ble, didDetect: t)
@@ -227,8 +228,28 @@ struct SensorSharingTests {
         pair.sensor(.ble, didMeasure: Proximity(value: -62), fromTarget: t, withPayload: [5, 6].span)
         pair.sensor(.array, didUpdateState: .on)
         pair.sensor(.ble, available: false, didDeleteOrDetect: t)
+        // And each of the peripheral half's twelve (`SensorDelegate` is a `HeraldPeripheralDelegate`).
+        let link = HeraldLink(slot: 1, handle: 0x41, role: .peripheral, peer: address(0x41))
+        pair.heraldPeripheral(didConnect: link)
+        pair.heraldPeripheral(didUpdatePHY: LinkPHY(tx: .le2M, rx: .le1M), on: link)
+        pair.heraldPeripheral(didServePayload: [7].span, to: link)
+        pair.heraldPeripheral(didReceivePayload: [8].span, from: link)
+        pair.heraldPeripheral(didMeasureRSSI: -3, from: link)
+        pair.heraldPeripheral(didShare: SharedPayloadIterator(list.span), rssi: -4, from: link)
+        pair.heraldPeripheral(didReceiveImmediateSend: [9].span, from: link)
+        pair.heraldPeripheral(didKeepAwake: link)
+        pair.heraldPeripheral(didRejectSignalWrite: [0x0A].span, from: link)
+        pair.heraldPeripheral(didChangeAddress: BDAddress(displayOrder: 0x4B, 1, 2, 3, 4, 5), unixMillis: 6)
+        pair.heraldPeripheral(commandFailed: HCIOpcode(rawValue: 0x2017), status: HCIStatus(rawValue: 0x01))
+        pair.heraldPeripheral(didDisconnect: link, reason: .remoteUserTerminated)
         let expected: [SensorEvent] = [.detect(4), .measure(4, -61, -8), .read(4, [1, 2]), .share(4, [simplePayload(1), simplePayload(2)]),
-                                       .receive(4, [3]), .measureWithPayload(4, -62, [5, 6]), .state(.array, .on), .available(false, 4)]
+                                       .receive(4, [3]), .measureWithPayload(4, -62, [5, 6]), .state(.array, .on), .available(false, 4),
+                                       .peripheral("connect", 0x41, []), .peripheral("phy", 0x41, [2, 1]), .peripheral("serve", 0x41, [7]),
+                                       .peripheral("payload", 0x41, [8]), .peripheral("rssi", 0x41, [0xFD]),
+                                       .peripheral("share", 0x41, list + [0xFC]), .peripheral("immediate", 0x41, [9]),
+                                       .peripheral("awake", 0x41, []), .peripheral("reject", 0x41, [0x0A]),
+                                       .peripheral("address", 0, [5, 6]), .peripheral("failed", 0x2017, [1]),
+                                       .peripheral("disconnect", 0x41, [0x13])]
         #expect(pair.first.events == expected)
         #expect(pair.second.first.events == expected)
     }

@@ -32,10 +32,14 @@ enum SensorEvent: Equatable {
     case measureWithPayload(UInt32, Int16, [UInt8])
     case state(SensorType, SensorState)
     case available(Bool, UInt32)
+    /// A peripheral-half event: its name, the link's handle and what it carried.
+    case peripheral(String, UInt16, [UInt8])
 }
 
 struct RecordingDelegate: SensorDelegate {
     var events: [SensorEvent] = []
+    /// Also record the peripheral half's events (`.peripheral`); off, only the sensor's are kept.
+    var recordsPeripheral = false
     mutating func sensor(_ sensor: SensorType, didDetect target: TargetIdentifier) { events.append(.detect(target.value)) }
     mutating func sensor(_ sensor: SensorType, didMeasure proximity: Proximity, fromTarget target: TargetIdentifier) {
         events.append(.measure(target.value, proximity.value, proximity.calibration))
@@ -58,6 +62,48 @@ struct RecordingDelegate: SensorDelegate {
     mutating func sensor(_ sensor: SensorType, didUpdateState state: SensorState) { events.append(.state(sensor, state)) }
     mutating func sensor(_ sensor: SensorType, available: Bool, didDeleteOrDetect target: TargetIdentifier) {
         events.append(.available(available, target.value))
+    }
+    mutating func heraldPeripheral(didConnect link: HeraldLink) { guard recordsPeripheral else { return }; events.append(.peripheral("connect", link.handle, [])) }
+    mutating func heraldPeripheral(didDisconnect link: HeraldLink, reason: HCIStatus) {
+        guard recordsPeripheral else { return }
+        events.append(.peripheral("disconnect", link.handle, [reason.rawValue]))
+    }
+    mutating func heraldPeripheral(didUpdatePHY phy: LinkPHY, on link: HeraldLink) {
+        guard recordsPeripheral else { return }
+        events.append(.peripheral("phy", link.handle, [phy.tx.rawValue, phy.rx.rawValue]))
+    }
+    mutating func heraldPeripheral(didServePayload payload: Span<UInt8>, to link: HeraldLink) {
+        guard recordsPeripheral else { return }
+        events.append(.peripheral("serve", link.handle, array(payload)))
+    }
+    mutating func heraldPeripheral(didReceivePayload payload: Span<UInt8>, from link: HeraldLink) {
+        guard recordsPeripheral else { return }
+        events.append(.peripheral("payload", link.handle, array(payload)))
+    }
+    mutating func heraldPeripheral(didMeasureRSSI rssi: Int16, from link: HeraldLink) {
+        guard recordsPeripheral else { return }
+        events.append(.peripheral("rssi", link.handle, [UInt8(truncatingIfNeeded: rssi)]))
+    }
+    mutating func heraldPeripheral(didShare payloads: SharedPayloadIterator, rssi: Int16, from link: HeraldLink) {
+        guard recordsPeripheral else { return }
+        events.append(.peripheral("share", link.handle, array(payloads.bytes) + [UInt8(truncatingIfNeeded: rssi)]))
+    }
+    mutating func heraldPeripheral(didReceiveImmediateSend data: Span<UInt8>, from link: HeraldLink) {
+        guard recordsPeripheral else { return }
+        events.append(.peripheral("immediate", link.handle, array(data)))
+    }
+    mutating func heraldPeripheral(didKeepAwake link: HeraldLink) { guard recordsPeripheral else { return }; events.append(.peripheral("awake", link.handle, [])) }
+    mutating func heraldPeripheral(didRejectSignalWrite fragment: Span<UInt8>, from link: HeraldLink) {
+        guard recordsPeripheral else { return }
+        events.append(.peripheral("reject", link.handle, array(fragment)))
+    }
+    mutating func heraldPeripheral(didChangeAddress address: BDAddress, unixMillis: Int64) {
+        guard recordsPeripheral else { return }
+        events.append(.peripheral("address", 0, [address.bytes[0], UInt8(truncatingIfNeeded: unixMillis)]))
+    }
+    mutating func heraldPeripheral(commandFailed opcode: HCIOpcode, status: HCIStatus) {
+        guard recordsPeripheral else { return }
+        events.append(.peripheral("failed", UInt16(opcode.rawValue), [status.rawValue]))
     }
 }
 

@@ -164,7 +164,7 @@ struct ProbeSensorDelegate: SensorDelegate {
 @_cdecl("herald_probe_sensor")
 public func probeSensor(_ bytes: UnsafePointer<UInt8>, _ count: Int, _ now: UInt64) -> Int32 {
     typealias Peripheral = HeraldPeripheral<SimplePayloadSource<InlineSecretKey>, 4, 32, 128>
-    typealias App = SensorArray<SimplePayloadDataSupplier<InlineSecretKey>, SensorDelegatePair<ProbeSensorDelegate, ProbeSensorDelegate>, 64, 2, Peripheral>
+    typealias App = HeraldSensor<SimplePayloadDataSupplier<InlineSecretKey>, SensorDelegatePair<ProbeSensorDelegate, ProbeSensorDelegate>, 64, 2, Peripheral>
     let span = Span(_unsafeStart: bytes, count: count)
     guard count >= 2048 else { return -1 }
     let key = span.extracting(0..<2048)
@@ -188,13 +188,13 @@ public func probeSensor(_ bytes: UnsafePointer<UInt8>, _ count: Int, _ now: UInt
         let message = span.extracting(2048..<count)
         _ = le.app.write(id: HeraldGATTProfile.signalValueID, connection: 0, offset: 0, value: message)
         var payload = FixedBytes<128>()
-        _ = le.app.ble.supplier.payload(at: now &+ 5, for: nil, into: &payload)
+        _ = le.app.supplier.payload(at: now &+ 5, for: nil, into: &payload)
         return le.app.immediateSendAll(payload.span, now: now &+ 5, control: &le.control)
     }
     stack.tick(now: now &+ 70_000, output: &out)
     stack.tick(now: now &+ 400_000, output: &out)
     let d = stack.app.delegate
-    return Int32(out.count + sent + d.first.events + d.second.octets + stack.app.ble.central.database.count)
+    return Int32(out.count + sent + d.first.events + d.second.octets + stack.app.central.database.count)
 }
 
 /// Firmware's view of the Herald peripheral's events: counters only.

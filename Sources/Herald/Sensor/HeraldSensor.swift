@@ -1,12 +1,15 @@
 import BluetoothHost
 
-/// The Herald BLE sensor as an application of the stack: scanning and the central scheduler
-/// (`HeraldCentral`, whose links each own a GATT client running the central procedure), and the
-/// peripheral half (Herald GATT service, payload serving, signal writes) — see PERIPHERAL below.
+/// The Herald application of the stack: the BLE sensor with an optional peripheral half. Its central
+/// half scans and reads (`HeraldCentral`, whose links each own a GATT client running the central
+/// procedure); its peripheral half (`HeraldPeripheral`: Herald GATT service, payload serving, signal
+/// writes, advertising) is a generic part, `NoSensorPeripheral` to only scan. It is what the Herald
+/// API calls `SensorArray` (one sensor here, so the array is the sensor): the stack calls it, and it
+/// calls its parts directly, with no layer between that only forwards.
 ///
-/// Generic over the payload supplier, the delegate (compose several with `SensorDelegatePair`) and
-/// the peripheral (`HeraldPeripheral`, or `NoSensorPeripheral` to only scan), sized by `devices`
-/// (database capacity) and `links` (simultaneous central connections).
+/// Generic over the payload supplier, the delegate (compose several with `SensorDelegatePair`; it
+/// hears both halves, `SensorDelegate` being a `HeraldPeripheralDelegate`) and the peripheral, sized
+/// by `devices` (database capacity) and `links` (simultaneous central connections).
 public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelegate, let devices: Int, let links: Int,
                            Peripheral: HeraldSensorPeripheral>: LEApplication {
     /// Supplier, delegate and central together, so a component of the sensor (the GATT clients, the
@@ -56,21 +59,22 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
 
     // MARK: Control from the application
 
-    /// Starts sensing now if the controller is ready, else as soon as it is.
+    /// Starts sensing now if the controller is ready, else as soon as it is. The application's
+    /// request is reported at once (`.array`, as the Herald API's `SensorArray` does); the BLE
+    /// sensor's own `.on` follows when its central starts.
     public mutating func start(now: UInt64, control: inout StackControl) {
+        if !wantsOn { delegate.sensor(.array, didUpdateState: .on) }
         wantsOn = true
-        guard controllerReady, !core.central.isOn, peripheral.addressSettled else { return }
-        core.central.start(now: now, control: &control)
-        delegate.sensor(.ble, didUpdateState: .on)
+        startOnceAddressSettled(now: now, control: &control)
     }
 
     public mutating func stop(control: inout StackControl) {
+        if wantsOn { delegate.sensor(.array, didUpdateState: .off) }
         wantsOn = false
         guard core.central.isOn else { return }
         core.central.stop(control: &control)
         delegate.sensor(.ble, didUpdateState: .off)
     }
-
 
     @discardableResult
     public mutating func immediateSend(_ data: Span<UInt8>, to target: TargetIdentifier, now: UInt64, control: inout StackControl) -> Bool {
@@ -88,7 +92,7 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
         controllerReady = true
         core.now = now
         peripheral.stackDidBecomeReady(info, now: now, control: &control, delegate: &core)
-        if wantsOn { start(now: now, control: &control) }
+        startOnceAddressSettled(now: now, control: &control)
     }
 
     public mutating func stackControllerDidFail(_ failure: ControllerFailure, now: UInt64, control: inout StackControl) {
@@ -157,9 +161,12 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
         startOnceAddressSettled(now: core.now, control: &control)
     }
 
-    /// The central's start, held while the first resolvable private address is made (`start`).
+    /// The central's start: once the application wants it, the controller is ready and the first
+    /// resolvable private address is made (`HeraldSensorPeripheral.addressSettled`).
     mutating func startOnceAddressSettled(now: UInt64, control: inout StackControl) {
-        if wantsOn, controllerReady, !core.central.isOn, peripheral.addressSettled { start(now: now, control: &control) }
+        guard wantsOn, controllerReady, !core.central.isOn, peripheral.addressSettled else { return }
+        core.central.start(now: now, control: &control)
+        delegate.sensor(.ble, didUpdateState: .on)
     }
 
     public var applicationDeadline: UInt64? {
@@ -268,3 +275,7 @@ public struct SensorCore<Supplier: PayloadDataSupplier, Delegate: SensorDelegate
     /// The time of the stack callback in progress (component events do not carry it).
     public internal(set) var now: UInt64 = 0
 }
+
+/// The Herald API's name for what an application holds and starts (`HeraldSensor` here).
+public typealias SensorArray<Supplier: PayloadDataSupplier, Delegate: SensorDelegate, let devices: Int, let links: Int,
+                             Peripheral: HeraldSensorPeripheral> = HeraldSensor<Supplier, Delegate, devices, links, Peripheral>

@@ -71,23 +71,52 @@ public struct NoSensorPeripheral: HeraldSensorPeripheral {
 }
 
 /// What the peripheral reports becomes sensor events: a peer that writes to us is a target like any
-/// other (filed as receive-only if we never saw it advertise).
+/// other (filed as receive-only if we never saw it advertise). Every event then reaches the
+/// application's delegate as it came (`SensorDelegate` is a `HeraldPeripheralDelegate`), after the
+/// sensor has acted on it.
 extension SensorCore: HeraldPeripheralDelegate {
+    public static var serverFeatures: GATTServerFeatures { Delegate.serverFeatures }
+    public static var rotatesAddress: Bool { Delegate.rotatesAddress }
+    public static var receivesSignals: Bool { Delegate.receivesSignals }
+    public typealias PrepareQueue = Delegate.PrepareQueue
+
+    public mutating func heraldPeripheral(didConnect link: HeraldLink) { delegate.heraldPeripheral(didConnect: link) }
+    public mutating func heraldPeripheral(didDisconnect link: HeraldLink, reason: HCIStatus) {
+        delegate.heraldPeripheral(didDisconnect: link, reason: reason)
+    }
+    public mutating func heraldPeripheral(didUpdatePHY phy: LinkPHY, on link: HeraldLink) {
+        delegate.heraldPeripheral(didUpdatePHY: phy, on: link)
+    }
+    public mutating func heraldPeripheral(didServePayload payload: Span<UInt8>, to link: HeraldLink) {
+        delegate.heraldPeripheral(didServePayload: payload, to: link)
+    }
     public mutating func heraldPeripheral(didChangeAddress address: BDAddress, unixMillis: Int64) {
         central.advertisedAddress = (address, now)
+        delegate.heraldPeripheral(didChangeAddress: address, unixMillis: unixMillis)
     }
     public mutating func heraldPeripheral(didReceivePayload payload: Span<UInt8>, from link: HeraldLink) {
         central.peerDidWrite(payload: payload, from: link.peer, now: now, delegate: &delegate)
+        delegate.heraldPeripheral(didReceivePayload: payload, from: link)
     }
     public mutating func heraldPeripheral(didMeasureRSSI rssi: Int16, from link: HeraldLink) {
         central.peerDidWrite(rssi: rssi, from: link.peer, now: now, delegate: &delegate)
+        delegate.heraldPeripheral(didMeasureRSSI: rssi, from: link)
     }
     public mutating func heraldPeripheral(didShare payloads: SharedPayloadIterator, rssi: Int16, from link: HeraldLink) {
         // Split with our supplier, which knows the payload layout in use.
         let list = SharedPayloads(splitting: payloads.bytes, with: supplier)
         central.peerDidShare(list, rssi: rssi, from: link.peer, now: now, delegate: &delegate)
+        delegate.heraldPeripheral(didShare: payloads, rssi: rssi, from: link)
     }
     public mutating func heraldPeripheral(didReceiveImmediateSend data: Span<UInt8>, from link: HeraldLink) {
         central.peerDidSend(immediate: data, from: link.peer, now: now, delegate: &delegate)
+        delegate.heraldPeripheral(didReceiveImmediateSend: data, from: link)
+    }
+    public mutating func heraldPeripheral(didKeepAwake link: HeraldLink) { delegate.heraldPeripheral(didKeepAwake: link) }
+    public mutating func heraldPeripheral(didRejectSignalWrite fragment: Span<UInt8>, from link: HeraldLink) {
+        delegate.heraldPeripheral(didRejectSignalWrite: fragment, from: link)
+    }
+    public mutating func heraldPeripheral(commandFailed opcode: HCIOpcode, status: HCIStatus) {
+        delegate.heraldPeripheral(commandFailed: opcode, status: status)
     }
 }

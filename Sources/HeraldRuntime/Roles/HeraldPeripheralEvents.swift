@@ -231,3 +231,7 @@ public enum WearableSecret {
         return (path, .created)
     }
 }
+
+/// The wearable pairs the printer with its sensor delegate (`SensorDelegatePair`): it prints the
+/// peripheral half's events and leaves the sensor's to the other.
+extension PeripheralEventPrinter: SensorDelegate {}

@@ -20,12 +20,6 @@ extension HeraldCentral {
 }
 
 extension HeraldSensor: ApplicationStatistics {
-    public var applicationStatistics: [(String, Int)] { central.advertStatistics + central.occupancyStatistics }
-}
-
-extension SensorArray: ApplicationStatistics {
     /// With the device database's occupancy: it must stay bounded however many addresses pass by.
-    public var applicationStatistics: [(String, Int)] {
-        ble.central.advertStatistics + ble.central.occupancyStatistics
-    }
+    public var applicationStatistics: [(String, Int)] { central.advertStatistics + central.occupancyStatistics }
 }
