@@ -79,7 +79,8 @@ struct SensorLog: SensorDelegate {
 /// The budget's capacities (issue 18): 16 devices, 4 links in all, each of which may be a central
 /// link of the sensor's or a peripheral link a phone made.
 typealias WearableApp = HeraldSensor<SimplePayloadDataSupplier<StaticSecretKey>, SensorLog, 16, 4, WearablePeripheral>
-typealias WearablePeripheral = HeraldPeripheral<SimplePayloadSource<StaticSecretKey>, 4, 32, 64>
+/// No payload source of its own: the sensor's supplier is the one provider of our payload.
+typealias WearablePeripheral = HeraldPeripheral<NoPayloadSource, 4, 32, 64>
 /// The GATT database is the constant table in gatt_table.c (flash, 16 attributes); RAM holds only
 /// the per-link values, 12 octets for 4 links.
 typealias WearableStack = BluetoothStack<WearableApp, 4, 0, 12>
@@ -114,10 +115,10 @@ public func firmwareMain() -> Never {
 @inline(never)
 func makeStack(into stack: UnsafeMutablePointer<WearableStack>) {
     Log.line("herald-wearable: boot")
-    // The secret key stays in flash (secret.c); the payload source and the supplier read it in place.
+    // The secret key stays in flash (secret.c); the supplier reads it in place, for both halves.
     let key = StaticSecretKey(unsafeStart: wearable_secret_key())
-    let supplier = SimplePayloadDataSupplier(key: key, header: Wearable.header, unixSecondsAtZero: Wearable.unixTimeAtReset)
-    let peripheral = makePeripheral(key: key)
+    let supplier = SimplePayloadDataSupplier(key: key, header: Wearable.header)
+    let peripheral = makePeripheral()
     // A fixed seed for the static random address; a product derives it from the chip's unique ID.
     // Built part by part in its place (`BluetoothStack.initialize(_:...)`), the GATT database and
     // the application too.
@@ -131,11 +132,10 @@ func makeStack(into stack: UnsafeMutablePointer<WearableStack>) {
 /// The peripheral half, built in a frame of its own: its construction's temporaries (the advertiser,
 /// the link table) are not kept in `makeStack`'s frame while the rest of the stack is built.
 @inline(never)
-func makePeripheral(key: StaticSecretKey) -> WearablePeripheral {
-    let source = SimplePayloadSource(key: key, header: Wearable.header)
+func makePeripheral() -> WearablePeripheral {
     do {
         return try WearablePeripheral(
-            source: source, advertising: HeraldAdvertisingConfiguration(intervalMilliseconds: 100, irk: Wearable.irk),
+            source: NoPayloadSource(), advertising: HeraldAdvertisingConfiguration(intervalMilliseconds: 100, irk: Wearable.irk),
             clock: HeraldClock(unixMillisAtZero: Wearable.unixTimeAtReset * 1000))
     } catch {
         halt("advertisement does not fit")

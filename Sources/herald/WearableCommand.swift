@@ -116,26 +116,19 @@ struct WearableCommand: ParsableCommand {
                     }
                     throw CLIError(exitCode: 2, message: why)
                 }
-                let source: SimplePayloadSource<InlineSecretKey>
-                do { source = try SimplePayloadSource(secretKey: secret.span, header: header, epoch: keyEpoch, order: byteOrder.order) } catch {
+                let supplier: SimplePayloadDataSupplier<InlineSecretKey>
+                do { supplier = try SimplePayloadDataSupplier(secretKey: secret.span, header: header, epoch: keyEpoch, order: byteOrder.order) } catch {
                     throw CLIError(exitCode: 2, message: "secret key: \(error)")
                 }
-                guard let supplier = SimplePayloadDataSupplier(header: header, secretKey: secret.span, epoch: keyEpoch, order: byteOrder.order,
-                                                               unixSecondsAtZero: clock.unixMillisAtZero / 1000)
-                else { throw CLIError(exitCode: 2, message: "secret key: must be 2048 bytes") }
-                try runWearable(supplier: supplier, source: source, advertising: advertising, clock: clock)
+                try runWearable(supplier: supplier, advertising: advertising, clock: clock)
             case .test:
                 let id = testIdentifier.flatMap(TestPayloadIdentity.parse)
                     ?? TestPayloadIdentity.derived(deviceName: name ?? ProcessInfo.processInfo.hostName, logDirectory: logDir)
-                let source: FixedPayloadSource<32>
-                do { source = try .simpleTest(header: header, contactIdentifier: id, order: byteOrder.order) } catch {
+                let supplier: FixedPayloadSource<32>
+                do { supplier = try .simpleTest(header: header, contactIdentifier: id, order: byteOrder.order) } catch {
                     throw CLIError(exitCode: 1, message: "internal error building the test payload: \(error)")
                 }
-                var bytes = FixedBytes<128>()
-                var s = source
-                _ = s.writePayload(at: 0, to: &bytes)
-                try runWearable(supplier: FixedPayloadDataSupplier(WearableEventHub.bytes(bytes.span)), source: source,
-                                advertising: advertising, clock: clock)
+                try runWearable(supplier: supplier, advertising: advertising, clock: clock)
             }
         }
     }
@@ -143,18 +136,19 @@ struct WearableCommand: ParsableCommand {
     func note(_ s: String) { FileHandle.standardError.write(Data((s + "\n").utf8)) }
 
     /// The sensor with the Herald peripheral on a 4-link stack (2 central links), until the duration
-    /// passes or SIGINT/SIGTERM.
-    func runWearable<Supplier: PayloadDataSupplier, Source: HeraldPayloadSource>(
-        supplier: Supplier, source: Source, advertising: HeraldAdvertisingConfiguration, clock: HeraldClock
+    /// passes or SIGINT/SIGTERM. `supplier` is the one provider of our payload: the peripheral serves
+    /// it (so it has no source of its own), and the logs name it, both on `clock`.
+    func runWearable<Supplier: PayloadDataSupplier>(
+        supplier: Supplier, advertising: HeraldAdvertisingConfiguration, clock: HeraldClock
     ) throws {
-        typealias Peripheral = HeraldPeripheral<Source, 4, 512, 1024>
+        typealias Peripheral = HeraldPeripheral<NoPayloadSource, 4, 512, 1024>
         // The sensor's events go to the hub, the peripheral half's to the printer.
         typealias Delegate = SensorDelegatePair<WearableSensorDelegate, PeripheralEventPrinter>
         typealias App = HeraldSensor<Supplier, Delegate, 64, 2, Peripheral>
         var peripheral: Peripheral
         var database: GATTDatabase<24, 256, 4>
         do {
-            peripheral = try Peripheral(source: source, advertising: advertising, clock: clock)
+            peripheral = try Peripheral(source: NoPayloadSource(), advertising: advertising, clock: clock)
             database = try GATTDatabase<24, 256, 4>(deviceName: Array("herald".utf8).span)
             try peripheral.install(into: &database)
         } catch {
@@ -163,7 +157,7 @@ struct WearableCommand: ParsableCommand {
         // Our payload now, for detection.csv (and to leave ourselves out of the peer lists).
         var own = FixedBytes<128>()
         var s = supplier
-        _ = s.payload(at: MonotonicClock.now(), for: nil, into: &own)
+        _ = s.writePayload(at: clock.unixSeconds(now: MonotonicClock.now()), to: &own)
         let ownBytes = WearableEventHub.bytes(own.span)
         let logs: LogDirectory
         do {
@@ -217,7 +211,7 @@ struct WearableCommand: ParsableCommand {
             if now >= nextOwnCheck {
                 nextOwnCheck = now + 1000
                 var current = FixedBytes<128>(), sup = supplier
-                _ = sup.payload(at: now, for: nil, into: &current)
+                _ = sup.writePayload(at: clock.unixSeconds(now: now), to: &current)
                 let name = payloadShortName(WearableEventHub.bytes(current.span))
                 if name != ownName, !name.isEmpty {
                     ownName = name

@@ -155,10 +155,10 @@ struct WearableTests {
         }
     }
 
-    @Test func fixedSupplierServesItsBytesAndSplitsSimpleLists() {
-        var s = FixedPayloadDataSupplier(Self.payload)
+    @Test func fixedSupplierServesItsBytesAndSplitsSimpleLists() throws {
+        var s = try Self.payload.withUnsafeBufferPointer { try FixedPayloadSource<32>(bytes: Span(_unsafeElements: $0)) }
         var out = FixedBytes<128>()
-        #expect(s.payload(at: 123, for: nil, into: &out))
+        #expect(s.writePayload(at: 123, to: &out))
         #expect(WearableEventHub.bytes(out.span) == Self.payload)
         let list = Self.payload + Self.payload
         #expect(list.withUnsafeBufferPointer { s.firstPayloadLength(in: Span(_unsafeElements: $0)) } == 21)
@@ -181,17 +181,18 @@ struct SensorPeripheralEventTests {
         mutating func heraldPeripheral(didDisconnect link: HeraldLink, reason: HCIStatus) { disconnects.append(reason) }
     }
 
+    /// And the payload it serves is the sensor's supplier's: the peripheral has no source of its own.
     @Test func eachPeripheralEventReachesBothDelegatesOfAPair() throws {
         let payload: [UInt8] = [0x10, 0, 0, 0, 0] + (0..<16).map { UInt8($0) }
-        let source = try payload.withUnsafeBufferPointer { try FixedPayloadSource<32>(bytes: Span(_unsafeElements: $0)) }
-        var peripheral = try HeraldPeripheral<FixedPayloadSource<32>, 2, 128, 256>(
-            source: source, advertising: HeraldAdvertisingConfiguration(),
+        let supplier = try payload.withUnsafeBufferPointer { try FixedPayloadSource<32>(bytes: Span(_unsafeElements: $0)) }
+        var peripheral = try HeraldPeripheral<NoPayloadSource, 2, 128, 256>(
+            source: NoPayloadSource(), advertising: HeraldAdvertisingConfiguration(),
             clock: HeraldClock(unixMillisAtZero: (KeyEpoch.standard.unixSeconds + 86_400) * 1_000))
         var db = try GATTDatabase<24, 256, 2>(deviceName: Array("t".utf8).span)
         try peripheral.install(into: &db)
         let payloadID = peripheral.payloadID
-        var app = HeraldSensor<SimplePayloadLayout, SensorDelegatePair<Counting, Counting>, 8, 2, HeraldPeripheral<FixedPayloadSource<32>, 2, 128, 256>>(
-            supplier: SimplePayloadLayout(), delegate: SensorDelegatePair(Counting(), Counting()), peripheral: peripheral)
+        var app = HeraldSensor<FixedPayloadSource<32>, SensorDelegatePair<Counting, Counting>, 8, 2, HeraldPeripheral<NoPayloadSource, 2, 128, 256>>(
+            supplier: supplier, delegate: SensorDelegatePair(Counting(), Counting()), peripheral: peripheral)
         var control = StackControl()
         let peer = DeviceAddress(type: .randomDevice, address: BDAddress(displayOrder: 0xC0, 1, 2, 3, 4, 5))
         app.stackDidConnect(ConnectionSummary(handle: 0x40, role: .peripheral, peer: peer,

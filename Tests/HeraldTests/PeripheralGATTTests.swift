@@ -122,9 +122,9 @@ struct PeripheralHarness<Source: HeraldPayloadSource> {
 }
 
 @Suite struct PeripheralGATTTests {
-    func simpleSource() throws -> SimplePayloadSource<InlineSecretKey> {
-        try SimplePayloadSource(secretKey: testSecretKey.span,
-                                header: PayloadHeader(protocolAndVersion: 0x10, countryCode: 826, stateCode: 7))
+    func simpleSource() throws -> SimplePayloadDataSupplier<InlineSecretKey> {
+        try SimplePayloadDataSupplier(secretKey: testSecretKey.span,
+                                      header: PayloadHeader(protocolAndVersion: 0x10, countryCode: 826, stateCode: 7))
     }
 
     func identifier(day: Int, period: Int) throws -> [UInt8] {
@@ -218,7 +218,7 @@ struct PeripheralHarness<Source: HeraldPayloadSource> {
 
     @Test func payloadSourceLimitsAreEnforced() throws {
         #expect(throws: DecodeError.badLength(field: "secret key", declared: 16, limit: 2048)) {
-            _ = try SimplePayloadSource(secretKey: [UInt8](repeating: 1, count: 16).span,
+            _ = try SimplePayloadDataSupplier(secretKey: [UInt8](repeating: 1, count: 16).span,
                                         header: PayloadHeader(protocolAndVersion: 0x10, countryCode: 0, stateCode: 0))
         }
         #expect(throws: DecodeError.self) {

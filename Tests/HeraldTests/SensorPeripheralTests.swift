@@ -7,8 +7,9 @@ import Testing
 /// our payload characteristic are served.
 @Suite("Sensor with the Herald peripheral")
 struct SensorPeripheralTests {
-    typealias Peripheral = HeraldPeripheral<FixedPayloadSource<32>, 2, 128, 600>
-    typealias Sensor = HeraldSensor<SimplePayloadLayout, RecordingDelegate, 8, 2, Peripheral>
+    /// The peripheral has no payload source of its own: it serves the sensor's supplier.
+    typealias Peripheral = HeraldPeripheral<NoPayloadSource, 2, 128, 600>
+    typealias Sensor = HeraldSensor<FixedPayloadSource<32>, RecordingDelegate, 8, 2, Peripheral>
 
     struct Rig {
         var sensor: Sensor
@@ -21,14 +22,14 @@ struct SensorPeripheralTests {
 
         init() throws {
             let payload = Self.ours
-            let source = try FixedPayloadSource<32>(bytes: payload.span)
-            var p = try Peripheral(source: source, advertising: HeraldAdvertisingConfiguration(),
+            let supplier = try FixedPayloadSource<32>(bytes: payload.span)
+            var p = try Peripheral(source: NoPayloadSource(), advertising: HeraldAdvertisingConfiguration(),
                                    clock: HeraldClock(unixMillisAtZero: (KeyEpoch.standard.unixSeconds + 86_400) * 1_000))
             db = try GATTDatabase<32, 256, 2>(deviceName: Array("herald".utf8).span)
             try p.install(into: &db)
             guard let h = p.handles else { throw DecodeError.invalidValue(field: "handles", value: 0) }
             handles = h
-            sensor = Sensor(supplier: SimplePayloadLayout(), delegate: RecordingDelegate(), peripheral: p)
+            sensor = Sensor(supplier: supplier, delegate: RecordingDelegate(), peripheral: p)
         }
 
         mutating func send(_ pdu: [UInt8], slot: Int, now: UInt64) -> [UInt8] {

@@ -163,16 +163,15 @@ struct ProbeSensorDelegate: SensorDelegate {
 /// rotation).
 @_cdecl("herald_probe_sensor")
 public func probeSensor(_ bytes: UnsafePointer<UInt8>, _ count: Int, _ now: UInt64) -> Int32 {
-    typealias Peripheral = HeraldPeripheral<SimplePayloadSource<InlineSecretKey>, 4, 32, 128>
+    typealias Peripheral = HeraldPeripheral<NoPayloadSource, 4, 32, 128>
     typealias App = HeraldSensor<SimplePayloadDataSupplier<InlineSecretKey>, SensorDelegatePair<ProbeSensorDelegate, ProbeSensorDelegate>, 64, 2, Peripheral>
     let span = Span(_unsafeStart: bytes, count: count)
     guard count >= 2048 else { return -1 }
     let key = span.extracting(0..<2048)
     let header = PayloadHeader(protocolAndVersion: 0x10, countryCode: 826, stateCode: 0)
     let name: StaticString = "herald"
-    guard let supplier = SimplePayloadDataSupplier(header: header, secretKey: key, unixSecondsAtZero: 1_780_000_000),
-          let source = try? SimplePayloadSource(secretKey: key, header: header),
-          var peripheral = try? Peripheral(source: source, advertising: HeraldAdvertisingConfiguration(irk: InlineArray(repeating: 7)),
+    guard let supplier = try? SimplePayloadDataSupplier(secretKey: key, header: header),
+          var peripheral = try? Peripheral(source: NoPayloadSource(), advertising: HeraldAdvertisingConfiguration(irk: InlineArray(repeating: 7)),
                                            clock: HeraldClock(unixMillisAtZero: 1_780_000_000_000)),
           var database = try? GATTDatabase<24, 256, 4>(deviceName: Span(_unsafeStart: name.utf8Start, count: name.utf8CodeUnitCount)),
           (try? peripheral.install(into: &database)) != nil
@@ -188,7 +187,7 @@ public func probeSensor(_ bytes: UnsafePointer<UInt8>, _ count: Int, _ now: UInt
         let message = span.extracting(2048..<count)
         _ = le.app.write(id: HeraldGATTProfile.signalValueID, connection: 0, offset: 0, value: message)
         var payload = FixedBytes<128>()
-        _ = le.app.supplier.payload(at: now &+ 5, for: nil, into: &payload)
+        _ = le.app.supplier.writePayload(at: 1_780_000_000 &+ Int64(bitPattern: now / 1_000), to: &payload)
         return le.app.immediateSendAll(payload.span, now: now &+ 5, control: &le.control)
     }
     stack.tick(now: now &+ 70_000, output: &out)
@@ -209,14 +208,14 @@ struct ProbePeripheralEvents: HeraldPeripheralDelegate {
     }
 }
 
-/// The wearable as firmware builds it: Simple payload source, a whole BluetoothStack with the Herald
+/// A peripheral-only wearable: the Simple payload supplier as its source, a whole BluetoothStack with the Herald
 /// peripheral application (GATT service, signal reassembly, RPA rotation), fed `bytes` at `now`
 /// and ticked through a period boundary.
 @_cdecl("herald_probe_peripheral")
 public func probePeripheral(_ secretKey: UnsafePointer<UInt8>, _ bytes: UnsafePointer<UInt8>, _ count: Int,
                             _ now: UInt64, _ unixMillis: Int64) -> Int32 {
     // The key read in place (flash on a microcontroller), as firmware does.
-    typealias Source = SimplePayloadSource<StaticSecretKey>
+    typealias Source = SimplePayloadDataSupplier<StaticSecretKey>
     typealias App = HeraldPeripheralApplication<Source, ProbePeripheralEvents, 2, 32, 128>
     let header = PayloadHeader(protocolAndVersion: 0x10, countryCode: 826, stateCode: 0)
     let name: StaticString = "herald"

@@ -16,44 +16,12 @@ extension HeraldPayloadSource {
     public static var changesWithTime: Bool { true }
 }
 
-/// The Simple payload for the current period, from the device's 2048-byte secret key.
-///
-/// The key stays where `Key` keeps it (`InlineSecretKey` in RAM, `StaticSecretKey` in flash). The
-/// supplier walks the key chain once per day and once per period, so successive reads in a period
-/// cost nothing.
-public struct SimplePayloadSource<Key: SecretKeyStore>: HeraldPayloadSource {
-    public var supplier: SimplePayloadSupplier
-    var secretKey: Key
-
-    public init(key: Key, header: PayloadHeader, epoch: KeyEpoch = .standard, order: PayloadCodeByteOrder = .bigEndian) {
-        secretKey = key
-        supplier = SimplePayloadSupplier(header: header, epoch: epoch, order: order)
-    }
-
-    public mutating func writePayload<S: ByteSink>(at time: Int64, to sink: inout S) -> Bool {
-        var supplier = self.supplier
-        let written = secretKey.withSecretKey { key in
-            do throws(DecodeError) {
-                return try supplier.writePayload(at: time, secretKey: key, to: &sink)
-            } catch {
-                // Only invalid extended data can fail, and this source adds none.
-                return false
-            }
-        }
-        self.supplier = supplier
-        return written
-    }
-}
-
-extension SimplePayloadSource where Key == InlineSecretKey {
-    /// A copy of `secretKey`, which must be exactly `SimpleKeySchedule.secretKeySize` (2048) bytes.
-    public init(secretKey: Span<UInt8>, header: PayloadHeader, epoch: KeyEpoch = .standard,
-                order: PayloadCodeByteOrder = .bigEndian) throws(DecodeError) {
-        guard let key = InlineSecretKey(secretKey) else {
-            throw .badLength(field: "secret key", declared: secretKey.count, limit: SimpleKeySchedule.secretKeySize)
-        }
-        self.init(key: key, header: header, epoch: epoch, order: order)
-    }
+/// A peripheral without a payload source of its own: its delegate supplies the payload
+/// (`HeraldPeripheralDelegate.heraldPeripheral(payloadAt:into:)`). A sensor's peripheral is one: the
+/// sensor's `PayloadDataSupplier` is the one provider of our payload. Serves nothing otherwise.
+public struct NoPayloadSource: HeraldPayloadSource {
+    public init() {}
+    public mutating func writePayload<S: ByteSink>(at time: Int64, to sink: inout S) -> Bool { false }
 }
 
 /// A payload that does not change with time: a venue beacon's, or a fixed test payload. At most `N`

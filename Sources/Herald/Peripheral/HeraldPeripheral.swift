@@ -35,7 +35,8 @@ struct HeraldLinkState<let payloadCapacity: Int, let signalCapacity: Int> {
 /// `HeraldPeripheralDelegate`. `HeraldPeripheralApplication` is that application when nothing else
 /// runs; a full sensor embeds this next to its central role.
 ///
-/// - Payload characteristic: the payload is produced from `source` on a link's first read and kept
+/// - Payload characteristic: the payload is produced on a link's first read, by the delegate if it
+///   supplies one (a sensor's core, from its `PayloadDataSupplier`), else from `source`, and kept
 ///   for the rest of that connection, so Read Blob pieces always come from one value (Core 5.4 Vol 3
 ///   Part F 3.4.4.5 leaves consistency to the server). It is the payload of the period the link was
 ///   made in, i.e. of the address the central connected to: a central connected across a boundary is
@@ -126,7 +127,13 @@ public struct HeraldPeripheral<Source: HeraldPayloadSource, let links: Int, let 
             // two more payloads on the stack). No payload (outside the key schedule) or one too large
             // for the buffer: serve nothing rather than a truncated or all-zero identifier.
             linkStates[connection].payload.removeAll()
-            guard source.writePayload(at: time, to: &linkStates[connection].payload), !linkStates[connection].payload.overflowed else {
+            let written: Bool
+            if let supplied = delegate.heraldPeripheral(payloadAt: time, into: &linkStates[connection].payload) {
+                written = supplied
+            } else {
+                written = source.writePayload(at: time, to: &linkStates[connection].payload)
+            }
+            guard written, !linkStates[connection].payload.overflowed else {
                 linkStates[connection].payload.removeAll()
                 return .unlikelyError
             }

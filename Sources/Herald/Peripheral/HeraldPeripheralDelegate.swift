@@ -45,6 +45,11 @@ public protocol HeraldPeripheralDelegate {
     mutating func heraldPeripheral(didChangeAddress address: BDAddress, unixMillis: Int64)
     /// A command of the peripheral's failed (e.g. LE Encrypt unsupported, advertising refused).
     mutating func heraldPeripheral(commandFailed opcode: HCIOpcode, status: HCIStatus)
+    /// Our payload for `time` (UTC seconds, the start of the link's payload period), when the
+    /// application supplies it rather than the peripheral's own `source`: a sensor's core answers from
+    /// its `PayloadDataSupplier`, so both halves have one provider. nil (the default): the source
+    /// serves. True or false as `HeraldPayloadSource.writePayload(at:to:)`.
+    mutating func heraldPeripheral<S: ByteSink>(payloadAt time: Int64, into sink: inout S) -> Bool?
     /// The optional GATT server procedures `HeraldPeripheralApplication` offers (`.all` unless said
     /// otherwise). A venue beacon's firmware can leave them all out: Herald centrals only discover,
     /// read the payload and write short signal messages.
@@ -78,6 +83,7 @@ extension HeraldPeripheralDelegate {
     public mutating func heraldPeripheral(didRejectSignalWrite fragment: Span<UInt8>, from link: HeraldLink) {}
     public mutating func heraldPeripheral(didChangeAddress address: BDAddress, unixMillis: Int64) {}
     public mutating func heraldPeripheral(commandFailed opcode: HCIOpcode, status: HCIStatus) {}
+    public mutating func heraldPeripheral<S: ByteSink>(payloadAt time: Int64, into sink: inout S) -> Bool? { nil }
     public static var serverFeatures: GATTServerFeatures { .all }
     public static var rotatesAddress: Bool { true }
     public static var receivesSignals: Bool { true }

@@ -119,4 +119,8 @@ extension SensorCore: HeraldPeripheralDelegate {
     public mutating func heraldPeripheral(commandFailed opcode: HCIOpcode, status: HCIStatus) {
         delegate.heraldPeripheral(commandFailed: opcode, status: status)
     }
+    /// The peripheral serves the sensor's supplier: one provider of our payload for both halves.
+    public mutating func heraldPeripheral<S: ByteSink>(payloadAt time: Int64, into sink: inout S) -> Bool? {
+        supplier.writePayload(at: time, to: &sink)
+    }
 }

@@ -86,10 +86,12 @@ public typealias OutgoingSignalBytes = FixedBytes<520>
 
 /// Supplies our payload and knows how payloads are laid out (Herald API `PayloadDataSupplier`).
 /// Used generically (`HeraldSensor<Supplier, ...>`), never as an existential.
-public protocol PayloadDataSupplier {
-    /// Writes our payload for `now` (the sensor's clock, ms), optionally tailored to `peer`; returns
-    /// false, writing nothing, when there is no valid payload for that time.
-    mutating func payload<S: ByteSink>(at now: UInt64, for peer: TargetIdentifier?, into sink: inout S) -> Bool
+///
+/// It is the sensor's one provider of our payload: being a `HeraldPayloadSource`, it is asked by UTC
+/// second (`writePayload(at:to:)`, as the Herald API asks by timestamp), on the one clock the
+/// peripheral half keeps (`HeraldClock`), and that half serves what it writes (`SensorCore` answers
+/// `HeraldPeripheralDelegate.heraldPeripheral(payloadAt:into:)`).
+public protocol PayloadDataSupplier: HeraldPayloadSource {
     /// The length of the first payload in a concatenated list (payload sharing), nil when the bytes
     /// do not start with a whole payload. The sensor splits lists with it.
     func firstPayloadLength(in list: Span<UInt8>) -> Int?

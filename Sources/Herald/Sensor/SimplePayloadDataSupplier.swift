@@ -1,48 +1,25 @@
 import BluetoothHost
 
-/// Our Simple payload as a `PayloadDataSupplier`: the key schedule walked for the sensor's clock.
+/// Our Simple payload for the current period, from the device's 2048-byte secret key: the one
+/// provider of a wearable's payload, for the sensor and for the peripheral half that serves it.
 ///
-/// The sensor's clock is milliseconds since an arbitrary start; the key schedule needs UTC. The owner
-/// (runtime or firmware, which can read a clock) sets `unixSecondsAtZero`, the UTC second at which the
-/// sensor's clock read 0. Until it is set (nil) there is no payload: identifiers from a guessed date
-/// would be ones nobody can match.
+/// Asked by UTC second (`writePayload(at:to:)`): the owner's clock (runtime or firmware, which can
+/// read one) is the peripheral's `HeraldClock`, the only mapping from stack time to UTC. A time
+/// outside the key schedule writes nothing: identifiers from a guessed date would be ones nobody can
+/// match. The key stays where `Key` keeps it (`InlineSecretKey` in RAM, `StaticSecretKey` in flash);
+/// `SimplePayloadSupplier` walks the key chain once per day and once per period, so successive reads
+/// in a period cost nothing.
 public struct SimplePayloadDataSupplier<Key: SecretKeyStore>: PayloadDataSupplier {
     public var supplier: SimplePayloadSupplier
-    public var unixSecondsAtZero: Int64?
+    /// Encoded extended-data sections appended to each payload (none unless set).
     public var extendedData = FixedBytes<32>()
     var secretKey: Key
 
-    public init(key: Key, header: PayloadHeader, epoch: KeyEpoch = .standard,
-                order: PayloadCodeByteOrder = .bigEndian, unixSecondsAtZero: Int64? = nil) {
+    public init(key: Key, header: PayloadHeader, epoch: KeyEpoch = .standard, order: PayloadCodeByteOrder = .bigEndian) {
         supplier = SimplePayloadSupplier(header: header, epoch: epoch, order: order)
-        self.unixSecondsAtZero = unixSecondsAtZero
         secretKey = key
     }
 
-    /// UTC seconds at sensor time `now` (ms), if the clock is set.
-    public func unixSeconds(at now: UInt64) -> Int64? {
-        unixSecondsAtZero.map { $0 &+ Int64(bitPattern: now / 1_000) }
-    }
-
-    public mutating func payload<S: ByteSink>(at now: UInt64, for peer: TargetIdentifier?, into sink: inout S) -> Bool {
-        guard let t = unixSeconds(at: now) else { return false }
-        return writePayload(at: t, to: &sink)
-    }
-
-    public func firstPayloadLength(in list: Span<UInt8>) -> Int? { SimplePayloadLayout().firstPayloadLength(in: list) }
-}
-
-extension SimplePayloadDataSupplier where Key == InlineSecretKey {
-    /// A copy of `secretKey`, which must be `SimpleKeySchedule.secretKeySize` (2048) bytes; nil otherwise.
-    public init?(header: PayloadHeader, secretKey: Span<UInt8>, epoch: KeyEpoch = .standard,
-                 order: PayloadCodeByteOrder = .bigEndian, unixSecondsAtZero: Int64? = nil) {
-        guard let key = InlineSecretKey(secretKey) else { return nil }
-        self.init(key: key, header: header, epoch: epoch, order: order, unixSecondsAtZero: unixSecondsAtZero)
-    }
-}
-
-/// The same supplier can serve the peripheral's payload characteristic, which asks by UTC second.
-extension SimplePayloadDataSupplier: HeraldPayloadSource {
     public mutating func writePayload<S: ByteSink>(at time: Int64, to sink: inout S) -> Bool {
         var supplier = self.supplier
         let extended = extendedData
@@ -50,11 +27,25 @@ extension SimplePayloadDataSupplier: HeraldPayloadSource {
             do throws(DecodeError) {
                 return try supplier.writePayload(at: time, secretKey: key, extendedData: extended.span, to: &sink)
             } catch {
+                // Only invalid extended data can fail.
                 return false
             }
         }
         self.supplier = supplier
         return written
+    }
+
+    public func firstPayloadLength(in list: Span<UInt8>) -> Int? { SimplePayloadLayout().firstPayloadLength(in: list) }
+}
+
+extension SimplePayloadDataSupplier where Key == InlineSecretKey {
+    /// A copy of `secretKey`, which must be exactly `SimpleKeySchedule.secretKeySize` (2048) bytes.
+    public init(secretKey: Span<UInt8>, header: PayloadHeader, epoch: KeyEpoch = .standard,
+                order: PayloadCodeByteOrder = .bigEndian) throws(DecodeError) {
+        guard let key = InlineSecretKey(secretKey) else {
+            throw .badLength(field: "secret key", declared: secretKey.count, limit: SimpleKeySchedule.secretKeySize)
+        }
+        self.init(key: key, header: header, epoch: epoch, order: order)
     }
 }
 
@@ -62,9 +53,15 @@ extension SimplePayloadDataSupplier: HeraldPayloadSource {
 /// header + contact identifier (`SimplePayload.minimumSize`, the unit of payload sharing).
 public struct SimplePayloadLayout: PayloadDataSupplier {
     public init() {}
+    public static var changesWithTime: Bool { false }
     /// Supplies nothing: a layout only splits lists (for tests and receive-only tools).
-    public mutating func payload<S: ByteSink>(at now: UInt64, for peer: TargetIdentifier?, into sink: inout S) -> Bool { false }
+    public mutating func writePayload<S: ByteSink>(at time: Int64, to sink: inout S) -> Bool { false }
     public func firstPayloadLength(in list: Span<UInt8>) -> Int? {
         list.count >= SimplePayload.minimumSize && SimplePayload.protocolRange.contains(list[0]) ? SimplePayload.minimumSize : nil
     }
+}
+
+/// A fixed payload (a test payload, `--payload test`) as the sensor's supplier: Simple lists split.
+extension FixedPayloadSource: PayloadDataSupplier {
+    public func firstPayloadLength(in list: Span<UInt8>) -> Int? { SimplePayloadLayout().firstPayloadLength(in: list) }
 }

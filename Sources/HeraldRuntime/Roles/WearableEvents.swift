@@ -221,17 +221,6 @@ public struct WearableSensorDelegate: SensorDelegate {
     }
 }
 
-/// A fixed payload as the sensor's supplier (`--payload test`): the same bytes at every time.
-public struct FixedPayloadDataSupplier: PayloadDataSupplier {
-    public var bytes: PayloadBytes
-    public init(_ bytes: [UInt8]) { self.bytes = PayloadBytes(bytes.span) }
-    public mutating func payload<S: ByteSink>(at now: UInt64, for peer: TargetIdentifier?, into sink: inout S) -> Bool {
-        sink.append(contentsOf: bytes.span)
-        return true
-    }
-    public func firstPayloadLength(in list: Span<UInt8>) -> Int? { SimplePayloadLayout().firstPayloadLength(in: list) }
-}
-
 /// A line typed on the wearable's standard input.
 public enum WearableConsoleCommand: Equatable {
     /// `send HEX [TARGET]`: immediate send to one target (`T3` or `3`) or to every recent Herald device.

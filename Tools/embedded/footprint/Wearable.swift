@@ -27,8 +27,8 @@ struct WearableEvents: SensorDelegate {
     static var serverFeatures: GATTServerFeatures { GATTServerFeatures(readMultiple: false, databaseHash: false) }
 }
 
-// The secret key stays in flash (StaticSecretKey): both payload producers read it in place.
-typealias WearablePeripheral = HeraldPeripheral<SimplePayloadSource<StaticSecretKey>, 4, 32, 128>
+// The secret key stays in flash (StaticSecretKey): the supplier reads it in place, for both halves.
+typealias WearablePeripheral = HeraldPeripheral<NoPayloadSource, 4, 32, 128>
 typealias WearableApp = HeraldSensor<SimplePayloadDataSupplier<StaticSecretKey>, WearableEvents, 16, 4, WearablePeripheral>
 nonisolated(unsafe) var wearable: BluetoothStack<WearableApp, 4, 24, 192>? = nil
 
@@ -41,9 +41,8 @@ public func wearableMain() -> Int32 {
     let irkInFlash = boardIRK()
     for i in 0..<16 { irk[i] = irkInFlash[i] }
     let supplier = SimplePayloadDataSupplier(key: key, header: header)
-    let source = SimplePayloadSource(key: key, header: header)
     guard var peripheral = try? WearablePeripheral(
-              source: source, advertising: HeraldAdvertisingConfiguration(irk: irk),
+              source: NoPayloadSource(), advertising: HeraldAdvertisingConfiguration(irk: irk),
               clock: HeraldClock(unixMillisAtZero: Int64(bitPattern: boardMillis()))),
           var db = try? GATTDatabase<24, 192, 4>(deviceName: name.span, features: WearableEvents.serverFeatures),
           (try? peripheral.install(into: &db)) != nil
