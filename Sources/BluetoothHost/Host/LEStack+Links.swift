@@ -107,6 +107,29 @@ extension LEStack {
         }
     }
 
+    /// LE Connection Update Complete (Core 5.4 Vol 4 Part E 7.7.65.3): the link's new timing. A failed
+    /// update leaves it as it was.
+    mutating func connectionUpdated(_ u: HCILEConnectionUpdateCompleteEvent) {
+        guard u.status == .success else { return }
+        _ = connections.update(handle: u.handle) { link in
+            link.timing = ConnectionTiming(interval: u.connectionInterval, latency: u.peripheralLatency,
+                                           supervisionTimeout: u.supervisionTimeout)
+        }
+        retryPHYAfterProcedure(handle: u.handle)
+    }
+
+    /// LE Data Length Change (7.7.65.7): the PDU sizes now in use on the link, recorded and told.
+    mutating func dataLengthChanged(_ d: HCILEDataLengthChangeEvent) {
+        let length = LinkDataLength(maxTxOctets: d.maxTxOctets, maxTxTime: d.maxTxTime,
+                                    maxRxOctets: d.maxRxOctets, maxRxTime: d.maxRxTime)
+        guard connections.update(handle: d.handle, { $0.dataLength = length }) != nil else { return }
+        counters.dataLengthChanges &+= 1
+        counters.lastTxOctets = d.maxTxOctets
+        counters.lastRxOctets = d.maxRxOctets
+        app.stackDidChangeDataLength(handle: d.handle, length, now: now, control: &control)
+        retryPHYAfterProcedure(handle: d.handle)
+    }
+
     /// Asks the central of a link where we are peripheral for other connection parameters, with the
     /// L2CAP Connection Parameter Update Request (Core 5.4 Vol 3 Part A 4.20), which every central
     /// understands; the link layer's own request (Vol 6 Part B 5.1.7) needs both controllers to
