@@ -27,12 +27,13 @@ extension LEStack {
         }
         let timing = ConnectionTiming(interval: c.connectionInterval, latency: c.peripheralLatency,
                                       supervisionTimeout: c.supervisionTimeout)
+        var slot = 0
         do throws(ConnectionTableError) {
             // Host-to-controller credits are tracked for 16 handles (`StackControl.credits`); a stack
             // built for more links refuses the 17th as it refuses one its table has no room for.
             guard control.credits.open(handle: c.handle) else { throw .full(capacity: 16) }
             do throws(ConnectionTableError) {
-                try connections.insert(handle: c.handle, role: c.role, peer: peer, timing: timing)
+                slot = try connections.insert(handle: c.handle, role: c.role, peer: peer, timing: timing)
             } catch {
                 _ = control.credits.close(handle: c.handle)
                 throw error
@@ -80,8 +81,7 @@ extension LEStack {
            pending.peer.address == peer.address {
             control.cancelAttempt(reason: .connectionAlreadyExists, now: now)
         }
-        let summary = ConnectionSummary(handle: c.handle, role: c.role, peer: peer, timing: timing,
-                                        slot: connections.slot(of: c.handle) ?? 0)
+        let summary = ConnectionSummary(handle: c.handle, role: c.role, peer: peer, timing: timing, slot: slot)
         app.stackDidConnect(summary, now: now, control: &control)
         // Only our own LE Create Connection makes us central (Core 5.4 Vol 6 Part B 4.5), so an
         // application that never connects as central carries no code for it.
