@@ -121,7 +121,7 @@ public struct ACLCredits<let links: Int> {
     @discardableResult
     public mutating func apply(_ event: borrowing HCINumberOfCompletedPacketsEvent) -> Int {
         var restored = 0
-        for i in 0..<event.count { restored += completed(handle: event.handle(at: i), count: event.completedPackets(at: i)) }
+        event.forEach { handle, count in restored += completed(handle: handle, count: count) }
         return restored
     }
 

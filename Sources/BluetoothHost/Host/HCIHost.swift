@@ -12,8 +12,8 @@ public protocol HostDelegate {
     mutating func hostCommandDidTimeOut(tag: CommandTag, opcode: HCIOpcode)
     /// One advertising report, legacy or extended.
     mutating func hostDidReceive(advertisingReport: borrowing AdvertisingReport)
-    // The events about links, each parsed once, here, and handed on typed; one method each rather
-    // than one enum of them: on firmware the enum's construction and second switch cost 0.3-0.5 KB.
+    // The events about links, each parsed once, in `HCIHost`, and handed on typed
+    // (`HCIHost+ConnectionEvents.swift`).
     /// LE Connection Complete, of any of its three forms (Core 5.4 Vol 4 Part E 7.7.65.1,
     /// 7.7.65.10): the host reads it for its own initiating state too.
     mutating func hostDidReceive(connectionComplete: HCILEConnectionCompleteEvent)
@@ -288,49 +288,8 @@ public struct HCIHost {
             } else {
                 delegate.hostDidReceive(event: event)
             }
-        case 0x05:  // Disconnection Complete (7.7.5)
-            guard let e = try? HCIDisconnectionCompleteEvent(parsing: event.parameters) else { return delegate.hostDidDropMalformedEvent() }
-            delegate.hostDidReceive(disconnectionComplete: e)
-        case 0x13:  // Number Of Completed Packets (7.7.19)
-            guard let e = try? HCINumberOfCompletedPacketsEvent(parsing: event.parameters) else { return delegate.hostDidDropMalformedEvent() }
-            delegate.hostDidReceive(completedPackets: e)
-        case 0x3E:  // LE Meta (7.7.65)
-            handleLEMeta(event, delegate: &delegate)
-        default:
-            delegate.hostDidReceive(event: event)
-        }
-    }
-
-    /// Advertising reports go to the delegate one by one, the subevents about links parsed, others
-    /// raw. An LE Meta event without even a subevent code is dropped.
-    private mutating func handleLEMeta<D: HostDelegate>(_ event: borrowing HCIEventPacket, delegate: inout D) {
-        guard let meta = try? HCILEMetaEvent(parsing: event.parameters) else { return }
-        let p = meta.parameters
-        switch meta.subevent {
-        case HCILESubeventCode.connectionComplete, HCILESubeventCode.enhancedConnectionCompleteV1,
-             HCILESubeventCode.enhancedConnectionCompleteV2:
-            guard let c = try? HCILEConnectionCompleteEvent(anyConnectionComplete: meta) else { return delegate.hostDidDropMalformedEvent() }
-            // A failure, or a link in which we are central, ends the controller's initiating.
-            if D.initiatesConnections, c.status != .success || c.role == .central { commands.initiating = false }
-            delegate.hostDidReceive(connectionComplete: c)
-        case HCILESubeventCode.connectionUpdateComplete:
-            guard let u = try? HCILEConnectionUpdateCompleteEvent(parsing: p) else { return delegate.hostDidDropMalformedEvent() }
-            delegate.hostDidReceive(connectionUpdateComplete: u)
-        case HCILESubeventCode.remoteConnectionParameterRequest:
-            guard let r = try? HCILERemoteConnectionParameterRequestEvent(parsing: p) else { return delegate.hostDidDropMalformedEvent() }
-            delegate.hostDidReceive(remoteConnectionParameterRequest: r)
-        case HCILESubeventCode.dataLengthChange:
-            guard let d = try? HCILEDataLengthChangeEvent(parsing: p) else { return delegate.hostDidDropMalformedEvent() }
-            delegate.hostDidReceive(dataLengthChange: d)
-        case HCILESubeventCode.phyUpdateComplete:
-            guard let u = try? HCILEPHYUpdateCompleteEvent(parsing: p) else { return delegate.hostDidDropMalformedEvent() }
-            delegate.hostDidReceive(phyUpdateComplete: u)
-        case HCILEAdvertisingReportEvent.subevent:
-            guard D.receivesAdvertisingReports, var reports = try? HCILEAdvertisingReportEvent(meta) else { return }
-            while let report = try? reports.next() { delegate.hostDidReceive(advertisingReport: report) }
-        case HCILEExtendedAdvertisingReportEvent.subevent:
-            guard D.receivesAdvertisingReports, var reports = try? HCILEExtendedAdvertisingReportEvent(meta) else { return }
-            while let report = try? reports.next() { delegate.hostDidReceive(advertisingReport: report) }
+        case 0x05, 0x13, 0x3E:  // Disconnection Complete, Number Of Completed Packets, LE Meta (7.7.5, 7.7.19, 7.7.65)
+            handleConnectionEvent(event, delegate: &delegate)
         default:
             delegate.hostDidReceive(event: event)
         }
