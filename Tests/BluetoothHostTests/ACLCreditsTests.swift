@@ -110,17 +110,16 @@ import Testing
         for _ in 0..<2 { _ = credits.consume(handle: 2) }
         // Captured event (1 handle): parameters start after "04 13 05".
         let captured = aclHex("04 13 05 01 01 00 01 00")
-        #expect(try credits.applyNumberOfCompletedPackets(captured.span.extracting(3...)) == 1)
+        #expect(credits.apply(try HCINumberOfCompletedPacketsEvent(parsing: captured.span.extracting(3...))) == 1)
         // Three pairs: handle 1 × 2, handle 2 × 2, unknown handle 9 × 4.
         let three = aclHex("03 01 00 02 00 02 00 02 00 09 00 04 00")
-        #expect(try credits.applyNumberOfCompletedPackets(three.span) == 4)
+        #expect(credits.apply(try HCINumberOfCompletedPacketsEvent(parsing: three.span)) == 4)
         #expect(credits.inFlight == 0 && credits.bogusReturns == 4 && credits.available == 8)
-        // Num_Handles disagreeing with the bytes: nothing applied.
-        _ = credits.consume(handle: 1)
+        // Num_Handles disagreeing with the bytes: the event does not parse, so nothing can be applied
+        // (`HCIHost` counts it malformed: `LinkEventTests`).
         let short = aclHex("02 01 00 01 00")
         #expect(throws: DecodeError.badLength(field: "Num_Handles", declared: 2, limit: 1)) {
-            try credits.applyNumberOfCompletedPackets(short.span)
+            _ = try HCINumberOfCompletedPacketsEvent(parsing: short.span)
         }
-        #expect(credits.inFlight == 1)
     }
 }

@@ -207,9 +207,15 @@ public struct HCINumberOfCompletedPacketsEvent: ~Escapable {
         return UInt16(entries[4 * i + 2]) | UInt16(entries[4 * i + 3]) << 8
     }
 
-    /// Calls `body(handle, completedPackets)` for each entry in order.
+    /// Calls `body(handle, completedPackets)` for each entry in order. Read straight through, without
+    /// `handle(at:)`'s index check per entry: this runs for every credit return on the ACL path.
     public func forEach(_ body: (UInt16, UInt16) -> Void) {
-        for i in 0..<count { body(handle(at: i), completedPackets(at: i)) }
+        var i = 0
+        while i &+ 4 <= entries.count {
+            body((UInt16(entries[i]) | UInt16(entries[i &+ 1]) << 8) & 0x0FFF,
+                 UInt16(entries[i &+ 2]) | UInt16(entries[i &+ 3]) << 8)
+            i &+= 4
+        }
     }
 }
 

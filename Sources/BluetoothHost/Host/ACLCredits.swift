@@ -116,23 +116,12 @@ public struct ACLCredits<let links: Int> {
         return restored
     }
 
-    /// Applies a whole Number Of Completed Packets event given its parameters (after the event code
-    /// and length bytes): Num_Handles (u8), then that many (handle u16, count u16) pairs
-    /// (Core 5.4 Vol 4 Part E 7.7.19; the two arrays interleaved, as Zephyr's controller and Bumble
-    /// encode them). The event is length-checked before any credit is restored. Returns the credits
-    /// restored.
+    /// Applies a whole Number Of Completed Packets event (Core 5.4 Vol 4 Part E 7.7.19), which
+    /// `HCIHost` parsed and length-checked before any credit is restored. Returns the credits restored.
     @discardableResult
-    public mutating func applyNumberOfCompletedPackets(_ parameters: Span<UInt8>) throws(DecodeError) -> Int {
-        var r = try ByteReader(parameters, atLeast: 1)
-        let pairs = Int(try r.u8())
-        guard r.remaining == 4 * pairs else {
-            throw .badLength(field: "Num_Handles", declared: pairs, limit: r.remaining / 4)
-        }
+    public mutating func apply(_ event: borrowing HCINumberOfCompletedPacketsEvent) -> Int {
         var restored = 0
-        for _ in 0..<pairs {
-            let handle = try r.u16() & 0x0FFF
-            restored += completed(handle: handle, count: try r.u16())
-        }
+        event.forEach { handle, count in restored += completed(handle: handle, count: count) }
         return restored
     }
 

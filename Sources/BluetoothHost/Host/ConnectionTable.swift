@@ -154,6 +154,22 @@ public struct LinkTable<let capacity: Int, Reassembler: L2CAPReassembling, Extra
         return nil
     }
 
+    /// `link`'s position when the table still holds it there: the slot a caller was handed with the
+    /// link (`ConnectionSummary.slot`, from `receive`) checked in one comparison instead of searched
+    /// for again. Nil when that link has gone.
+    @inline(__always)
+    mutating func slot(of link: ConnectionSummary) -> Int? {
+        guard link.slot >= 0 && link.slot < capacity, handles[link.slot] == link.handle else { return nil }
+        return link.slot
+    }
+
+    /// `update(handle:_:)` for a link the caller was handed (see `slot(of:)` for a summary).
+    @inline(__always)
+    mutating func update<R>(_ link: ConnectionSummary, _ body: (inout Link) -> R) -> R? {
+        guard let i = slot(of: link) else { return nil }
+        return body(&entries[i]!)
+    }
+
     /// `handle(at:)` for callers that hold the table mutably (see `slot(of:)`).
     @inline(__always)
     mutating func handle(atSlot position: Int) -> UInt16? {
@@ -166,16 +182,17 @@ public struct LinkTable<let capacity: Int, Reassembler: L2CAPReassembling, Extra
     @inline(__always)
     func isOccupied(_ position: Int) -> Bool { handles[position] != Self.vacant }
 
-    /// Adds a link on LE (Enhanced) Connection Complete with success status.
+    /// Adds a link on LE (Enhanced) Connection Complete with success status; returns its slot.
+    @discardableResult
     public mutating func insert(handle: UInt16, role: ConnectionRole, peer: DeviceAddress,
-                                timing: ConnectionTiming) throws(ConnectionTableError) {
+                                timing: ConnectionTiming) throws(ConnectionTableError) -> Int {
         guard handle <= HCIACLDataHeader.maxHandle else { throw .invalidHandle(handle) }
         guard slot(of: handle) == nil else { throw .duplicateHandle(handle) }
         for i in 0..<capacity where handles[i] == Self.vacant {
             entries[i] = Link(handle: handle, role: role, peer: peer, timing: timing)
             handles[i] = handle
             count += 1
-            return
+            return i
         }
         throw .full(capacity: capacity)
     }

@@ -12,11 +12,28 @@ public protocol HostDelegate {
     mutating func hostCommandDidTimeOut(tag: CommandTag, opcode: HCIOpcode)
     /// One advertising report, legacy or extended.
     mutating func hostDidReceive(advertisingReport: borrowing AdvertisingReport)
-    /// A well-formed LE Connection Complete, of any of its three forms (Core 5.4 Vol 4 Part E
-    /// 7.7.65.1, 7.7.65.10), parsed once here: the host reads it for its own initiating state too.
+    // The events about links, each parsed once, in `HCIHost`, and handed on typed
+    // (`HCIHost+ConnectionEvents.swift`).
+    /// LE Connection Complete, of any of its three forms (Core 5.4 Vol 4 Part E 7.7.65.1,
+    /// 7.7.65.10): the host reads it for its own initiating state too.
     mutating func hostDidReceive(connectionComplete: HCILEConnectionCompleteEvent)
-    /// Any event the host itself does not consume (other connection events, other LE subevents,
-    /// and a Connection Complete that did not parse).
+    /// Disconnection Complete (7.7.5), whatever its status.
+    mutating func hostDidReceive(disconnectionComplete: HCIDisconnectionCompleteEvent)
+    /// Number Of Completed Packets (7.7.19): ACL credits back.
+    mutating func hostDidReceive(completedPackets: borrowing HCINumberOfCompletedPacketsEvent)
+    /// LE Connection Update Complete (7.7.65.3), whatever its status.
+    mutating func hostDidReceive(connectionUpdateComplete: HCILEConnectionUpdateCompleteEvent)
+    /// LE Remote Connection Parameter Request (7.7.65.6): the controller waits for the host's answer.
+    mutating func hostDidReceive(remoteConnectionParameterRequest: HCILERemoteConnectionParameterRequestEvent)
+    /// LE Data Length Change (7.7.65.7).
+    mutating func hostDidReceive(dataLengthChange: HCILEDataLengthChangeEvent)
+    /// LE PHY Update Complete (7.7.65.12), whatever its status.
+    mutating func hostDidReceive(phyUpdateComplete: HCILEPHYUpdateCompleteEvent)
+    /// An event of one of the kinds above whose parameters did not have its layout: dropped here,
+    /// for the delegate to count.
+    mutating func hostDidDropMalformedEvent()
+    /// Any event the host neither consumes nor hands on typed (other events, other LE subevents), as
+    /// it came.
     mutating func hostDidReceive(event: borrowing HCIEventPacket)
     /// An ACL data packet, without its H4 indicator.
     mutating func hostDidReceive(acl: Span<UInt8>)
@@ -36,6 +53,13 @@ extension HostDelegate {
     public mutating func hostCommandDidTimeOut(tag: CommandTag, opcode: HCIOpcode) {}
     public mutating func hostDidReceive(advertisingReport: borrowing AdvertisingReport) {}
     public mutating func hostDidReceive(connectionComplete: HCILEConnectionCompleteEvent) {}
+    public mutating func hostDidReceive(disconnectionComplete: HCIDisconnectionCompleteEvent) {}
+    public mutating func hostDidReceive(completedPackets: borrowing HCINumberOfCompletedPacketsEvent) {}
+    public mutating func hostDidReceive(connectionUpdateComplete: HCILEConnectionUpdateCompleteEvent) {}
+    public mutating func hostDidReceive(remoteConnectionParameterRequest: HCILERemoteConnectionParameterRequestEvent) {}
+    public mutating func hostDidReceive(dataLengthChange: HCILEDataLengthChangeEvent) {}
+    public mutating func hostDidReceive(phyUpdateComplete: HCILEPHYUpdateCompleteEvent) {}
+    public mutating func hostDidDropMalformedEvent() {}
     public mutating func hostDidReceive(event: borrowing HCIEventPacket) {}
     public mutating func hostDidReceive(acl: Span<UInt8>) {}
     public static var receivesAdvertisingReports: Bool { true }
@@ -264,30 +288,8 @@ public struct HCIHost {
             } else {
                 delegate.hostDidReceive(event: event)
             }
-        case 0x3E:  // LE Meta (7.7.65)
-            handleLEMeta(event, delegate: &delegate)
-        default:
-            delegate.hostDidReceive(event: event)
-        }
-    }
-
-    private mutating func handleLEMeta<D: HostDelegate>(_ event: borrowing HCIEventPacket, delegate: inout D) {
-        guard let meta = try? HCILEMetaEvent(parsing: event.parameters) else { return }
-        switch meta.subevent {
-        case HCILESubeventCode.connectionComplete, HCILESubeventCode.enhancedConnectionCompleteV1,
-             HCILESubeventCode.enhancedConnectionCompleteV2:
-            // A failure, or a link in which we are central, ends the controller's initiating.
-            guard let c = try? HCILEConnectionCompleteEvent(anyConnectionComplete: meta) else {
-                return delegate.hostDidReceive(event: event)  // the delegate counts it malformed
-            }
-            if D.initiatesConnections, c.status != .success || c.role == .central { commands.initiating = false }
-            delegate.hostDidReceive(connectionComplete: c)
-        case HCILEAdvertisingReportEvent.subevent:
-            guard D.receivesAdvertisingReports, var reports = try? HCILEAdvertisingReportEvent(meta) else { return }
-            while let report = try? reports.next() { delegate.hostDidReceive(advertisingReport: report) }
-        case HCILEExtendedAdvertisingReportEvent.subevent:
-            guard D.receivesAdvertisingReports, var reports = try? HCILEExtendedAdvertisingReportEvent(meta) else { return }
-            while let report = try? reports.next() { delegate.hostDidReceive(advertisingReport: report) }
+        case 0x05, 0x13, 0x3E:  // Disconnection Complete, Number Of Completed Packets, LE Meta (7.7.5, 7.7.19, 7.7.65)
+            handleConnectionEvent(event, delegate: &delegate)
         default:
             delegate.hostDidReceive(event: event)
         }

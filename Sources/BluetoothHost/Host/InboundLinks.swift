@@ -117,11 +117,11 @@ extension LEStack {
         return false
     }
 
-    /// A PDU from the peer on `handle`: the link is not idle.
-    mutating func heard(handle: UInt16) {
+    /// A PDU from the peer on `link`: the link is not idle.
+    mutating func heard(_ link: ConnectionSummary) {
         guard App.inboundLinks.idleBound != nil else { return }
         let n = now
-        _ = connections.update(handle: handle) { link in
+        _ = connections.update(link) { link in
             link.extra.lastHeard = n
             link.extra.spoke = true
         }

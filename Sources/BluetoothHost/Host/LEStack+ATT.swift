@@ -4,7 +4,7 @@
 /// is full sent first when room comes back.
 extension LEStack {
     mutating func deliver(link: ConnectionSummary, channel: L2CAPChannelID, payload: Span<UInt8>) {
-        if link.role == .peripheral { heard(handle: link.handle) }
+        if link.role == .peripheral { heard(link) }
         var reply = FixedBytes<23>()
         let inbound = router.route(channel: channel, payload: payload, role: link.role, reply: &reply)
         if let replyChannel = inbound.replyChannel, !reply.isEmpty {
@@ -16,12 +16,12 @@ extension LEStack {
         case .signaling(.connectionParameterUpdateResponse(let identifier, let accepted)):
             // Our own request (`requestConnectionParameters`) answered: the central applies what it
             // accepted with the link layer's update, reported as LE Connection Update Complete.
-            let matched = connections.update(handle: link.handle) { $0.signaling.resolve(identifier: identifier) } ?? false
+            let matched = connections.update(link) { $0.signaling.resolve(identifier: identifier) } ?? false
             if matched, !accepted { counters.refusedParameterRequests &+= 1 }
         case .signaling(.commandRejected(let identifier, _)):
             // A central that does not take the request at all (Command Reject, Vol 3 Part A 4.1): it is
             // answered all the same, and the link may ask again.
-            let matched = connections.update(handle: link.handle) { $0.signaling.resolve(identifier: identifier) } ?? false
+            let matched = connections.update(link) { $0.signaling.resolve(identifier: identifier) } ?? false
             if matched { counters.refusedParameterRequests &+= 1 }
         case .signaling(.updateConnectionParameters(let request)) where App.connectsAsCentral:
             // We are central: accept what passed validation and apply it (Core 5.4 Vol 3 Part A 4.21).
@@ -52,7 +52,8 @@ extension LEStack {
 
     @inline(never)
     mutating func serveATT(link: ConnectionSummary, pdu: Span<UInt8>) {
-        guard let i = connections.slot(of: link.handle) else { return }
+        // The slot `LinkTable.receive` found the link in, checked, not searched for again.
+        guard let i = connections.slot(of: link) else { return }
         var response = PDU()
         let action = server.handle(pdu: pdu, bearer: &connections.entries[i]!.extra.bearer, connection: i,
                                    now: now, database: &database, delegate: &app, response: &response)

@@ -27,12 +27,13 @@ extension LEStack {
         }
         let timing = ConnectionTiming(interval: c.connectionInterval, latency: c.peripheralLatency,
                                       supervisionTimeout: c.supervisionTimeout)
+        var slot = 0
         do throws(ConnectionTableError) {
             // Host-to-controller credits are tracked for 16 handles (`StackControl.credits`); a stack
             // built for more links refuses the 17th as it refuses one its table has no room for.
             guard control.credits.open(handle: c.handle) else { throw .full(capacity: 16) }
             do throws(ConnectionTableError) {
-                try connections.insert(handle: c.handle, role: c.role, peer: peer, timing: timing)
+                slot = try connections.insert(handle: c.handle, role: c.role, peer: peer, timing: timing)
             } catch {
                 _ = control.credits.close(handle: c.handle)
                 throw error
@@ -80,8 +81,7 @@ extension LEStack {
            pending.peer.address == peer.address {
             control.cancelAttempt(reason: .connectionAlreadyExists, now: now)
         }
-        let summary = ConnectionSummary(handle: c.handle, role: c.role, peer: peer, timing: timing,
-                                        slot: connections.slot(of: c.handle) ?? 0)
+        let summary = ConnectionSummary(handle: c.handle, role: c.role, peer: peer, timing: timing, slot: slot)
         app.stackDidConnect(summary, now: now, control: &control)
         // Only our own LE Create Connection makes us central (Core 5.4 Vol 6 Part B 4.5), so an
         // application that never connects as central carries no code for it.
@@ -105,6 +105,29 @@ extension LEStack {
         } else {
             control.send(HCILERemoteConnectionParameterRequestNegativeReply(handle: request.handle), tag: .connection)
         }
+    }
+
+    /// LE Connection Update Complete (Core 5.4 Vol 4 Part E 7.7.65.3): the link's new timing. A failed
+    /// update leaves it as it was.
+    mutating func connectionUpdated(_ u: HCILEConnectionUpdateCompleteEvent) {
+        guard u.status == .success else { return }
+        _ = connections.update(handle: u.handle) { link in
+            link.timing = ConnectionTiming(interval: u.connectionInterval, latency: u.peripheralLatency,
+                                           supervisionTimeout: u.supervisionTimeout)
+        }
+        retryPHYAfterProcedure(handle: u.handle)
+    }
+
+    /// LE Data Length Change (7.7.65.7): the PDU sizes now in use on the link, recorded and told.
+    mutating func dataLengthChanged(_ d: HCILEDataLengthChangeEvent) {
+        let length = LinkDataLength(maxTxOctets: d.maxTxOctets, maxTxTime: d.maxTxTime,
+                                    maxRxOctets: d.maxRxOctets, maxRxTime: d.maxRxTime)
+        guard connections.update(handle: d.handle, { $0.dataLength = length }) != nil else { return }
+        counters.dataLengthChanges &+= 1
+        counters.lastTxOctets = d.maxTxOctets
+        counters.lastRxOctets = d.maxRxOctets
+        app.stackDidChangeDataLength(handle: d.handle, length, now: now, control: &control)
+        retryPHYAfterProcedure(handle: d.handle)
     }
 
     /// Asks the central of a link where we are peripheral for other connection parameters, with the

@@ -129,55 +129,32 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         app.stackDidReceive(advertisingReport: advertisingReport, now: now, control: &control)
     }
 
-    /// The enhanced events' extra fields (resolvable private addresses) are not used.
-    public mutating func hostDidReceive(connectionComplete c: HCILEConnectionCompleteEvent) {
-        linkUp(c)
+    // Each event arrives parsed (`HCIHost` is the one place events are parsed). The enhanced
+    // connection events' extra fields (resolvable private addresses) are not used.
+    public mutating func hostDidReceive(connectionComplete c: HCILEConnectionCompleteEvent) { linkUp(c) }
+
+    public mutating func hostDidReceive(disconnectionComplete d: HCIDisconnectionCompleteEvent) {
+        guard d.status == .success else { return }
+        linkDown(handle: d.handle, reason: d.reason)
     }
 
+    public mutating func hostDidReceive(connectionUpdateComplete u: HCILEConnectionUpdateCompleteEvent) { connectionUpdated(u) }
+
+    public mutating func hostDidReceive(remoteConnectionParameterRequest r: HCILERemoteConnectionParameterRequestEvent) { answer(r) }
+
+    public mutating func hostDidReceive(dataLengthChange d: HCILEDataLengthChangeEvent) { dataLengthChanged(d) }
+
+    public mutating func hostDidReceive(phyUpdateComplete u: HCILEPHYUpdateCompleteEvent) { phyUpdated(u) }
+
+    public mutating func hostDidReceive(completedPackets: borrowing HCINumberOfCompletedPacketsEvent) {
+        control.credits.apply(completedPackets)
+    }
+
+    public mutating func hostDidDropMalformedEvent() { counters.malformedEvents &+= 1 }
+
+    /// What the stack does not act on goes to the application as it came (`LEApplication.stackDidReceive(event:)`).
     public mutating func hostDidReceive(event: borrowing HCIEventPacket) {
-        switch event.code {
-        case HCIEventCode.disconnectionComplete:
-            guard let e = try? HCIDisconnectionCompleteEvent(parsing: event.parameters) else { return malformedEvent() }
-            guard e.status == .success else { return }
-            linkDown(handle: e.handle, reason: e.reason)
-        case HCIEventCode.numberOfCompletedPackets:
-            if (try? control.credits.applyNumberOfCompletedPackets(event.parameters)) == nil { malformedEvent() }
-        case HCIEventCode.leMeta:
-            guard let meta = try? HCILEMetaEvent(parsing: event.parameters) else { return malformedEvent() }
-            switch meta.subevent {
-            case HCILESubeventCode.connectionComplete, HCILESubeventCode.enhancedConnectionCompleteV1,
-                 HCILESubeventCode.enhancedConnectionCompleteV2:
-                // `HCIHost` hands on a well-formed one as `hostDidReceive(connectionComplete:)`.
-                malformedEvent()
-            case HCILESubeventCode.dataLengthChange:
-                guard let d = try? HCILEDataLengthChangeEvent(meta) else { return malformedEvent() }
-                let length = LinkDataLength(maxTxOctets: d.maxTxOctets, maxTxTime: d.maxTxTime,
-                                            maxRxOctets: d.maxRxOctets, maxRxTime: d.maxRxTime)
-                guard connections.update(handle: d.handle, { $0.dataLength = length }) != nil else { return }
-                counters.dataLengthChanges &+= 1
-                counters.lastTxOctets = d.maxTxOctets
-                counters.lastRxOctets = d.maxRxOctets
-                app.stackDidChangeDataLength(handle: d.handle, length, now: now, control: &control)
-                retryPHYAfterProcedure(handle: d.handle)
-            case HCILESubeventCode.phyUpdateComplete:
-                guard let u = try? HCILEPHYUpdateCompleteEvent(meta) else { return malformedEvent() }
-                phyUpdated(u)
-            case HCILESubeventCode.remoteConnectionParameterRequest:
-                guard let r = try? HCILERemoteConnectionParameterRequestEvent(meta) else { return malformedEvent() }
-                answer(r)
-            case HCILESubeventCode.connectionUpdateComplete:
-                guard let u = try? HCILEConnectionUpdateCompleteEvent(meta), u.status == .success else { return }
-                _ = connections.update(handle: u.handle) { link in
-                    link.timing = ConnectionTiming(interval: u.connectionInterval, latency: u.peripheralLatency,
-                                                   supervisionTimeout: u.supervisionTimeout)
-                }
-                retryPHYAfterProcedure(handle: u.handle)
-            default:
-                app.stackDidReceive(event: event, control: &control)
-            }
-        default:
-            app.stackDidReceive(event: event, control: &control)
-        }
+        app.stackDidReceive(event: event, control: &control)
     }
 
     public mutating func hostDidReceive(acl: Span<UInt8>) {
@@ -255,8 +232,6 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         }
         if let d = app.applicationDeadlineInPlace(), now >= d { app.stackTimerFired(now: now, control: &control) }
     }
-
-    mutating func malformedEvent() { counters.malformedEvents &+= 1 }
 }
 
 // MARK: In-place construction
