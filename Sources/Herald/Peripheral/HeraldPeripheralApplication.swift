@@ -1,0 +1,69 @@
+import BluetoothHost
+
+/// `HeraldPeripheral` as a whole application: a wearable or beacon that only serves the Herald service.
+public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate: HeraldPeripheralDelegate,
+                                          let links: Int, let payloadCapacity: Int, let signalCapacity: Int>: LEApplication {
+    public var peripheral: HeraldPeripheral<Source, links, payloadCapacity, signalCapacity>
+    public var delegate: Delegate
+
+    public init(peripheral: HeraldPeripheral<Source, links, payloadCapacity, signalCapacity>, delegate: Delegate) {
+        precondition(Delegate.rotatesAddress || peripheral.advertiser.configuration.irk == nil,
+                     "HeraldPeripheralApplication: an IRK was configured but the delegate's rotatesAddress is false")
+        self.peripheral = peripheral
+        self.delegate = delegate
+    }
+
+    public static var serverFeatures: GATTServerFeatures { Delegate.serverFeatures }
+    public typealias PrepareQueue = Delegate.PrepareQueue
+    /// It only advertises and is connected to (the sensor, which also scans and connects, embeds
+    /// `HeraldPeripheral` itself).
+    public static var scans: Bool { false }
+    public static var connectsAsCentral: Bool { false }
+    /// A phone reads the payload and goes: no use for the LE 2M PHY (`LEApplication.asksForLE2MPHY`).
+    public static var asksForLE2MPHY: Bool { false }
+
+    public mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
+        peripheral.read(id: id, connection: connection, offset: offset, into: &sink, delegate: &delegate)
+    }
+
+    public mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
+        peripheral.write(id: id, connection: connection, offset: offset, value: value, delegate: &delegate)
+    }
+
+    public mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout StackControl) {
+        peripheral.stackDidBecomeReady(info, now: now, control: &control, delegate: &delegate)
+    }
+
+    public mutating func stackControllerDidFail(_ failure: ControllerFailure, now: UInt64, control: inout StackControl) {
+        peripheral.stackControllerDidFail()
+    }
+
+    public mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {
+        peripheral.stackDidConnect(link, now: now, control: &control, delegate: &delegate)
+    }
+
+    public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
+        peripheral.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control, delegate: &delegate)
+    }
+
+    public mutating func stackDidUpdatePHY(handle: UInt16, _ phy: LinkPHY, now: UInt64, control: inout StackControl) {
+        peripheral.stackDidUpdatePHY(handle: handle, phy, delegate: &delegate)
+    }
+
+    public mutating func stackCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus,
+                                                 returnParameters: Span<UInt8>, control: inout StackControl) {
+        _ = peripheral.stackCommandDidComplete(tag: tag, opcode: opcode, status: status, returnParameters: returnParameters,
+                                               control: &control, delegate: &delegate)
+    }
+
+    /// Asked of the type first, so that an application that never follows the period grid has no
+    /// timer code at all, not only no timer.
+    public var applicationDeadline: UInt64? {
+        HeraldPeripheral<Source, links, payloadCapacity, signalCapacity>.tracksPeriods(Delegate.self) ? peripheral.deadline : nil
+    }
+
+    public mutating func stackTimerFired(now: UInt64, control: inout StackControl) {
+        guard HeraldPeripheral<Source, links, payloadCapacity, signalCapacity>.tracksPeriods(Delegate.self) else { return }
+        peripheral.stackTimerFired(now: now, control: &control, delegate: &delegate)
+    }
+}
