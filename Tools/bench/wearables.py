@@ -93,7 +93,9 @@ def main():
         radio.close()
 
     events = [[json.loads(l) for l in open(o) if l.startswith("{")] for o in outs]
-    names = [next(e["payload"] for e in ev if e.get("event") == "ready") for ev in events]
+    # Each wearable's payloads by short name: the one it started with and each later one (a run that
+    # crosses a payload period boundary: every wearable's payload and address change at once).
+    names = [{e["payload"] for e in ev if e.get("event") in ("ready", "ownPayload")} for ev in events]
     beacon_payloads = []
     for o in beacon_outs:
         # The payload the beacon served, as its first payload-read event shows it (None: nobody read it).
@@ -112,14 +114,15 @@ def main():
         by_payload = {e["payload"]: e.get("shortName") for e in ev if e.get("event") == "didRead"}
         end = max(seconds(e["time"]) for e in ev if "time" in e)
         peers = [(f"wearable {k}", names[k]) for k in range(len(names)) if k != i]
-        peers += [(f"beacon {b}", by_payload.get(pl, pl)) for b, pl in enumerate(beacon_payloads)]
-        peers += [(f"phone {j}", by_payload.get(pl, pl)) for j, pl in enumerate(phone_payloads)]
-        for label, key in peers:
-            if key not in reads:
+        peers += [(f"beacon {b}", {by_payload.get(pl, pl)}) for b, pl in enumerate(beacon_payloads)]
+        peers += [(f"phone {j}", {by_payload.get(pl, pl)}) for j, pl in enumerate(phone_payloads)]
+        for label, keys in peers:
+            found = [reads[k] for k in keys if k in reads]
+            if not found:
                 print(f"  wearable {i}: {label}: NOT READ")
                 missing += 1
                 continue
-            target, t_read = reads[key]
+            target, t_read = min(found, key=lambda r: r[1])
             delay = t_read - detected.get(target, t_read)
             delays.append(delay)
             measures = sorted(seconds(e["time"]) for e in ev if e.get("event") == "didMeasure" and e.get("target") == target)

@@ -3,7 +3,8 @@
 usage: python controllers.py TRANSPORT TRANSPORT [TRANSPORT ...]
 
 Bumble 0.0.236's own `bumble.apps.controllers` refuses anything but exactly two transports; tests
-with several centrals need more. Its LE Create Connection Cancel is made to do what the Core says (below).
+with several centrals need more. Its LE Create Connection Cancel is made to do what the Core says, and a
+connection request no advertiser took fails as it does on air (below).
 """
 import asyncio
 import sys
@@ -43,6 +44,39 @@ def cancel_connection_as_the_core_says(self, _command):
 
 
 Controller.on_hci_le_create_connection_cancel_command = cancel_connection_as_the_core_says
+
+_create_le_connection = Controller.create_le_connection
+
+
+def create_le_connection_as_on_air(self, peer_address):
+    """A central's link whose CONNECT_IND no advertiser took ends with Disconnection Complete 0x3E
+    (Connection Failed to be Established), as on air when the peripheral never answers in the first
+    six connection events (Core 5.4 Vol 6 Part B 4.5.2).
+
+    Bumble 0.0.236 completes the central's side of every connection it asks for, whether or not the
+    peripheral's controller accepts the CONNECT_IND; the peripheral's drops it when its advertising
+    has stopped, e.g. because another central's CONNECT_IND for the same advert came first. The
+    central's host is then left with a link nobody is on (bench-wearables on Bumble: two wearables
+    connected to the phone on one advert, the phone's host saw one link, the other wearable's Exchange
+    MTU went unanswered until its 5 s first-answer bound; Zephyr's controller ends such a link 0x3E).
+    """
+    _create_le_connection(self, peer_address)
+    connection = self.le_connections.get(peer_address)
+    if connection is None or connection.role != hci.Role.CENTRAL:
+        return
+
+    def check():
+        # The CONNECT_IND reached every controller with call_soon; by now the peripheral took it or not.
+        taken = any(c is not self and (p := c.le_connections.get(connection.self_address)) is not None
+                    and p.role == hci.Role.PERIPHERAL for c in self.link.controllers)
+        if not taken and self.le_connections.get(peer_address) is connection:
+            self.on_le_disconnected(connection, hci.HCI_ErrorCode.CONNECTION_FAILED_TO_BE_ESTABLISHED_ERROR)
+
+    # About six connection events at the intervals our centrals ask for.
+    asyncio.get_running_loop().call_later(0.05, check)
+
+
+Controller.create_le_connection = create_le_connection_as_on_air
 
 
 async def main(names: list[str]) -> None:
