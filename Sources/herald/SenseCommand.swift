@@ -36,21 +36,24 @@ struct SenseCommand: ParsableCommand {
             var printer = SensorEventPrinter(json: jsonEvents, measurements: !quiet)
             printer.order = byteOrder.order
             guard let byte = testPayload else {
-                try runSensor(peripheral: NoSensorPeripheral(), database: try Self.database(), printer: printer)
+                try runSensor(supplier: SimplePayloadLayout(), peripheral: NoSensorPeripheral(), database: try Self.database(),
+                              printer: printer)
                 return
             }
             let header = PayloadHeader(protocolAndVersion: 0x10, countryCode: 0, stateCode: 0)
             let identifier = ContactIdentifier(repeating: UInt8(byte))
-            var peripheral: HeraldPeripheral<FixedPayloadSource<32>, 4, 32, 600>
+            // The test payload is the sensor's supplier; the peripheral serves it (no source of its own).
+            let supplier: FixedPayloadSource<32>
+            var peripheral: HeraldPeripheral<NoPayloadSource, 4, 32, 600>
             var database = try Self.database()
             do {
-                peripheral = try HeraldPeripheral(source: try .simpleTest(header: header, contactIdentifier: identifier, order: byteOrder.order),
-                                                  advertising: HeraldAdvertisingConfiguration(), clock: .system())
+                supplier = try .simpleTest(header: header, contactIdentifier: identifier, order: byteOrder.order)
+                peripheral = try HeraldPeripheral(source: NoPayloadSource(), advertising: HeraldAdvertisingConfiguration(), clock: .system())
                 try peripheral.install(into: &database)
             } catch {
                 throw CLIError(exitCode: 1, message: "internal error building the peripheral: \(error)")
             }
-            try runSensor(peripheral: peripheral, database: database, printer: printer)
+            try runSensor(supplier: supplier, peripheral: peripheral, database: database, printer: printer)
         }
     }
 
@@ -62,10 +65,11 @@ struct SenseCommand: ParsableCommand {
         }
     }
 
-    func runSensor<P: HeraldSensorPeripheral>(peripheral: P, database: GATTDatabase<24, 256, 4>, printer: SensorEventPrinter) throws {
-        typealias App = HeraldSensor<SimplePayloadLayout, SensorEventPrinter, 64, 2, P>
+    func runSensor<S: PayloadDataSupplier, P: HeraldSensorPeripheral>(supplier: S, peripheral: P, database: GATTDatabase<24, 256, 4>,
+                                                                    printer: SensorEventPrinter) throws {
+        typealias App = HeraldSensor<S, SensorEventPrinter, 64, 2, P>
         let stack = BluetoothStack(configuration: StackSession<App, 4, 24, 256>.defaultConfiguration(), database: database,
-                                   app: App(supplier: SimplePayloadLayout(), delegate: printer, peripheral: peripheral))
+                                   app: App(supplier: supplier, delegate: printer, peripheral: peripheral))
         let session = try controller.openSession(stack)
         defer { session.close() }
         let started = MonotonicClock.now()

@@ -46,7 +46,10 @@ extension HeraldPeripheral {
     public var addressSettled: Bool { advertiser.addressSettled }
 }
 
-extension HeraldPeripheral: HeraldSensorPeripheral {}
+/// Only a peripheral without a payload source of its own can be a sensor's: the sensor's supplier is
+/// the one provider of our payload (`SensorCore` answers `heraldPeripheral(payloadAt:into:)`), so a
+/// sensor cannot be built with a second one that would be silently passed over.
+extension HeraldPeripheral: HeraldSensorPeripheral where Source == NoPayloadSource {}
 
 /// No peripheral role: nothing advertised, nothing served.
 public struct NoSensorPeripheral: HeraldSensorPeripheral {
