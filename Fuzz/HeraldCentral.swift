@@ -25,7 +25,7 @@ struct Control: HeraldCentralControl {
         return true
     }
     mutating func requestDisconnection(handle: UInt16) {}
-    mutating func requestScanning(_ on: Bool) {}
+    mutating func requestScanning(_ scan: ScanIntent?) {}
 }
 
 struct Delegate: SensorDelegate {

@@ -20,7 +20,7 @@ import Testing
         struct NoControl: HeraldCentralControl {
             mutating func requestConnection(to peer: DeviceAddress, now: UInt64, timeout: UInt64) -> Bool { false }
             mutating func requestDisconnection(handle: UInt16) {}
-            mutating func requestScanning(_ on: Bool) {}
+            mutating func requestScanning(_ scan: ScanIntent?) {}
         }
         var control = NoControl()
         central.start(now: 0, control: &control)

@@ -5,8 +5,11 @@ import BluetoothHost
 @Suite("Sensor central: discovery, reading, scheduling")
 struct SensorCentralTests {
     @Test func startScansContinuouslyAndReportsEveryAdvert() {
-        var h = CentralHarness<8, 2>()
-        #expect(h.control.actions == [.scan(true)])
+        // Active throughout (the reference apps' scan): the scan type's own rules are in SensorScanningTests.
+        var config = HeraldSensorConfiguration()
+        config.activeScanHold = nil
+        var h = CentralHarness<8, 2>(configuration: config)
+        #expect(h.control.actions == [.scan(.active)])
         let a = address(1)
         h.advert(a, AdvertData.heraldUUID128WithTx, rssi: -61)
         h.now += 100
@@ -163,6 +166,7 @@ struct SensorCentralTests {
     @Test func connectionAttemptUsesOurTimeoutAndOnlyTheStacksReportEndsIt() {
         var config = HeraldSensorConfiguration()
         config.connectionTimeout = 5_000
+        config.activeScanHold = nil  // its deadline is SensorScanningTests' business
         var h = CentralHarness<8, 2>(configuration: config)
         let a = address(1)
         h.advert(a, AdvertData.heraldUUID16)
@@ -286,15 +290,16 @@ struct SensorCentralTests {
     @Test func scanDutyCycleScansAtLeastOnceEveryPeriod() {
         var config = HeraldSensorConfiguration()
         config.scanWindow = 10_000
+        config.activeScanHold = nil
         var h = CentralHarness<8, 2>(configuration: config)
         #expect(h.central.nextDeadline == 11_000)
         h.now = 11_000
         h.central.tick(now: h.now, control: &h.control, delegate: &h.delegate)
-        #expect(h.control.actions == [.scan(true), .scan(false)])
+        #expect(h.control.actions == [.scan(.active), .scan(nil)])
         #expect(h.central.nextDeadline == 31_000)
         h.now = 31_000
         h.central.tick(now: h.now, control: &h.control, delegate: &h.delegate)
-        #expect(h.control.actions == [.scan(true), .scan(false), .scan(true)])
+        #expect(h.control.actions == [.scan(.active), .scan(nil), .scan(.active)])
     }
 
     @Test func stopDisconnectsAndStopsScanning() {
@@ -302,7 +307,7 @@ struct SensorCentralTests {
         h.advert(address(1), AdvertData.heraldUUID16)
         _ = h.connect(address(1), handle: 9)
         h.central.stop(control: &h.control)
-        #expect(h.control.actions.suffix(2) == [.scan(false), .disconnect(9)])
+        #expect(h.control.actions.suffix(2) == [.scan(nil), .disconnect(9)])
         h.advert(address(2), AdvertData.heraldUUID16)
         #expect(h.central.database.count == 1)
     }

@@ -108,10 +108,12 @@ struct SensorPeripheralTests {
         // The stack asks in place (`applicationDeadlineInPlace`, `deadlineInPlace`): the same answers.
         #expect(rig.sensor.peripheral.deadlineInPlace() == d)
         #expect(rig.sensor.applicationDeadlineInPlace() == d)
-        // With the central on, its purge timer joins in; both forms still agree.
+        // With the central on, its timers join in (the purge, the end of the first active scan);
+        // both forms still agree.
         rig.sensor.start(now: 10, control: &rig.control)
         let both = try #require(rig.sensor.applicationDeadline)
-        #expect(both == min(d, 10 + HeraldSensorConfiguration().purgeInterval))
+        let central = HeraldSensorConfiguration()
+        #expect(both == min(d, 10 + central.purgeInterval, 10 + central.activeScanHold!))
         #expect(rig.sensor.applicationDeadlineInPlace() == both)
     }
 }

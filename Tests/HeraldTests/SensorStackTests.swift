@@ -107,7 +107,10 @@ struct SensorStackTests {
     }
 
     @Test func transactionTimeoutDisconnectsAndCountsAFailure() {
-        var sensor = HeraldSensor<SimplePayloadLayout, RecordingDelegate, 8, 2, NoSensorPeripheral>(supplier: SimplePayloadLayout(), delegate: RecordingDelegate())
+        var always = HeraldSensorConfiguration()
+        always.activeScanHold = nil  // no scan-type deadline among the ones this test reads
+        var sensor = HeraldSensor<SimplePayloadLayout, RecordingDelegate, 8, 2, NoSensorPeripheral>(supplier: SimplePayloadLayout(), delegate: RecordingDelegate(),
+                                                                                                  configuration: always)
         var control = StackControl()
         control.credits.configure(leDataLength: 251, leTotalPackets: 8)
         sensor.stackDidBecomeReady(ControllerInfo(), now: 0, control: &control)

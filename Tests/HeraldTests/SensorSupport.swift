@@ -7,7 +7,13 @@
 enum ControlAction: Equatable {
     case connect(DeviceAddress, timeout: UInt64)
     case disconnect(UInt16)
-    case scan(Bool)
+    case scan(ScanIntent?)
+}
+
+extension ScanIntent {
+    /// The central's scans: 100 ms, window = interval.
+    static let active = ScanIntent(active: true, interval: 0x00A0)
+    static let passive = ScanIntent(active: false, interval: 0x00A0)
 }
 
 struct RecordingControl: HeraldCentralControl {
@@ -18,7 +24,7 @@ struct RecordingControl: HeraldCentralControl {
         return acceptConnections
     }
     mutating func requestDisconnection(handle: UInt16) { actions.append(.disconnect(handle)) }
-    mutating func requestScanning(_ on: Bool) { actions.append(.scan(on)) }
+    mutating func requestScanning(_ scan: ScanIntent?) { actions.append(.scan(scan)) }
     var connects: [DeviceAddress] { actions.compactMap { if case .connect(let a, _) = $0 { return a } else { return nil } } }
     var disconnects: [UInt16] { actions.compactMap { if case .disconnect(let h) = $0 { return h } else { return nil } } }
 }

@@ -73,7 +73,7 @@ struct SoakControl: HeraldCentralControl {
         return true
     }
     mutating func requestDisconnection(handle: UInt16) { disconnections.append(handle) }
-    mutating func requestScanning(_ on: Bool) { scanning = on }
+    mutating func requestScanning(_ scan: ScanIntent?) { scanning = scan != nil }
 }
 
 struct SoakPeer {

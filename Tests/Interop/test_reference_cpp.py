@@ -190,13 +190,14 @@ def legacy_reports(btsnoop):
     return out
 
 
-def test_one_reading_per_advertising_event(scenario):
-    """The reference wearable answers our active scan: each advertising event gives an ADV_IND report
-    and a SCAN_RSP report. One reading per event: as many didMeasure events for it as ADV_IND reports
-    in our own capture (before, one per report: about twice as many)."""
+def test_one_reading_per_advertising_event_and_one_scan_response_per_address(scenario):
+    """The reference wearable answers our scan requests while we scan actively, which we do only until
+    an address has answered one (`HeraldCentral+Scanning`): its scan response (it names it "Herald
+    Wearable") arrives, then our scan turns passive and its adverts come alone. One reading per
+    advertising event: as many didMeasure events for it as ADV_IND reports in our own capture (counting
+    scan responses too gave about twice as many while every advert drew one)."""
     w = scenario["wearable"]
     reports = legacy_reports(scenario["logs"] / "wearable.btsnoop")
-    # The reference wearable's scan response names it "Herald Wearable".
     named = {a for a, rsp, data in reports if rsp and b"Herald Wearable" in data}
     assert len(named) == 1, named
     address = named.pop()
@@ -205,7 +206,8 @@ def test_one_reading_per_advertising_event(scenario):
     target = [e for _, e in events(w, "didRead") if e["payload"] == CPP_WEARABLE_PAYLOAD][0]["target"]
     readings = len(events(w, "didMeasure", target))
     print(f"\nreference wearable {address}: {adverts} ADV_IND and {responses} SCAN_RSP reports, {readings} readings")
-    assert responses > adverts // 2, (adverts, responses)
+    # Scanning actively throughout drew a scan response for most adverts (more than half, on both radios).
+    assert adverts >= 100 and responses <= adverts // 10, (adverts, responses)
     assert abs(readings - adverts) <= 2, (readings, adverts, responses)
 
 

@@ -6,8 +6,9 @@ public protocol HeraldCentralControl {
     /// already under way (the controller allows one LE Create Connection, Core 5.4 Vol 4 Part E 7.8.12).
     mutating func requestConnection(to peer: DeviceAddress, now: UInt64, timeout: UInt64) -> Bool
     mutating func requestDisconnection(handle: UInt16)
-    /// Active scanning on or off (active, so scan responses with the second Herald UUID arrive).
-    mutating func requestScanning(_ on: Bool)
+    /// The scan to run (nil: none). Active while some address has yet to answer a scan request
+    /// (`HeraldCentral+Scanning`), so that scan responses with the second Herald UUID arrive.
+    mutating func requestScanning(_ scan: ScanIntent?)
 }
 
 extension StackControl: HeraldCentralControl {
@@ -15,8 +16,8 @@ extension StackControl: HeraldCentralControl {
         connect(to: peer, now: now, timeout: timeout)
     }
     public mutating func requestDisconnection(handle: UInt16) { disconnect(handle: handle) }
-    public mutating func requestScanning(_ on: Bool) {
-        if on { startScanning(active: true, interval: HeraldCentral<1, 1>.scanInterval) } else { stopScanning() }
+    public mutating func requestScanning(_ scan: ScanIntent?) {
+        if let scan { startScanning(active: scan.active, interval: scan.interval) } else { stopScanning() }
     }
 }
 
@@ -53,6 +54,10 @@ public struct HeraldSensorConfiguration: Sendable {
     /// every `scanPeriod` (at most 30 s, so every device is heard at least once every 30 s).
     public var scanWindow: UInt64? = nil
     public var scanPeriod: UInt64 = 30_000
+    /// Scan actively only until this long (ms) after the last scannable advert from an address that
+    /// has not yet answered a scan request, passively otherwise (`HeraldCentral+Scanning` says why);
+    /// nil scans actively throughout, as the reference apps do.
+    public var activeScanHold: UInt64? = 1_000
     public init() {}
 }
 
@@ -137,7 +142,14 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     /// The device the stack's connection attempt is for, until the stack reports its end.
     public internal(set) var pending: HeraldConnectionAttempt?
     public internal(set) var isOn = false
-    public internal(set) var isScanning = false
+    /// The scan asked of the stack (nil: none).
+    public internal(set) var scan: ScanIntent?
+    public var isScanning: Bool { scan != nil }
+    /// Inside the duty cycle's scan window (always, without `scanWindow`).
+    var scanWindowOpen = true
+    /// Active scanning is wanted until then (`HeraldCentral+Scanning`).
+    var activeScanUntil: UInt64 = 0
+    public internal(set) var answeredScans = AnsweredScanAddresses()
     /// Links peers made to us before we heard them advertise (handle, their address): once an advert
     /// files them, their device is marked as connected to us, so that we do not make a second link
     /// to a peer already linked to us (two links between one pair of devices help nobody, and
@@ -176,12 +188,15 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
         isOn = true
         scanPeriodStart = now
         nextPurge = now &+ configuration.purgeInterval
-        setScanning(true, control: &control)
+        scanWindowOpen = true
+        // Nothing has answered a scan request yet.
+        if let hold = configuration.activeScanHold { activeScanUntil = now &+ hold }
+        updateScan(now: now, control: &control)
     }
 
     public mutating func stop<C: HeraldCentralControl>(control: inout C) {
         isOn = false
-        setScanning(false, control: &control)
+        updateScan(now: 0, control: &control)
         for i in 0..<links { close(link: i, control: &control) }
     }
 
@@ -190,13 +205,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
         for i in 0..<links { slots[i] = nil; inboundStrangers[i] = nil }
         outgoingLink = nil
         pending = nil
-        isScanning = false
-    }
-
-    mutating func setScanning<C: HeraldCentralControl>(_ on: Bool, control: inout C) {
-        guard on != isScanning else { return }
-        isScanning = on
-        control.requestScanning(on)
+        scan = nil
     }
 
     // MARK: Adverts
@@ -217,11 +226,15 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
         case .appleConnectToCheck: kind = .appleToCheck
         case .appleIgnored:
             ignoredAppleAdverts &+= 1
-            guard database.index(of: report.address) != nil else { return nil }
+            guard database.index(of: report.address) != nil else {
+                return heardUnfiled(kind: report.kind, address: report.address, now: now, control: &control)
+            }
             kind = .appleToCheck
         case .notHerald:
             // A scan response often carries nothing Herald; it still measures a device we know.
-            guard database.index(of: report.address) != nil else { return nil }
+            guard database.index(of: report.address) != nil else {
+                return heardUnfiled(kind: report.kind, address: report.address, now: now, control: &control)
+            }
             kind = .appleToCheck
         }
         let (index, isNew) = database.observe(address: report.address, pseudoAddress: c.pseudoDeviceAddress, kind: kind,
@@ -234,6 +247,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
             delegate.sensor(.ble, available: true, didDeleteOrDetect: target)
         }
         if !report.kind.isScanResponse { database.entries[index]?.connectable = report.kind.isConnectable }
+        noteScanResponseNeed(kind: report.kind, address: report.address, device: index, now: now)
         if let tx = c.txPower ?? report.txPower { database.entries[index]?.txPower = tx }
         if let rssi = report.rssi {
             // One reading per advertising event. A scan response answers the scan request we sent to the
@@ -250,6 +264,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
                 measure(device: index, rssi: rssi, now: now, delegate: &delegate)
             }
         }
+        updateScan(now: now, control: &control)
         schedule(now: now, control: &control)
         return inboundRead
     }
@@ -279,8 +294,9 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
         guard isOn else { return nil }
         var d = nextPurge
         if let window = configuration.scanWindow {
-            d = min(d, isScanning ? scanPeriodStart &+ window : scanPeriodStart &+ configuration.scanPeriod)
+            d = min(d, scanWindowOpen ? scanPeriodStart &+ window : scanPeriodStart &+ configuration.scanPeriod)
         }
+        if scan?.active == true, configuration.activeScanHold != nil { d = min(d, activeScanUntil) }
         return d
     }
 
@@ -295,8 +311,9 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
         if let window = configuration.scanWindow {
             let period = max(configuration.scanPeriod, window)
             while now &- scanPeriodStart >= period { scanPeriodStart &+= period }
-            setScanning(now &- scanPeriodStart < window, control: &control)
+            scanWindowOpen = now &- scanPeriodStart < window
         }
+        updateScan(now: now, control: &control)
         for s in 0..<links {
             // Closed as ours (`close`): its end is then the attempt's failure (`didDisconnect`).
             if let t = slots[s]?.firstAnswerDeadline(configuration.firstAnswerTimeout), now >= t { close(link: s, control: &control) }

@@ -43,6 +43,8 @@ public struct HeraldDevice {
     public var immediateSendPending = false
     /// The last advert was connectable (scan responses do not change it).
     public var connectable = true
+    /// The device has answered one of our scan requests (`HeraldCentral+Scanning`).
+    public var answeredScan = false
     public var rssi: Int8?
     /// No connection attempts before this time.
     public var ignoreUntil: UInt64?
@@ -191,6 +193,7 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
             if entries[i]?.address != address {
                 if let stale = index(of: address), stale != i { evicted(targetIdentifier(at: stale)); store(nil, at: stale) }
                 entries[i]?.address = address
+                entries[i]?.answeredScan = false
             }
             entries[i]?.lastUpdated = now
             return (i, false)

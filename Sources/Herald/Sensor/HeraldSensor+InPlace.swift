@@ -32,7 +32,10 @@ extension HeraldCentral {
         initializeAbsent(&slots)
         pending = nil
         isOn = false
-        isScanning = false
+        scan = nil
+        scanWindowOpen = true
+        activeScanUntil = 0
+        answeredScans = AnsweredScanAddresses()
         initializeAbsent(&inboundStrangers)
         advertisedAddress = nil
         scanPeriodStart = 0
