@@ -22,7 +22,9 @@ extension HeraldCentral {
         return ScanIntent(active: active, interval: Self.scanInterval)
     }
 
-    /// Asks the stack for the scan wanted now, if it differs from the one asked for.
+    /// Asks the stack for the scan wanted now, if it differs from the one asked for. Not inlined: five
+    /// callers, and on the firmware wearable each inlined copy cost flash.
+    @inline(never)
     mutating func updateScan<C: HeraldCentralControl>(now: UInt64, control: inout C) {
         let wanted = wantedScan(now: now)
         guard wanted != scan else { return }
@@ -32,6 +34,7 @@ extension HeraldCentral {
 
     /// Notes what `report` says of its address's scan response, for a device filed at `index` (nil: an
     /// address the database does not hold, remembered in `answeredScans` instead).
+    @inline(never)
     mutating func noteScanResponseNeed(kind: AdvertisingReportKind, address: DeviceAddress, device index: Int?, now: UInt64) {
         guard let hold = configuration.activeScanHold else { return }
         if kind.isScanResponse {
@@ -60,7 +63,7 @@ extension HeraldCentral {
 /// central scanning actively. The oldest is overwritten; a device pushed out costs one more scan response.
 public struct AnsweredScanAddresses: Sendable {
     var addresses: InlineArray<8, BDAddress?> = InlineArray(repeating: nil)
-    var next = 0
+    var next: UInt8 = 0
 
     public init() {}
 
@@ -71,7 +74,7 @@ public struct AnsweredScanAddresses: Sendable {
 
     mutating func insert(_ address: BDAddress) {
         guard !contains(address) else { return }
-        addresses[next] = address
-        next = (next + 1) % 8
+        addresses[Int(next)] = address
+        next = (next &+ 1) & 7
     }
 }

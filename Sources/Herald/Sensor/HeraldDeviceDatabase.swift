@@ -43,12 +43,13 @@ public struct HeraldDevice {
     public var immediateSendPending = false
     /// The last advert was connectable (scan responses do not change it).
     public var connectable = true
-    /// The device has answered one of our scan requests (`HeraldCentral+Scanning`).
-    public var answeredScan = false
     public var rssi: Int8?
     /// No connection attempts before this time.
     public var ignoreUntil: UInt64?
     public var txPower: Int8?
+    /// The device has answered one of our scan requests (`HeraldCentral+Scanning`). Here it fills the
+    /// octet before `inboundLink`'s two-octet alignment.
+    public var answeredScan = false
     /// The device is connected to us (we are its peripheral) on this link: no second link is made.
     public var inboundLink: UInt16?
     /// Rounds of `maximumFailures` consecutive failures since the last success (the back-off step).
