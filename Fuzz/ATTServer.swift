@@ -25,13 +25,13 @@ struct Sink: ATTResponseSink {
 struct HeraldDelegate: GATTServerDelegate {
     var payload: [UInt8] = [0x10, 0x03, 0x3A, 0x00, 0x01] + [UInt8](repeating: 0x5A, count: 16) + [UInt8](repeating: 0x42, count: 60)
     var signalBytes = 0
-    mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
+    mutating func read<S: ByteSink>(id: UInt16, link: UInt16, offset: Int, into sink: inout S) -> ATTErrorCode? {
         guard id == 1 else { return .readNotPermitted }
         guard offset <= payload.count else { return .invalidOffset }
         for b in payload[offset...] { sink.append(b) }
         return nil
     }
-    mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
+    mutating func write(id: UInt16, link: UInt16, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
         check(id == 2, "only the signal characteristic is written through the delegate")
         check(value.count <= ATTMTU.maximumAttributeLength, "written value within 512")
         signalBytes += value.count
@@ -73,7 +73,7 @@ func snapshot(_ db: borrowing Database) -> [[UInt8]] {
     var all: [[UInt8]] = []
     for h in 1...UInt16(db.count) {
         for link in 0..<2 {
-            let v = db.value(h, connection: link)
+            let v = db.value(h, slot: link)
             var copy: [UInt8] = []
             for i in 0..<v.count { copy.append(v[i]) }
             all.append(copy)
@@ -127,7 +127,8 @@ func fuzzOne(_ input: Span<UInt8>) {
         now &+= 10
         var response = Sink()
         let mtuBefore = bearer.mtu
-        let action = server.handle(pdu: pdu, bearer: &bearer, connection: connection, now: now,
+        let action = server.handle(pdu: pdu, bearer: &bearer,
+                                   link: GATTServerLink(handle: 0x40 + UInt16(connection), slot: connection), now: now,
                                    database: &db, delegate: &delegate, response: &response)
         check(bearer.mtu >= ATTMTU.minimum && bearer.mtu <= server.maximumMTU, "MTU range")
         check(bearer.mtu == mtuBefore || mtuBefore == ATTMTU.minimum, "MTU changes once")
@@ -147,7 +148,7 @@ func fuzzOne(_ input: Span<UInt8>) {
         var i = 0
         for h in 1...UInt16(db.count) {
             for link in 0..<2 {
-                let v = db.value(h, connection: link)
+                let v = db.value(h, slot: link)
                 var same = v.count == before[i].count
                 if same { for k in 0..<v.count where v[k] != before[i][k] { same = false; break } }
                 if !same {

@@ -74,15 +74,15 @@ struct FramerHandler: H4PacketHandler {
 
 struct App: LEApplication {
     var payload: [UInt8] = [0x10, 0x03, 0x3A, 0x00, 0x01] + [UInt8](repeating: 0x5A, count: 16)
-    mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
+    mutating func read<S: ByteSink>(id: UInt16, link: UInt16, offset: Int, into sink: inout S) -> ATTErrorCode? {
         guard id == 1 else { return .readNotPermitted }
         guard offset <= payload.count else { return .invalidOffset }
         for b in payload[offset...] { sink.append(b) }
         return nil
     }
-    mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
+    mutating func write(id: UInt16, link: UInt16, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
         check(id == 2, "only the signal characteristic is written through the app")
-        check(connection >= 0 && connection < 2, "connection slot")
+        check(link <= HCIACLDataHeader.maxHandle, "a link named by its connection handle")
         return nil
     }
 }

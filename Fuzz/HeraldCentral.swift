@@ -84,7 +84,7 @@ func peerWrites(_ message: [UInt8], from peer: DeviceAddress, now: UInt64, centr
     let link = ConnectionSummary(handle: 0x30, role: .peripheral, peer: peer,
                                  timing: ConnectionTiming(interval: 24, latency: 0, supervisionTimeout: 72))
     peripheral.stackDidConnect(link, now: now, control: &stack, delegate: &core)
-    _ = peripheral.write(id: peripheral.signalID, connection: 0, offset: 0, value: message.span, delegate: &core)
+    _ = peripheral.write(id: peripheral.signalID, link: 0x30, offset: 0, value: message.span, delegate: &core)
     central = core.central
     delegate = core.delegate
 }

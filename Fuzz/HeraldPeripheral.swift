@@ -51,7 +51,7 @@ struct Output: H4Output {
 struct Events: HeraldPeripheralDelegate {
     mutating func heraldPeripheral(didServePayload payload: Span<UInt8>, to link: HeraldLink) {
         check(payload.count == 21, "served a Simple payload")
-        check(link.slot >= 0 && link.slot < 2, "slot")
+        check(link.handle <= HCIACLDataHeader.maxHandle, "a live link, named by its connection handle")
     }
     mutating func heraldPeripheral(didReceivePayload payload: Span<UInt8>, from link: HeraldLink) {
         check(payload.count <= 600, "received payload within the signal capacity")

@@ -71,7 +71,7 @@ struct BeaconLog: HeraldPeripheralDelegate {
 
     mutating func heraldPeripheral(didServePayload payload: Span<UInt8>, to link: HeraldLink) {
         reads += 1
-        Log.put("payload read connection="); Log.put(link.slot); Log.put(" count="); Log.put(reads); Log.end()
+        Log.put("payload read handle="); Log.put(link.handle); Log.put(" count="); Log.put(reads); Log.end()
     }
 
     mutating func heraldPeripheral(commandFailed opcode: HCIOpcode, status: HCIStatus) {
@@ -123,11 +123,11 @@ struct VenueBeacon: LEApplication {
     static var connectsAsCentral: Bool { false }
     static var asksForLE2MPHY: Bool { false }  // a phone reads the venue payload and goes
 
-    mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
-        peripheral.read(id: id, connection: connection, offset: offset, into: &sink, delegate: &log)
+    mutating func read<S: ByteSink>(id: UInt16, link: UInt16, offset: Int, into sink: inout S) -> ATTErrorCode? {
+        peripheral.read(id: id, link: link, offset: offset, into: &sink, delegate: &log)
     }
-    mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
-        peripheral.write(id: id, connection: connection, offset: offset, value: value, delegate: &log)
+    mutating func write(id: UInt16, link: UInt16, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
+        peripheral.write(id: id, link: link, offset: offset, value: value, delegate: &log)
     }
     mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout Control) {
         Log.put("ready t="); Log.put(now); Log.put("ms address="); Log.put(address: info.address); Log.end()

@@ -9,19 +9,26 @@ struct RecordingApp: LEApplication {
     var failedToConnect: [(DeviceAddress, UInt8)] = []
     var clientPDUs: [[UInt8]] = []
     var writes: [[UInt8]] = []
+    /// The link each write and CCCD change came on, as the GATT server named it.
+    var writers: [UInt16] = []
+    var configured: [(link: UInt16, valueHandle: UInt16, value: UInt16)] = []
     var timedOut: [UInt16] = []
     mutating func stackCommandDidTimeOut(tag: CommandTag, opcode: HCIOpcode, control: inout StackControl) {
         timedOut.append(opcode.rawValue)
     }
 
-    mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
+    mutating func read<S: ByteSink>(id: UInt16, link: UInt16, offset: Int, into sink: inout S) -> ATTErrorCode? {
         StackHarness.readServedValue(offset: offset, into: &sink)
     }
-    mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
+    mutating func write(id: UInt16, link: UInt16, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
         var v: [UInt8] = []
         for i in value.indices { v.append(value[i]) }
         writes.append(v)
+        writers.append(link)
         return nil
+    }
+    mutating func clientConfigurationChanged(valueHandle: UInt16, link: UInt16, configuration: GATTClientConfiguration) {
+        configured.append((link, valueHandle, configuration.rawValue))
     }
     mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout StackControl) { ready = true }
     mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) { connected.append(link) }
@@ -298,16 +305,6 @@ struct StackHarness {
         // A Handle Value Notification from the peer's server.
         h.feed(StackHarness.acl(handle: 0x0040, channel: 4, [0x1B, 0x10, 0x00, 0x01]))
         #expect(h.stack.app.clientPDUs == [[0x1B, 0x10, 0x00, 0x01]])
-    }
-
-    @Test func linksCarryTheirTableSlot() throws {
-        var h = try StackHarness()
-        h.feed(StackHarness.connectionComplete(handle: 0x0040, role: 0x01))
-        h.feed(StackHarness.connectionComplete(handle: 0x0041, role: 0x01))
-        h.feed([0x04, 0x05, 0x04, 0x00, 0x40, 0x00, 0x13])
-        h.feed(StackHarness.connectionComplete(handle: 0x0042, role: 0x01))
-        // The freed slot 0 is reused; slot 1 stays with its link.
-        #expect(h.stack.app.connected.map(\.slot) == [0, 1, 0])
     }
 
     @Test func unansweredApplicationCommandIsReportedAsTimedOut() throws {

@@ -6,7 +6,7 @@ import Testing
 struct SmallQueuesApp: LEApplication {
     typealias LinkBuffers = LinkPDUBuffers<65>
     typealias ControlBuffers = StackControlQueues<192, 160>
-    mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
+    mutating func read<S: ByteSink>(id: UInt16, link: UInt16, offset: Int, into sink: inout S) -> ATTErrorCode? {
         StackHarness.readServedValue(offset: offset, into: &sink)
     }
 }

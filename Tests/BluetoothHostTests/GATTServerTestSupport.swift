@@ -2,27 +2,27 @@ import Testing
 @testable import BluetoothHost
 
 /// Delegate that records everything and serves a few dynamic values:
-/// - id 1: a 200-byte value that changes on every new read (offset 0), snapshotted per connection;
+/// - id 1: a 200-byte value that changes on every new read (offset 0), snapshotted per link;
 /// - id 2: "dyn";
 /// - id 10: write-only sink (Herald signal characteristic); every part written is recorded.
 struct RecordingDelegate: GATTServerDelegate {
-    var writes: [(id: UInt16, connection: Int, offset: Int, value: [UInt8])] = []
-    var configurations: [(valueHandle: UInt16, connection: Int, value: UInt16)] = []
+    var writes: [(id: UInt16, link: UInt16, offset: Int, value: [UInt8])] = []
+    var configurations: [(valueHandle: UInt16, link: UInt16, value: UInt16)] = []
     var storedWrites: [UInt16] = []
     var version: UInt8 = 0
-    var snapshots: [Int: [UInt8]] = [:]
+    var snapshots: [UInt16: [UInt8]] = [:]
     var reads: [(id: UInt16, offset: Int)] = []
     var refuseWrites: ATTErrorCode? = nil
 
-    mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
+    mutating func read<S: ByteSink>(id: UInt16, link: UInt16, offset: Int, into sink: inout S) -> ATTErrorCode? {
         reads.append((id, offset))
         switch id {
         case 1:
             if offset == 0 {
                 version += 1
-                snapshots[connection] = (0..<200).map { UInt8(truncatingIfNeeded: $0) ^ version }
+                snapshots[link] = (0..<200).map { UInt8(truncatingIfNeeded: $0) ^ version }
             }
-            guard let snap = snapshots[connection], offset <= snap.count else { return .invalidOffset }
+            guard let snap = snapshots[link], offset <= snap.count else { return .invalidOffset }
             for b in snap[offset...] { sink.append(b) }
             return nil
         case 2:
@@ -35,17 +35,17 @@ struct RecordingDelegate: GATTServerDelegate {
         }
     }
 
-    mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
+    mutating func write(id: UInt16, link: UInt16, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
         if let refuseWrites { return refuseWrites }
-        writes.append((id, connection, offset, attArray(value)))
+        writes.append((id, link, offset, attArray(value)))
         return nil
     }
 
-    mutating func clientConfigurationChanged(valueHandle: UInt16, connection: Int, configuration: GATTClientConfiguration) {
-        configurations.append((valueHandle, connection, configuration.rawValue))
+    mutating func clientConfigurationChanged(valueHandle: UInt16, link: UInt16, configuration: GATTClientConfiguration) {
+        configurations.append((valueHandle, link, configuration.rawValue))
     }
 
-    mutating func storedValueWritten(handle: UInt16, connection: Int) { storedWrites.append(handle) }
+    mutating func storedValueWritten(handle: UInt16, link: UInt16) { storedWrites.append(handle) }
 }
 
 let heraldServiceUUID = BluetoothUUID("428132af-4746-42d3-801e-4572d65bfd9b")!
@@ -66,10 +66,15 @@ struct ServerHarness {
         self.db = db
     }
 
-    /// Sends one PDU from `connection`; returns the action and the response bytes.
+    /// The HCI handle of the harness's link `connection` (the stack slot it plays is `connection`).
+    static func handle(_ connection: Int) -> UInt16 { 0x0040 + UInt16(connection) }
+
+    /// Sends one PDU from link `connection` (its bearer and slot; the delegate hears its handle,
+    /// `handle(connection)`); returns the action and the response bytes.
     mutating func send(_ pdu: [UInt8], connection: Int = 0) -> (ATTServerAction, [UInt8]) {
         var out = ATTTestSink()
-        let action = server.handle(pdu: pdu.span, bearer: &bearers[connection], connection: connection, now: now,
+        let link = GATTServerLink(handle: Self.handle(connection), slot: connection)
+        let action = server.handle(pdu: pdu.span, bearer: &bearers[connection], link: link, now: now,
                                    database: &db, delegate: &delegate, response: &out)
         if action == .respond {
             #expect(out.bytes.count <= Int(bearers[connection].mtu), "response longer than ATT_MTU")
@@ -114,16 +119,16 @@ struct QueueSizedDelegate<Q: ATTPrepareQueue, Base: GATTServerDelegate>: GATTSer
     typealias PrepareQueue = Q
     var base: Base
     static var serverFeatures: GATTServerFeatures { Base.serverFeatures }
-    mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
-        base.read(id: id, connection: connection, offset: offset, into: &sink)
+    mutating func read<S: ByteSink>(id: UInt16, link: UInt16, offset: Int, into sink: inout S) -> ATTErrorCode? {
+        base.read(id: id, link: link, offset: offset, into: &sink)
     }
-    mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
-        base.write(id: id, connection: connection, offset: offset, value: value)
+    mutating func write(id: UInt16, link: UInt16, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
+        base.write(id: id, link: link, offset: offset, value: value)
     }
-    mutating func clientConfigurationChanged(valueHandle: UInt16, connection: Int, configuration: GATTClientConfiguration) {
-        base.clientConfigurationChanged(valueHandle: valueHandle, connection: connection, configuration: configuration)
+    mutating func clientConfigurationChanged(valueHandle: UInt16, link: UInt16, configuration: GATTClientConfiguration) {
+        base.clientConfigurationChanged(valueHandle: valueHandle, link: link, configuration: configuration)
     }
-    mutating func storedValueWritten(handle: UInt16, connection: Int) {
-        base.storedValueWritten(handle: handle, connection: connection)
+    mutating func storedValueWritten(handle: UInt16, link: UInt16) {
+        base.storedValueWritten(handle: handle, link: link)
     }
 }

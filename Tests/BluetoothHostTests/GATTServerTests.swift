@@ -230,7 +230,7 @@ import Testing
         var delegate = QueueSizedDelegate<ATTPreparedWrites<2, 16>, _>(base: RecordingDelegate())
         func send(_ hex: String) -> [UInt8] {
             var out = ATTTestSink()
-            _ = h.server.handle(pdu: attHex(hex).span, bearer: &bearer, connection: 0, now: 0, database: &h.db,
+            _ = h.server.handle(pdu: attHex(hex).span, bearer: &bearer, link: GATTServerLink(handle: 0x40, slot: 0), now: 0, database: &h.db,
                                 delegate: &delegate, response: &out)
             return out.bytes
         }
@@ -253,13 +253,13 @@ import Testing
         let range: [UInt8] = [0x01, 0x00, 0xFF, 0xFF]
         func indicate(_ h: inout ServerHarness, connection: Int = 0) -> (ATTIndicationResult, [UInt8]) {
             var out = ATTTestSink()
-            let r = h.server.indicate(handle: 8, value: range.span, bearer: &h.bearers[connection], connection: connection,
+            let r = h.server.indicate(handle: 8, value: range.span, bearer: &h.bearers[connection], slot: connection,
                                       now: h.now, database: h.db, into: &out)
             return (r, out.bytes)
         }
         #expect(indicate(&h).0 == .notEnabled)
         #expect(h.ask("12 09 00 02 00") == [0x13])
-        #expect(h.delegate.configurations.count == 1 && h.delegate.configurations[0] == (8, 0, 2))
+        #expect(h.delegate.configurations.count == 1 && h.delegate.configurations[0] == (8, 0x0040, 2))
         #expect(h.ask("0a 09 00") == [0x0B, 0x02, 0x00])
         #expect(h.ask("0a 09 00", connection: 1) == [0x0B, 0x00, 0x00])  // per connection
         let (r1, pdu) = indicate(&h)
@@ -294,14 +294,14 @@ import Testing
         let value = [UInt8](repeating: 7, count: 30)
         func notify(_ h: inout ServerHarness, _ connection: Int) -> [UInt8] {
             var out = ATTTestSink()
-            _ = h.server.notify(handle: c.value, value: value.span, bearer: h.bearers[connection], connection: connection,
+            _ = h.server.notify(handle: c.value, value: value.span, bearer: h.bearers[connection], slot: connection,
                                 database: h.db, into: &out)
             return out.bytes
         }
         #expect(notify(&h, 0).isEmpty)
         // Indication bit on a notify-only characteristic is dropped.
         #expect(h.ask("12 " + le16(c.clientConfiguration) + " 03 00") == [0x13])
-        #expect(h.db.clientConfiguration(valueHandle: c.value, connection: 0) == .notification)
+        #expect(h.db.clientConfiguration(valueHandle: c.value, slot: 0) == .notification)
         let n = notify(&h, 0)
         #expect(n.count == 23 && Array(n.prefix(3)) == [0x1B, UInt8(c.value), 0x00])  // cut to MTU-3
         #expect(notify(&h, 1).isEmpty)

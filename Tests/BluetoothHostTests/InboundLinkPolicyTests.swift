@@ -8,10 +8,10 @@ struct GuardedApp: LEApplication {
     static var inboundLinks: InboundLinkPolicy {
         InboundLinkPolicy(reservedForCentral: 2, idleBound: 10_000, refuseSilentFor: 60_000)
     }
-    mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
+    mutating func read<S: ByteSink>(id: UInt16, link: UInt16, offset: Int, into sink: inout S) -> ATTErrorCode? {
         StackHarness.readServedValue(offset: offset, into: &sink)
     }
-    mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? { nil }
+    mutating func write(id: UInt16, link: UInt16, offset: Int, value: Span<UInt8>) -> ATTErrorCode? { nil }
     mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {
         inner.connected.append(link)
     }

@@ -6,10 +6,10 @@ import Testing
 struct SmallLinkBuffersApp: LEApplication {
     typealias LinkBuffers = LinkPDUBuffers<65>
     var writes: [[UInt8]] = []
-    mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
+    mutating func read<S: ByteSink>(id: UInt16, link: UInt16, offset: Int, into sink: inout S) -> ATTErrorCode? {
         StackHarness.readServedValue(offset: offset, into: &sink)
     }
-    mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
+    mutating func write(id: UInt16, link: UInt16, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
         writes.append((0..<value.count).map { value[$0] })
         return nil
     }

@@ -54,7 +54,7 @@ private struct Sink: ATTResponseSink {
         var delegate = GATTNoDelegate()
         func send(_ pdu: [UInt8]) -> [UInt8] {
             var out = Sink()
-            _ = ATTServer().handle(pdu: pdu.span, bearer: &bearer, connection: 0, now: 0, database: &db,
+            _ = ATTServer().handle(pdu: pdu.span, bearer: &bearer, link: GATTServerLink(handle: 0x40, slot: 0), now: 0, database: &db,
                                    delegate: &delegate, response: &out)
             return out.bytes
         }
@@ -84,7 +84,7 @@ private struct Sink: ATTResponseSink {
         }
         // A CCCD write in a sparse table finds its characteristic value (Service Changed at 3).
         #expect(send([0x12, 0x04, 0x00, 0x02, 0x00]) == [0x13])
-        #expect(db.clientConfiguration(valueHandle: 3, connection: 0) == .indication)
+        #expect(db.clientConfiguration(valueHandle: 3, slot: 0) == .indication)
     }
 
     @Test func tablesWithHandlesOutOfOrderAreRefused() {

@@ -27,7 +27,7 @@ struct ReadSink: ByteSink {
     /// events' offset must move (`TestServer.streamingInterval`, the Zephyr < 3.2 abort it avoids).
     @Test func eachLinkStreamsAtAnIntervalCoprimeToTheOthers() {
         func gcd(_ a: UInt16, _ b: UInt16) -> UInt16 { b == 0 ? a : gcd(b, a % b) }
-        let intervals = (0..<TestServerDatabase.linkCount).map { TestServer.streamingInterval(slot: $0) }
+        let intervals = (0..<TestServerDatabase.linkCount).map { TestServer.streamingInterval(entry: $0) }
         #expect(intervals.first == 6)  // 7.5 ms for a lone client: the benchmarks' figure
         #expect(intervals.allSatisfy { (6...0x0C80).contains($0) })
         for i in intervals.indices {
@@ -51,41 +51,45 @@ struct ReadSink: ByteSink {
     @Test func executeWritePartsBecomeOneWriteEventPerLink() throws {
         var app = try makeApp()
         let id = TestProfile.writableID
-        // Two parts of one long write on link 0, a separate short write on link 1.
-        #expect(app.write(id: id, connection: 0, offset: 0, value: [1, 2, 3].span) == nil)
-        #expect(app.write(id: id, connection: 0, offset: 3, value: [4, 5].span) == nil)
-        #expect(app.write(id: id, connection: 1, offset: 0, value: [9].span) == nil)
+        // Two links, named by handle (the entries are the server's own).
+        app.links[0].handle = 0x0040
+        app.links[1].handle = 0x0041
+        // Two parts of one long write on link 0x40, a separate short write on link 0x41.
+        #expect(app.write(id: id, link: 0x0040, offset: 0, value: [1, 2, 3].span) == nil)
+        #expect(app.write(id: id, link: 0x0040, offset: 3, value: [4, 5].span) == nil)
+        #expect(app.write(id: id, link: 0x0041, offset: 0, value: [9].span) == nil)
         // A part that leaves a gap is refused, and the value so far is kept.
-        #expect(app.write(id: id, connection: 0, offset: 9, value: [7].span) == .invalidOffset)
+        #expect(app.write(id: id, link: 0x0040, offset: 9, value: [7].span) == .invalidOffset)
         let events = app.takeEvents().filter { $0.event == "write" }
         #expect(events.map(\.value) == ["0102030405", "09"])
-        #expect(events.map(\.connection) == [0, 1] && events.map(\.parts) == [2, 1] && events.map(\.length) == [5, 1])
+        #expect(events.map(\.handle) == [0x0040, 0x0041] && events.map(\.parts) == [2, 1] && events.map(\.length) == [5, 1])
         #expect(app.takeEvents().isEmpty)
         // Each link reads back its own last value, from any offset.
         var sink = ReadSink()
-        #expect(app.read(id: id, connection: 0, offset: 2, into: &sink) == nil)
+        #expect(app.read(id: id, link: 0x0040, offset: 2, into: &sink) == nil)
         #expect(sink.bytes == [3, 4, 5])
         sink = ReadSink()
-        #expect(app.read(id: id, connection: 1, offset: 0, into: &sink) == nil && sink.bytes == [9])
-        #expect(app.read(id: id, connection: 1, offset: 2, into: &sink) == .invalidOffset)
-        #expect(app.write(id: id, connection: 0, offset: 0, value: [UInt8](repeating: 0, count: 513).span)
+        #expect(app.read(id: id, link: 0x0041, offset: 0, into: &sink) == nil && sink.bytes == [9])
+        #expect(app.read(id: id, link: 0x0041, offset: 2, into: &sink) == .invalidOffset)
+        #expect(app.write(id: id, link: 0x0040, offset: 0, value: [UInt8](repeating: 0, count: 513).span)
                 == .invalidAttributeValueLength)
-        #expect(app.write(id: 99, connection: 0, offset: 0, value: [1].span) == .writeNotPermitted)
+        #expect(app.write(id: 99, link: 0x0040, offset: 0, value: [1].span) == .writeNotPermitted)
     }
 
     @Test func subscriptionsAreReportedAndRestartTheCounter() throws {
         var app = try makeApp()
         let h = app.handles
-        app.clientConfigurationChanged(valueHandle: h.notifying, connection: 2, configuration: .notification)
-        app.slots[2].notified = 3
-        app.clientConfigurationChanged(valueHandle: h.notifying, connection: 2, configuration: GATTClientConfiguration(rawValue: 0))
-        app.clientConfigurationChanged(valueHandle: h.notifying, connection: 2, configuration: .notification)
-        #expect(app.slots[2].notifying && app.slots[2].notified == 0)
-        app.clientConfigurationChanged(valueHandle: h.indicating, connection: 2, configuration: .indication)
+        app.links[2].handle = 0x0042
+        app.clientConfigurationChanged(valueHandle: h.notifying, link: 0x0042, configuration: .notification)
+        app.links[2].notified = 3
+        app.clientConfigurationChanged(valueHandle: h.notifying, link: 0x0042, configuration: GATTClientConfiguration(rawValue: 0))
+        app.clientConfigurationChanged(valueHandle: h.notifying, link: 0x0042, configuration: .notification)
+        #expect(app.links[2].notifying && app.links[2].notified == 0)
+        app.clientConfigurationChanged(valueHandle: h.indicating, link: 0x0042, configuration: .indication)
         let events = app.takeEvents()
         #expect(events.map(\.event) == ["subscribed", "subscribed", "subscribed", "subscribed"])
         #expect(events.map(\.notify) == [true, false, true, false] && events.map(\.indicate) == [false, false, false, true])
-        #expect(events.last?.attribute == h.indicating && events.last?.connection == 2)
+        #expect(events.last?.attribute == h.indicating && events.last?.handle == 0x0042)
         #expect(TestServer.counterBytes(0x01020304) == [4, 3, 2, 1])
     }
 

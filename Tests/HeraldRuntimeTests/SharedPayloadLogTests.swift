@@ -40,7 +40,7 @@ import Testing
         peripheral.stackDidConnect(ConnectionSummary(handle: 0x40, role: .peripheral, peer: writer,
                                                      timing: ConnectionTiming(interval: 24, latency: 0, supervisionTimeout: 72)),
                                    now: 1_000, control: &stack, delegate: &core)
-        #expect(peripheral.write(id: peripheral.signalID, connection: 0, offset: 0, value: message.span, delegate: &core) == nil)
+        #expect(peripheral.write(id: peripheral.signalID, link: 0x40, offset: 0, value: message.span, delegate: &core) == nil)
         let rows = consumer.events.flatMap(ContactLog.lines(for:))
         // Columns: time,sensor,id,detect,read,measure,share,visit,detectHerald,delete,data
         let fields = rows.map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }

@@ -196,10 +196,10 @@ struct SensorPeripheralEventTests {
         var control = StackControl()
         let peer = DeviceAddress(type: .randomDevice, address: BDAddress(displayOrder: 0xC0, 1, 2, 3, 4, 5))
         app.stackDidConnect(ConnectionSummary(handle: 0x40, role: .peripheral, peer: peer,
-                                              timing: ConnectionTiming(interval: 24, latency: 0, supervisionTimeout: 72), slot: 0),
+                                              timing: ConnectionTiming(interval: 24, latency: 0, supervisionTimeout: 72)),
                             now: 0, control: &control)
         var sink = ArraySink()
-        #expect(app.read(id: payloadID, connection: 0, offset: 0, into: &sink) == nil)
+        #expect(app.read(id: payloadID, link: 0x40, offset: 0, into: &sink) == nil)
         #expect(sink.bytes == payload)
         app.stackDidDisconnect(handle: 0x40, reason: .remoteUserTerminated, now: 10, control: &control)
         for d in [app.delegate.first, app.delegate.second] {
@@ -207,7 +207,7 @@ struct SensorPeripheralEventTests {
             #expect(d.served == [payload])
             #expect(d.disconnects == [.remoteUserTerminated])
         }
-        #expect(app.read(id: 0xFFFF, connection: 0, offset: 0, into: &sink) == .readNotPermitted)
+        #expect(app.read(id: 0xFFFF, link: 0x40, offset: 0, into: &sink) == .readNotPermitted)
     }
 }
 

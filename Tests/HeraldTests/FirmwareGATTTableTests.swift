@@ -182,9 +182,9 @@ import Testing
                 var ramDelegate = ATTAnswers(), tableDelegate = ATTAnswers()
                 for request in requests {
                     var x = ArraySink(), y = ArraySink()
-                    let ax = ATTServer().handle(pdu: request.span, bearer: &ramBearer, connection: link, now: 0,
+                    let ax = ATTServer().handle(pdu: request.span, bearer: &ramBearer, link: GATTServerLink(handle: 0x40 + UInt16(link), slot: link), now: 0,
                                                 database: &ram, delegate: &ramDelegate, response: &x)
-                    let ay = ATTServer().handle(pdu: request.span, bearer: &tableBearer, connection: link, now: 0,
+                    let ay = ATTServer().handle(pdu: request.span, bearer: &tableBearer, link: GATTServerLink(handle: 0x40 + UInt16(link), slot: link), now: 0,
                                                 database: &table, delegate: &tableDelegate, response: &y)
                     #expect(ax == ay && x.bytes == y.bytes, "link \(link) request \(hexString(request))")
                 }
@@ -198,16 +198,16 @@ import Testing
     /// Dynamic values answered by id, and the configuration changes the server reports.
     struct ATTAnswers: GATTServerDelegate {
         var events: [String] = []
-        mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
+        mutating func read<S: ByteSink>(id: UInt16, link: UInt16, offset: Int, into sink: inout S) -> ATTErrorCode? {
             sink.append(u16: id)
             return nil
         }
-        mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
-            events.append("write \(id) \(connection)")
+        mutating func write(id: UInt16, link: UInt16, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
+            events.append("write \(id) \(link)")
             return nil
         }
-        mutating func clientConfigurationChanged(valueHandle: UInt16, connection: Int, configuration: GATTClientConfiguration) {
-            events.append("cccd \(valueHandle) \(connection) \(configuration.rawValue)")
+        mutating func clientConfigurationChanged(valueHandle: UInt16, link: UInt16, configuration: GATTClientConfiguration) {
+            events.append("cccd \(valueHandle) \(link) \(configuration.rawValue)")
         }
     }
 

@@ -13,7 +13,7 @@ extension PeripheralRotationTests {
     func aConnectionAtTheBoundaryLeavesTheAdvertiserInStepWithTheController(strictEnable: Bool) throws {
         // Boundaries at 10 s and 370 s; the central connects at the first.
         let run = try simulate(strictEnable: strictEnable, duration: 10_000 + 360_000 + 20_000, connectAt: 10_000)
-        #expect(run.app.peripheral.link(slot: 0)?.handle == 0x0040)
+        #expect(run.app.peripheral.link(handle: 0x0040) != nil)
         #expect(run.controller.disallowed == 0, "LE Set Random Address was never sent while advertising")
         let rotations = Array(run.controller.addressChanges.dropFirst(2))
         #expect(rotations.count == 2)

@@ -7,32 +7,32 @@ struct PeripheralEventLog: HeraldPeripheralDelegate {
     var events: [String] = []
     var links: [String] = []
 
-    mutating func heraldPeripheral(didConnect link: HeraldLink) { links.append("up \(link.slot) \(link.handle)") }
+    mutating func heraldPeripheral(didConnect link: HeraldLink) { links.append("up \(link.handle)") }
     mutating func heraldPeripheral(didDisconnect link: HeraldLink, reason: HCIStatus) {
-        links.append("down \(link.slot) \(link.handle) \(reason.rawValue)")
+        links.append("down \(link.handle) \(reason.rawValue)")
     }
 
     mutating func heraldPeripheral(didServePayload payload: Span<UInt8>, to link: HeraldLink) {
-        events.append("served \(link.slot) \(spanHex(payload))")
+        events.append("served \(link.handle) \(spanHex(payload))")
     }
     mutating func heraldPeripheral(didReceivePayload payload: Span<UInt8>, from link: HeraldLink) {
-        events.append("payload \(link.slot) \(spanHex(payload))")
+        events.append("payload \(link.handle) \(spanHex(payload))")
     }
     mutating func heraldPeripheral(didMeasureRSSI rssi: Int16, from link: HeraldLink) {
-        events.append("rssi \(link.slot) \(rssi)")
+        events.append("rssi \(link.handle) \(rssi)")
     }
     mutating func heraldPeripheral(didShare payloads: SharedPayloadIterator, rssi: Int16, from link: HeraldLink) {
         var it = payloads
         var parts: [String] = []
         while let p = try? it.next() { parts.append(spanHex(p)) }
-        events.append("share \(link.slot) \(rssi) \(parts.joined(separator: ","))")
+        events.append("share \(link.handle) \(rssi) \(parts.joined(separator: ","))")
     }
     mutating func heraldPeripheral(didReceiveImmediateSend data: Span<UInt8>, from link: HeraldLink) {
-        events.append("immediate \(link.slot) \(spanHex(data))")
+        events.append("immediate \(link.handle) \(spanHex(data))")
     }
-    mutating func heraldPeripheral(didKeepAwake link: HeraldLink) { events.append("awake \(link.slot)") }
+    mutating func heraldPeripheral(didKeepAwake link: HeraldLink) { events.append("awake \(link.handle)") }
     mutating func heraldPeripheral(didRejectSignalWrite fragment: Span<UInt8>, from link: HeraldLink) {
-        events.append("reject \(link.slot) \(spanHex(fragment))")
+        events.append("reject \(link.handle) \(spanHex(fragment))")
     }
     mutating func heraldPeripheral(didChangeAddress address: BDAddress, unixMillis: Int64) {
         events.append("address \(hexString(bytes(address.bytes)))")
@@ -65,6 +65,8 @@ struct PeripheralHarness<Source: HeraldPayloadSource> {
     var db: GATTDatabase<32, 256, 2>
     let server = ATTServer(maximumMTU: 247)
     var bearers = [ATTStandardBearer(), ATTStandardBearer()]
+    /// The link in each slot of the stack's table this harness plays.
+    var stackSlots: [UInt16?] = [nil, nil]
     var control = StackControl()
     var handles: HeraldGATTHandles
     var now: UInt64 = 0
@@ -81,15 +83,21 @@ struct PeripheralHarness<Source: HeraldPayloadSource> {
 
     var events: [String] { app.delegate.events }
 
-    mutating func connect(_ handle: UInt16) {
+    mutating func connect(_ handle: UInt16, stackSlot: Int? = nil) {
+        // As the stack does: the link takes a slot of the stack's table (the first free one unless
+        // the test says otherwise), where its bearer and its CCCDs live; the application is told
+        // its handle only.
+        let slot = stackSlot ?? stackSlots.firstIndex(of: nil) ?? 0
+        stackSlots[slot] = handle
+        bearers[slot] = ATTStandardBearer()
         let summary = ConnectionSummary(handle: handle, role: .peripheral,
                                         peer: DeviceAddress(type: .randomDevice, address: BDAddress(bytes: [1, 2, 3, 4, 5, UInt8(handle)])),
                                         timing: ConnectionTiming(interval: 24, latency: 0, supervisionTimeout: 72))
         app.stackDidConnect(summary, now: now, control: &control)
     }
 
-    mutating func disconnect(_ handle: UInt16, slot: Int) {
-        bearers[slot] = ATTStandardBearer()
+    mutating func disconnect(_ handle: UInt16) {
+        if let slot = stackSlots.firstIndex(of: handle) { stackSlots[slot] = nil }
         app.stackDidDisconnect(handle: handle, reason: .remoteUserTerminated, now: now, control: &control)
     }
 
@@ -102,22 +110,24 @@ struct PeripheralHarness<Source: HeraldPayloadSource> {
         now = time
     }
 
-    /// One ATT PDU from the central on `slot`; the response bytes.
-    mutating func send(_ pdu: [UInt8], slot: Int = 0) -> [UInt8] {
+    /// One ATT PDU from the central on link `handle`; the response bytes. The server is given the
+    /// link's handle and the slot the stack keeps it in, as `LEStack.serveATT` gives them.
+    mutating func send(_ pdu: [UInt8], link handle: UInt16 = 0x0040) -> [UInt8] {
+        let slot = stackSlots.firstIndex(of: handle) ?? 0
         var out = ArraySink()
-        _ = server.handle(pdu: pdu.span, bearer: &bearers[slot], connection: slot, now: now, database: &db,
-                          delegate: &app, response: &out)
+        _ = server.handle(pdu: pdu.span, bearer: &bearers[slot], link: GATTServerLink(handle: handle, slot: slot),
+                          now: now, database: &db, delegate: &app, response: &out)
         return out.bytes
     }
 
     func le(_ v: UInt16) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8)] }
 
-    mutating func read(slot: Int = 0) -> [UInt8] { send([0x0A] + le(handles.payload.value), slot: slot) }
-    mutating func readBlob(offset: UInt16, slot: Int = 0) -> [UInt8] {
-        send([0x0C] + le(handles.payload.value) + le(offset), slot: slot)
+    mutating func read(link: UInt16 = 0x0040) -> [UInt8] { send([0x0A] + le(handles.payload.value), link: link) }
+    mutating func readBlob(offset: UInt16, link: UInt16 = 0x0040) -> [UInt8] {
+        send([0x0C] + le(handles.payload.value) + le(offset), link: link)
     }
-    mutating func writeSignal(_ value: [UInt8], slot: Int = 0) -> [UInt8] {
-        send([0x12] + le(handles.signal.value) + value, slot: slot)
+    mutating func writeSignal(_ value: [UInt8], link: UInt16 = 0x0040) -> [UInt8] {
+        send([0x12] + le(handles.signal.value) + value, link: link)
     }
 }
 
@@ -141,7 +151,7 @@ struct PeripheralHarness<Source: HeraldPayloadSource> {
         let payload = Array(response.dropFirst())
         // 0x10, country 826 and state 7 big-endian, then day 99 period 100's identifier.
         #expect(payload == hex("10 033a 0007") + (try identifier(day: 99, period: 100)))
-        #expect(h.events == ["served 0 \(hexString(payload))"])
+        #expect(h.events == ["served 64 \(hexString(payload))"])
     }
 
     @Test func longPayloadReadInPiecesComesFromOneSnapshotPerLink() throws {
@@ -160,9 +170,9 @@ struct PeripheralHarness<Source: HeraldPayloadSource> {
         // Past the end: Invalid Offset (0x07).
         #expect(h.readBlob(offset: 41) == [0x01, 0x0C] + h.le(h.handles.payload.value) + [0x07])
         // A second link gets its own value; the first keeps its own.
-        let other = Array(h.read(slot: 1).dropFirst())
+        let other = Array(h.read(link: 0x0041).dropFirst())
         #expect(other == (0..<22).map { UInt8(32 + $0) })
-        #expect(Array(h.read(slot: 0).dropFirst()) == Array(whole.prefix(22)))
+        #expect(Array(h.read(link: 0x0040).dropFirst()) == Array(whole.prefix(22)))
         #expect(h.app.peripheral.source.calls == 2)
     }
 
@@ -182,13 +192,13 @@ struct PeripheralHarness<Source: HeraldPayloadSource> {
         h.advance(to: 11_000)  // 1 s into period 101
         #expect(Array(h.read().dropFirst()) == before, "same link: same identifier, periods stay unlinkable")
         h.connect(0x0041)
-        let after = Array(h.read(slot: 1).dropFirst())
+        let after = Array(h.read(link: 0x0041).dropFirst())
         #expect(Array(after.suffix(16)) == (try identifier(day: 99, period: 101)))
-        // The slot is reused after a disconnect and starts without a snapshot.
-        h.disconnect(0x0040, slot: 0)
+        // The entry is reused after a disconnect and starts without a snapshot.
+        h.disconnect(0x0040)
         h.connect(0x0042)
-        #expect(Array(h.read(slot: 0).dropFirst()) == after)
-        #expect(h.app.delegate.links == ["up 0 64", "up 1 65", "down 0 64 19", "up 0 66"])
+        #expect(Array(h.read(link: 0x0042).dropFirst()) == after)
+        #expect(h.app.delegate.links == ["up 64", "up 65", "down 64 19", "up 66"])
     }
 
     @Test func noPayloadOutsideTheKeyScheduleIsAnErrorNotZeros() throws {

@@ -127,6 +127,6 @@ struct UnlistenedBeaconEvents: HeraldPeripheralDelegate {
         #expect(write([0x01, 0xFF, 0xFF]) == [0x13], "a message that could never be valid is not refused either")
         #expect(write([]) == [0x13])
         #expect(server.app.delegate.events.isEmpty)
-        #expect(server.app.peripheral.pendingSignalBytes(slot: 0) == 0)
+        #expect(server.app.peripheral.pendingSignalBytes(link: 0x40) == 0)
     }
 }

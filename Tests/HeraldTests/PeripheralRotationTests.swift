@@ -339,7 +339,7 @@ struct SimulatedAdvertisingController {
         #expect(!run.adverts.contains { $0.time > 2_000 && $0.time < 3_000 }, "refused while connected")
         #expect(run.adverts.contains { $0.time == 3_050 })
         #expect(run.app.delegate.events.contains("failed 8202 7"))
-        #expect(run.app.delegate.links == ["up 0 64", "down 0 64 19"])
+        #expect(run.app.delegate.links == ["up 64", "down 64 19"])
     }
 
     @Test func theAdvertisementCarriesTheServiceAndNoPseudoDeviceAddress() throws {
@@ -359,7 +359,7 @@ struct SimulatedAdvertisingController {
 
     @Test func advertisingResumesAfterACentralConnects() throws {
         let run = try simulate(duration: 5_000, connectAt: 2_000)
-        #expect(run.app.peripheral.link(slot: 0)?.handle == 0x0040)
+        #expect(run.app.peripheral.link(handle: 0x0040) != nil)
         // The controller stopped at 2000 ms; the peripheral enabled it again in the same turn.
         #expect(run.adverts.contains { $0.time == 2_050 })
         #expect(Set(run.adverts.map(\.address)).count == 1)

@@ -11,10 +11,10 @@ import Testing
     static let sharingMessage = Captured.capturedSharingPrepareWrites.reduce([], +)
     static let wholeMessages = [payloadMessage, Captured.capturedRSSIWrite, sharingMessage, Captured.capturedImmediateSend]
     static let expectedEvents = [
-        "payload 0 \(hexString(Captured.payload2))",
-        "rssi 0 -42",
-        "share 0 -42 \(hexString(Captured.shared3)),\(hexString(Captured.shared4))",
-        "immediate 0 cafe01",
+        "payload 64 \(hexString(Captured.payload2))",
+        "rssi 64 -42",
+        "share 64 -42 \(hexString(Captured.shared3)),\(hexString(Captured.shared4))",
+        "immediate 64 cafe01",
     ]
 
     func harness() throws -> PeripheralHarness<FixedPayloadSource<32>> {
@@ -35,7 +35,7 @@ import Testing
         // (Prepare Write at offsets 0, 18, 36 then Execute), immediate send whole.
         #expect(h.writeSignal(Captured.capturedPayloadWrites[0]) == writeResponse)
         #expect(h.events.isEmpty)
-        #expect(h.app.peripheral.pendingSignalBytes(slot: 0) == 20)
+        #expect(h.app.peripheral.pendingSignalBytes(link: 0x0040) == 20)
         #expect(h.writeSignal(Captured.capturedPayloadWrites[1]) == writeResponse)
         #expect(h.writeSignal(Captured.capturedRSSIWrite) == writeResponse)
         var offset: UInt16 = 0
@@ -54,7 +54,7 @@ import Testing
         _ = h.send(hex("02 f700"))  // MTU 247 so each message fits one Write Request
         for m in Self.wholeMessages { #expect(h.writeSignal(m) == writeResponse) }
         #expect(h.events == Self.expectedEvents)
-        #expect(h.app.peripheral.pendingSignalBytes(slot: 0) == 0)
+        #expect(h.app.peripheral.pendingSignalBytes(link: 0x0040) == 0)
     }
 
     @Test func everyMessageIn20ByteFragments() throws {
@@ -74,14 +74,14 @@ import Testing
         var h = try harness()
         let a = Self.payloadMessage, b = Self.sharingMessage
         // Interleave: link 0's payload message and link 1's sharing message, fragment by fragment.
-        #expect(h.writeSignal(Array(a[0..<20]), slot: 0) == writeResponse)
-        #expect(h.writeSignal(Array(b[0..<20]), slot: 1) == writeResponse)
-        #expect(h.writeSignal(Array(b[20..<40]), slot: 1) == writeResponse)
-        #expect(h.writeSignal(Array(a[20...]), slot: 0) == writeResponse)
-        #expect(h.writeSignal(Array(b[40...]), slot: 1) == writeResponse)
+        #expect(h.writeSignal(Array(a[0..<20]), link: 0x0040) == writeResponse)
+        #expect(h.writeSignal(Array(b[0..<20]), link: 0x0041) == writeResponse)
+        #expect(h.writeSignal(Array(b[20..<40]), link: 0x0041) == writeResponse)
+        #expect(h.writeSignal(Array(a[20...]), link: 0x0040) == writeResponse)
+        #expect(h.writeSignal(Array(b[40...]), link: 0x0041) == writeResponse)
         #expect(h.events == [
-            "payload 0 \(hexString(Captured.payload2))",
-            "share 1 -42 \(hexString(Captured.shared3)),\(hexString(Captured.shared4))",
+            "payload 64 \(hexString(Captured.payload2))",
+            "share 65 -42 \(hexString(Captured.shared3)),\(hexString(Captured.shared4))",
         ])
     }
 
@@ -90,7 +90,7 @@ import Testing
         #expect(h.writeSignal(Array(Self.payloadMessage[0..<20])) == writeResponse)
         #expect(h.writeSignal([]) == writeResponse)
         #expect(h.writeSignal(Array(Self.payloadMessage[20...])) == writeResponse)
-        #expect(h.events == ["awake 0", "payload 0 \(hexString(Captured.payload2))"])
+        #expect(h.events == ["awake 64", "payload 64 \(hexString(Captured.payload2))"])
     }
 
     @Test func malformedWritesGetInvalidAttributeValueLengthAndClearTheBuffer() throws {
@@ -106,26 +106,27 @@ import Testing
         ]
         for b in bad {
             #expect(h.writeSignal(b) == invalidLength(h), "\(hexString(b))")
-            #expect(h.app.peripheral.pendingSignalBytes(slot: 0) == 0)
+            #expect(h.app.peripheral.pendingSignalBytes(link: 0x0040) == 0)
         }
-        #expect(h.events == bad.map { "reject 0 \(hexString($0))" })
+        #expect(h.events == bad.map { "reject 64 \(hexString($0))" })
         // A partial message followed by a fragment that overshoots its declared length.
         #expect(h.writeSignal(hex("010300aa")) == writeResponse)
         #expect(h.writeSignal(hex("bbccdd")) == invalidLength(h))
         // The buffer was cleared: the next message starts fresh and is delivered.
         #expect(h.writeSignal(Captured.capturedRSSIWrite) == writeResponse)
-        #expect(h.events.last == "rssi 0 -42")
+        #expect(h.events.last == "rssi 64 -42")
     }
 
     @Test func disconnectDropsAPartialMessage() throws {
         var h = try harness()
         #expect(h.writeSignal(Array(Self.payloadMessage[0..<20])) == writeResponse)
-        h.disconnect(0x0040, slot: 0)
+        h.disconnect(0x0040)
         h.connect(0x0042)
-        #expect(h.app.peripheral.pendingSignalBytes(slot: 0) == 0)
+        #expect(h.app.peripheral.pendingSignalBytes(link: 0x0040) == 0)
+        #expect(h.app.peripheral.pendingSignalBytes(link: 0x0042) == 0)
         // The old tail alone is now an unknown message type (0xee).
-        #expect(h.writeSignal(Array(Self.payloadMessage[20...])) == invalidLength(h))
-        #expect(h.app.peripheral.link(slot: 0)?.handle == 0x0042)
+        #expect(h.writeSignal(Array(Self.payloadMessage[20...]), link: 0x0042) == invalidLength(h))
+        #expect(h.app.peripheral.link(handle: 0x0042) != nil && h.app.peripheral.link(handle: 0x0040) == nil)
     }
 
     @Test func theOtherCharacteristicRefusesTheWrongOperation() throws {

@@ -8,16 +8,16 @@ import BluetoothHost
 /// before and after.
 @Suite struct SecurityATTWriteTests {
     struct SignalSink: GATTServerDelegate {
-        var writes: [(id: UInt16, connection: Int, value: [UInt8])] = []
-        mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
+        var writes: [(id: UInt16, link: UInt16, value: [UInt8])] = []
+        mutating func read<S: ByteSink>(id: UInt16, link: UInt16, offset: Int, into sink: inout S) -> ATTErrorCode? {
             guard id == 1, offset <= 21 else { return .readNotPermitted }
             for i in offset..<21 { sink.append(UInt8(i)) }
             return nil
         }
-        mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
+        mutating func write(id: UInt16, link: UInt16, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
             var v: [UInt8] = []
             for i in value.indices { v.append(value[i]) }
-            writes.append((id, connection, v))
+            writes.append((id, link, v))
             return nil
         }
     }
@@ -48,7 +48,7 @@ import BluetoothHost
         var all: [[UInt8]] = []
         for h in 1...UInt16(db.count) {
             for link in 0..<2 {
-                let v = db.value(h, connection: link)
+                let v = db.value(h, slot: link)
                 var copy: [UInt8] = []
                 for i in v.indices { copy.append(v[i]) }
                 all.append(copy)
@@ -86,7 +86,7 @@ import BluetoothHost
             for pdu in pdus(method, handle: handle, value: [0x01, 0x00]) {
                 var out: [UInt8] = []
                 var sink = ArraySink()
-                let action = server.handle(pdu: pdu.span, bearer: &bearer, connection: 0, now: 1_000,
+                let action = server.handle(pdu: pdu.span, bearer: &bearer, link: GATTServerLink(handle: 0x40, slot: 0), now: 1_000,
                                            database: &db, delegate: &delegate, response: &sink)
                 out = sink.bytes
                 if method == .writeCommand { #expect(action == .none && out.isEmpty) }
@@ -108,7 +108,7 @@ import BluetoothHost
             }
             if !delegate.writes.isEmpty {
                 delegateWrites.append(handle)
-                #expect(delegate.writes.allSatisfy { $0.id == 2 && $0.connection == 0 && $0.value == [0x01, 0x00] })
+                #expect(delegate.writes.allSatisfy { $0.id == 2 && $0.link == 0x40 && $0.value == [0x01, 0x00] })
             }
             // A refused Write Request / Execute is answered with an Error Response naming the handle.
             if method != .writeCommand, !isWritable {

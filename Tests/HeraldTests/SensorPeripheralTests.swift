@@ -16,6 +16,8 @@ struct SensorPeripheralTests {
         var db: GATTDatabase<32, 256, 2>
         let server = ATTServer(maximumMTU: 247)
         var bearers = [ATTStandardBearer(), ATTStandardBearer()]
+        /// The link in each slot of the stack's table this rig plays.
+        var stackSlots: [UInt16?] = [nil, nil]
         var control = StackControl()
         var handles: HeraldGATTHandles
         static let ours = simplePayload(0x90)
@@ -32,14 +34,16 @@ struct SensorPeripheralTests {
             sensor = Sensor(supplier: supplier, delegate: RecordingDelegate(), peripheral: p)
         }
 
-        mutating func send(_ pdu: [UInt8], slot: Int, now: UInt64) -> [UInt8] {
+        mutating func send(_ pdu: [UInt8], link handle: UInt16, now: UInt64) -> [UInt8] {
+            let slot = stackSlots.firstIndex(of: handle) ?? 0
             var out = ArraySink()
-            _ = server.handle(pdu: pdu.span, bearer: &bearers[slot], connection: slot, now: now, database: &db,
-                              delegate: &sensor, response: &out)
+            _ = server.handle(pdu: pdu.span, bearer: &bearers[slot], link: GATTServerLink(handle: handle, slot: slot),
+                              now: now, database: &db, delegate: &sensor, response: &out)
             return out.bytes
         }
 
         mutating func connect(_ handle: UInt16, peer: DeviceAddress, now: UInt64) {
+            if let slot = stackSlots.firstIndex(of: nil) { stackSlots[slot] = handle }
             sensor.stackDidConnect(ConnectionSummary(handle: handle, role: .peripheral, peer: peer,
                                                      timing: ConnectionTiming(interval: 24, latency: 0, supervisionTimeout: 72)),
                                    now: now, control: &control)
@@ -64,7 +68,7 @@ struct SensorPeripheralTests {
         let signal = rig.handles.signal.value
         let write: [UInt8] = [0x12, UInt8(signal & 0xFF), UInt8(signal >> 8), 0x04, 0x02, 0x00, 0xAB, 0xCD]
         // Write Response (Core 5.4 Vol 3 Part F 3.4.5.2).
-        #expect(rig.send(write, slot: 0, now: 300) == [0x13])
+        #expect(rig.send(write, link: 0x0041, now: 300) == [0x13])
         #expect(rig.sensor.delegate.events.last == .receive(1, [0xAB, 0xCD]))
 
         // Someone we never saw writes its payload in two fragments: a receive-only target.
@@ -73,10 +77,10 @@ struct SensorPeripheralTests {
         let message: [UInt8] = [0x01, 0x15, 0x00] + simplePayload(0x21)
         let first: [UInt8] = [0x12, UInt8(signal & 0xFF), UInt8(signal >> 8)] + message[0..<20]
         let second: [UInt8] = [0x12, UInt8(signal & 0xFF), UInt8(signal >> 8)] + message[20...]
-        #expect(rig.send(first, slot: 1, now: 500) == [0x13])
+        #expect(rig.send(first, link: 0x0042, now: 500) == [0x13])
         // The application hears the peripheral's own event too, after the sensor has filed the writer.
         rig.sensor.delegate.recordsPeripheral = true
-        #expect(rig.send(second, slot: 1, now: 501) == [0x13])
+        #expect(rig.send(second, link: 0x0042, now: 501) == [0x13])
         #expect(Array(rig.sensor.delegate.events.suffix(4)) == [.detect(2), .available(true, 2), .read(2, simplePayload(0x21)),
                                                                 .peripheral("payload", 0x0042, simplePayload(0x21))])
         rig.sensor.delegate.recordsPeripheral = false
@@ -88,12 +92,12 @@ struct SensorPeripheralTests {
 
         // Our payload is served from the peripheral's source (Read Response, Part F 3.4.4.4).
         let payloadHandle = rig.handles.payload.value
-        #expect(rig.send([0x0A, UInt8(payloadHandle & 0xFF), UInt8(payloadHandle >> 8)], slot: 0, now: 600) == [0x0B] + Rig.ours)
+        #expect(rig.send([0x0A, UInt8(payloadHandle & 0xFF), UInt8(payloadHandle >> 8)], link: 0x0041, now: 600) == [0x0B] + Rig.ours)
 
         // Attributes that are not the peripheral's are refused by the sensor.
         var sink = ArraySink()
-        #expect(rig.sensor.read(id: 0x7777, connection: 0, offset: 0, into: &sink) == .readNotPermitted)
-        #expect(rig.sensor.write(id: 0x7777, connection: 0, offset: 0, value: [1].span) == .writeNotPermitted)
+        #expect(rig.sensor.read(id: 0x7777, link: 0x40, offset: 0, into: &sink) == .readNotPermitted)
+        #expect(rig.sensor.write(id: 0x7777, link: 0x40, offset: 0, value: [1].span) == .writeNotPermitted)
 
         // Stopping the sensor leaves no scan to resume.
         rig.sensor.stop(control: &rig.control)

@@ -229,7 +229,7 @@ struct SensorSharingTests {
         pair.sensor(.array, didUpdateState: .on)
         pair.sensor(.ble, available: false, didDeleteOrDetect: t)
         // And each of the peripheral half's twelve (`SensorDelegate` is a `HeraldPeripheralDelegate`).
-        let link = HeraldLink(slot: 1, handle: 0x41, role: .peripheral, peer: address(0x41))
+        let link = HeraldLink(handle: 0x41, role: .peripheral, peer: address(0x41))
         pair.heraldPeripheral(didConnect: link)
         pair.heraldPeripheral(didUpdatePHY: LinkPHY(tx: .le2M, rx: .le1M), on: link)
         pair.heraldPeripheral(didServePayload: [7].span, to: link)

@@ -268,7 +268,7 @@ extension CentralHarness {
         let link = ConnectionSummary(handle: 0x40, role: .peripheral, peer: peer,
                                      timing: ConnectionTiming(interval: 24, latency: 0, supervisionTimeout: 72))
         peripheral.stackDidConnect(link, now: core.now, control: &stack, delegate: &core)
-        let answer = peripheral.write(id: peripheral.signalID, connection: 0, offset: 0, value: message.span, delegate: &core)
+        let answer = peripheral.write(id: peripheral.signalID, link: 0x40, offset: 0, value: message.span, delegate: &core)
         central = core.central
         delegate = core.delegate
         return answer

@@ -38,7 +38,7 @@ struct OneLinkHeraldServer<Source: HeraldPayloadSource, Delegate: HeraldPeripher
     /// One ATT PDU in; the response's bytes (empty when there is none).
     mutating func send(_ pdu: [UInt8]) -> [UInt8] {
         var out = ArraySink()
-        _ = ATTServer().handle(pdu: pdu.span, bearer: &bearer, connection: 0, now: 0, database: &db,
+        _ = ATTServer().handle(pdu: pdu.span, bearer: &bearer, link: GATTServerLink(handle: 0x40, slot: 0), now: 0, database: &db,
                                delegate: &app, response: &out)
         return out.bytes
     }

@@ -223,7 +223,7 @@ def test_beacon_firmware_serves_venue_payload(firmware_images, controllers, imag
         assert int.from_bytes(value[3:5], "big") == 4
         assert int.from_bytes(value[5:9], "big") == 0x0001E240
         assert b"Herald Cafe" in value[9:]
-        fw.wait_for("payload read connection=")
+        fw.wait_for("payload read handle=")
         fw.assert_still_running_within_budget()
     finally:
         fw.close()

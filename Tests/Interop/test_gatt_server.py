@@ -152,8 +152,9 @@ def assert_all_confirmed(confirmed, count, controller_kind, capture):
     assert confirmed == list(range(count)), f"capture: {capture}"
 
 
-def writes_of(server, connection):
-    return [e for e in server.events if e["event"] == "write" and e["connection"] == connection]
+def writes_of(server, handle):
+    """The writes on link `handle` (the HCI connection handle: events name links by nothing else)."""
+    return [e for e in server.events if e["event"] == "write" and e["handle"] == handle]
 
 
 @pytest.mark.timeout(40)
@@ -193,8 +194,8 @@ def test_bumble_central_discovers_reads_writes_and_subscribes(controllers, serve
     assert server.stop() == 0
     connected = [e for e in server.events if e["event"] == "connected"]
     assert len(connected) == 1 and connected[0]["peer"] == "C0:00:00:00:00:01"
-    assert [e["value"] for e in writes_of(server, 0)] == [w["hex"] for w in writes]
-    assert all(e["attribute"] == WRITABLE for e in writes_of(server, 0))
+    assert [e["value"] for e in writes_of(server, connected[0]["handle"])] == [w["hex"] for w in writes]
+    assert all(e["attribute"] == WRITABLE for e in writes_of(server, connected[0]["handle"]))
     subscribed = [(e["attribute"], e["notify"], e["indicate"]) for e in server.events if e["event"] == "subscribed"]
     assert subscribed == [(21, True, False), (24, False, True)]
     confirmed = [e["index"] for e in server.events if e["event"] == "indication-confirmed"]
@@ -239,15 +240,15 @@ def test_four_centrals_at_once_are_each_served(controllers, server_factory, cont
 
     server.wait_for(lambda e: e["event"] == "disconnected", count=4, timeout=15)
     assert server.stop() == 0
-    connected = {e["peer"]: e["connection"] for e in server.events if e["event"] == "connected"}
+    connected = {e["peer"]: e["handle"] for e in server.events if e["event"] == "connected"}
     assert len(connected) == 4 and len(set(connected.values())) == 4
     # All four links were up together: no disconnection before the fourth connection.
     kinds = [e["event"] for e in server.events if e["event"] in ("connected", "disconnected")]
     assert kinds == ["connected"] * 4 + ["disconnected"] * 4
     for i in range(1, 5):
-        slot = connected[f"C0:00:00:00:00:0{i}"]
-        assert [e["value"] for e in writes_of(server, slot)] == [bytes([i] * (i + 2)).hex(), bytes([0x10 * i] * 100).hex()]
-        confirmed = [e["index"] for e in server.events if e["event"] == "indication-confirmed" and e["connection"] == slot]
+        handle = connected[f"C0:00:00:00:00:0{i}"]
+        assert [e["value"] for e in writes_of(server, handle)] == [bytes([i] * (i + 2)).hex(), bytes([0x10 * i] * 100).hex()]
+        confirmed = [e["index"] for e in server.events if e["event"] == "indication-confirmed" and e["handle"] == handle]
         # Each central got all 100 indications (above); seen on one of four links, one run in four.
         assert_all_confirmed(confirmed, count, controller_kind, capture)
     # Each streaming link was asked for an interval of its own, none a multiple of another's

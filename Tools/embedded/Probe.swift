@@ -44,11 +44,11 @@ public func probeHost(_ bytes: UnsafePointer<UInt8>, _ count: Int, _ now: UInt64
 /// A GATT application with one dynamic characteristic, as firmware would have.
 struct ProbeApplication: LEApplication {
     var connected = 0
-    mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
+    mutating func read<S: ByteSink>(id: UInt16, link: UInt16, offset: Int, into sink: inout S) -> ATTErrorCode? {
         for i in offset..<32 { sink.append(UInt8(truncatingIfNeeded: i)) }
         return nil
     }
-    mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? { nil }
+    mutating func write(id: UInt16, link: UInt16, offset: Int, value: Span<UInt8>) -> ATTErrorCode? { nil }
     mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout StackControl) {
         control.startScanning(active: false)
     }
@@ -185,7 +185,7 @@ public func probeSensor(_ bytes: UnsafePointer<UInt8>, _ count: Int, _ now: UInt
     stack.receive(span, now: now, output: &out)
     let sent = stack.perform(now: now &+ 5, output: &out) { le in
         let message = span.extracting(2048..<count)
-        _ = le.app.write(id: HeraldGATTProfile.signalValueID, connection: 0, offset: 0, value: message)
+        _ = le.app.write(id: HeraldGATTProfile.signalValueID, link: 0x0040, offset: 0, value: message)
         var payload = FixedBytes<128>()
         _ = le.app.supplier.writePayload(at: 1_780_000_000 &+ Int64(bitPattern: now / 1_000), to: &payload)
         return le.app.immediateSendAll(payload.span, now: now &+ 5, control: &le.control)

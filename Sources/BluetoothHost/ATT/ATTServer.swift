@@ -45,7 +45,7 @@ public struct ATTServer: Sendable {
         self.maximumMTU = max(maximumMTU, ATTMTU.minimum)
     }
 
-    /// Handles one received PDU from `connection` (the link index that selects per-link CCCDs).
+    /// Handles one received PDU from `link` (its handle goes to the delegate; its slot selects its CCCDs).
     ///
     /// The bearer's prepare queue is the delegate's `PrepareQueue`, not a generic parameter of its
     /// own: the delegate already decides whether queued writes exist (`serverFeatures`), so it names
@@ -56,7 +56,7 @@ public struct ATTServer: Sendable {
     /// discovery's values (see `ATTResponseSink`), and a delegate carried by the database would
     /// have tied `GATTDatabase` to one application type.
     public func handle<DB: GATTAttributeDatabase, D: GATTServerDelegate, Out: ATTResponseSink>(
-        pdu: Span<UInt8>, bearer: inout ATTBearer<D.PrepareQueue>, connection: Int, now: UInt64,
+        pdu: Span<UInt8>, bearer: inout ATTBearer<D.PrepareQueue>, link: GATTServerLink, now: UInt64,
         database: inout DB, delegate: inout D, response: inout Out
     ) -> ATTServerAction {
         if poll(bearer: &bearer, now: now) == .disconnect { return .disconnect }
@@ -70,7 +70,7 @@ public struct ATTServer: Sendable {
         }
         // Procedures the application left out (GATTServerFeatures) are refused like unknown ones.
         guard Self.offers(opcode, D.serverFeatures) else { return error(opcode, 0, .requestNotSupported, &response) }
-        var context = Context(connection: connection, mtu: Int(bearer.mtu), security: bearer.security)
+        var context = Context(link: link, mtu: Int(bearer.mtu), security: bearer.security)
         do throws(DecodeError) {
             switch opcode {
             case .exchangeMTURequest:
@@ -173,14 +173,14 @@ public struct ATTServer: Sendable {
         return .disconnect
     }
 
-    /// Writes a Handle Value Notification of `value` (cut to ATT_MTU-3, Part F 3.4.7.1) if `connection`
+    /// Writes a Handle Value Notification of `value` (cut to ATT_MTU-3, Part F 3.4.7.1) if the link in `slot`
     /// enabled notifications in the characteristic's CCCD. Returns whether a PDU was written.
     public func notify<DB: GATTAttributeDatabase, Q: ATTPrepareQueue, Out: ByteSink>(
-        handle: UInt16, value: Span<UInt8>, bearer: borrowing ATTBearer<Q>, connection: Int,
+        handle: UInt16, value: Span<UInt8>, bearer: borrowing ATTBearer<Q>, slot: Int,
         database: borrowing DB, into out: inout Out
     ) -> Bool {
         guard !bearer.isTimedOut,
-              database.clientConfiguration(valueHandle: handle, connection: connection).contains(.notification)
+              database.clientConfiguration(valueHandle: handle, slot: slot).contains(.notification)
         else { return false }
         let n = min(value.count, Int(bearer.mtu) - 3)
         ATTHandleValueNotification(handle: handle, value: value.extracting(0..<n)).write(to: &out)
@@ -190,11 +190,11 @@ public struct ATTServer: Sendable {
     /// Writes a Handle Value Indication (cut to ATT_MTU-3, Part F 3.4.7.2) if indications are enabled
     /// and none is outstanding, and starts its 30-second transaction timer at `now`.
     public func indicate<DB: GATTAttributeDatabase, Q: ATTPrepareQueue, Out: ByteSink>(
-        handle: UInt16, value: Span<UInt8>, bearer: inout ATTBearer<Q>, connection: Int, now: UInt64,
+        handle: UInt16, value: Span<UInt8>, bearer: inout ATTBearer<Q>, slot: Int, now: UInt64,
         database: borrowing DB, into out: inout Out
     ) -> ATTIndicationResult {
         guard !bearer.isTimedOut else { return .bearerClosed }
-        guard database.clientConfiguration(valueHandle: handle, connection: connection).contains(.indication) else {
+        guard database.clientConfiguration(valueHandle: handle, slot: slot).contains(.indication) else {
             return .notEnabled
         }
         guard !bearer.hasPendingIndication else { return .busy }
@@ -208,7 +208,7 @@ public struct ATTServer: Sendable {
     // MARK: Shared pieces
 
     struct Context {
-        var connection: Int
+        var link: GATTServerLink
         var mtu: Int
         var security: ATTLinkSecurity
     }
@@ -239,7 +239,7 @@ public struct ATTServer: Sendable {
     ) -> ATTErrorCode? {
         if let e = db.checkAccess(handle, write: true, security: c.security) { return e }
         guard value.count <= ATTMTU.maximumAttributeLength else { return .invalidAttributeValueLength }
-        return db.writeValue(handle, connection: c.connection, offset: 0, value: value, delegate: &delegate)
+        return db.writeValue(handle, link: c.link, offset: 0, value: value, delegate: &delegate)
     }
 
     func prepareWrite<DB: GATTAttributeDatabase, Q: ATTPrepareQueue, Out: ByteSink>(
@@ -271,7 +271,7 @@ public struct ATTServer: Sendable {
         // delegate values can only refuse their own part when it arrives.
         for i in 0..<bearer.queuedWrites {
             let e = bearer.queue.entry(i)
-            guard let length = db.valueLength(e.handle, connection: c.connection),
+            guard let length = db.valueLength(e.handle, slot: c.link.slot),
                   let capacity = db.storedCapacity(e.handle) else { continue }
             var reach = length
             for k in 0..<i where bearer.queue.entry(k).handle == e.handle {
@@ -286,7 +286,7 @@ public struct ATTServer: Sendable {
         for i in 0..<bearer.queuedWrites {
             let e = bearer.queue.entry(i)
             let failure = bearer.queue.withValue(i) { value in
-                db.writeValue(e.handle, connection: c.connection, offset: Int(e.offset), value: value, delegate: &delegate)
+                db.writeValue(e.handle, link: c.link, offset: Int(e.offset), value: value, delegate: &delegate)
             }
             if let failure { return error(.executeWriteRequest, e.handle, failure, &out) }
         }

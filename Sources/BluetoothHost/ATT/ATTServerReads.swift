@@ -42,12 +42,12 @@ extension ATTServer {
         // the end is Invalid Offset, a "shall" (Part F 3.4.4.5), so it is checked first (EDTT
         // GATT/SR/GAR/BI-13-C reads each value at its length + 1).
         if opcode == .readBlobRequest, db.hasFixedLength(handle),
-           let length = db.valueLength(handle, connection: c.connection), length <= c.mtu - 3, offset <= length {
+           let length = db.valueLength(handle, slot: c.link.slot), length <= c.mtu - 3, offset <= length {
             return error(opcode, handle, .attributeNotLong, &out)
         }
         let start = out.count
         out.append(opcode == .readRequest ? ATTOpcode.readResponse.rawValue : ATTOpcode.readBlobResponse.rawValue)
-        if let e = db.readValue(handle, connection: c.connection, offset: offset, delegate: &delegate, into: &out) {
+        if let e = db.readValue(handle, link: c.link, offset: offset, delegate: &delegate, into: &out) {
             out.truncate(to: start)
             return error(opcode, handle, e, &out)
         }
@@ -95,10 +95,10 @@ extension ATTServer {
                 }
                 if op == .readByGroupTypeRequest {
                     // A service declaration: a constant anyone may read (Part G 3.1).
-                    _ = db.readValue(handle, connection: c.connection, offset: 0, delegate: &delegate, into: &value)
+                    _ = db.readValue(handle, link: c.link, offset: 0, delegate: &delegate, into: &value)
                 } else {
                     let failure = db.checkAccess(handle, write: false, security: c.security)
-                        ?? db.readValue(handle, connection: c.connection, offset: 0, delegate: &delegate, into: &value)
+                        ?? db.readValue(handle, link: c.link, offset: 0, delegate: &delegate, into: &value)
                     if op == .findByTypeValueRequest {
                         guard failure == nil, value.withSpan({ Self.same($0, wanted) }) else { continue }
                         value.truncate(to: 0)
@@ -138,7 +138,7 @@ extension ATTServer {
             let handle = handles[i]
             var value = ATTValueScratch()
             let failure = db.checkAccess(handle, write: false, security: c.security)
-                ?? db.readValue(handle, connection: c.connection, offset: 0, delegate: &delegate, into: &value)
+                ?? db.readValue(handle, link: c.link, offset: 0, delegate: &delegate, into: &value)
             if let failure { return error(opcode, handle, failure, &out) }
             if variable {
                 _ = tuples.append(value: value.span, to: &pdu)

@@ -7,7 +7,7 @@
 /// index-taking members are called only with `0..<count` and may read unchecked. Values are read and
 /// written only after `checkAccess` passed (Part F 3.2.5); values it does not hold come from the
 /// delegate. It keeps per-link CCCDs (Part G 3.3.3.3) and Client Supported Features (Part G 7.2) by
-/// the `connection` index, and enforces their write rules inside `writeValue`.
+/// the link's `slot` (`GATTServerLink`), and enforces their write rules inside `writeValue`.
 ///
 /// Lookups are `mutating` although they only read, and so are `GATTDatabase`'s: the server holds the
 /// database `inout`, and a non-mutating requirement, once specialised, made it copy the attribute
@@ -35,19 +35,19 @@ public protocol GATTAttributeDatabase {
     /// Whether `handle`'s value cannot change length: "fixed length" for Attribute Not Long (Part F 3.4.4.5).
     mutating func hasFixedLength(_ handle: UInt16) -> Bool
     /// Length of a value the database holds (nil when the delegate produces it).
-    mutating func valueLength(_ handle: UInt16, connection: Int) -> Int?
+    mutating func valueLength(_ handle: UInt16, slot: Int) -> Int?
     /// Most octets `handle`'s value can hold when the database stores it for writes (nil otherwise):
     /// what Execute Write checks a queue against before writing any of it (Part F 3.4.6.3).
     mutating func storedCapacity(_ handle: UInt16) -> Int?
     /// Writes the value of `handle` from `offset` on into `sink` (Invalid Offset past its end).
     mutating func readValue<D: GATTServerDelegate, S: ByteSink>(
-        _ handle: UInt16, connection: Int, offset: Int, delegate: inout D, into sink: inout S) -> ATTErrorCode?
-    /// Writes `value` at `offset` into `handle` for `connection`: stored values, CCCDs and Client
+        _ handle: UInt16, link: GATTServerLink, offset: Int, delegate: inout D, into sink: inout S) -> ATTErrorCode?
+    /// Writes `value` at `offset` into `handle` for `link`: stored values, CCCDs and Client
     /// Supported Features here, the rest through `delegate`.
     mutating func writeValue<D: GATTServerDelegate>(
-        _ handle: UInt16, connection: Int, offset: Int, value: Span<UInt8>, delegate: inout D) -> ATTErrorCode?
-    /// How `connection` configured the CCCD of the characteristic whose value is at `valueHandle`.
-    func clientConfiguration(valueHandle: UInt16, connection: Int) -> GATTClientConfiguration
+        _ handle: UInt16, link: GATTServerLink, offset: Int, value: Span<UInt8>, delegate: inout D) -> ATTErrorCode?
+    /// How the link in `slot` configured the CCCD of the characteristic whose value is at `valueHandle`.
+    func clientConfiguration(valueHandle: UInt16, slot: Int) -> GATTClientConfiguration
 }
 
 extension GATTDatabase: GATTAttributeDatabase {

@@ -295,22 +295,22 @@ public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, l
     /// Octets the value occupies in the pool (stored, constant, per-link); nil when the delegate or the
     /// hash produces it.
     @inline(__always)
-    func storedSpan(_ handle: UInt16, connection: Int) -> (offset: Int, length: Int)? {
+    func storedSpan(_ handle: UInt16, slot: Int) -> (offset: Int, length: Int)? {
         guard let a = attribute(handle) else { return nil }
         switch a.storage {
         case .constant(let o, let n), .stored(let o, let n, _): return (o, n)
         case .perLink(let o, let w):
-            guard connection >= 0, connection < linkCapacity else { return nil }
-            return (o + connection * w, w)
+            guard slot >= 0, slot < linkCapacity else { return nil }
+            return (o + slot * w, w)
         case .dynamic, .databaseHash: return nil
         }
     }
 
-    /// The stored or constant value at `handle` for `connection` (empty for dynamic values).
+    /// The stored or constant value at `handle` for the link in `slot` (empty for dynamic values).
     @_addressableSelf
     @_lifetime(borrow self)
-    public func value(_ handle: UInt16, connection: Int = 0) -> Span<UInt8> {
-        let r = storedSpan(handle, connection: connection) ?? (0, 0)
+    public func value(_ handle: UInt16, slot: Int = 0) -> Span<UInt8> {
+        let r = storedSpan(handle, slot: slot) ?? (0, 0)
         if Self.usesTable, case .constant? = attribute(handle)?.storage {
             // The table outlives the database (init(table:)), so its octets may be lent as ours.
             let octets = Span(_unsafeElements: table.extracting(r.offset..<(r.offset + r.length)))

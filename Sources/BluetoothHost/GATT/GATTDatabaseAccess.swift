@@ -14,21 +14,21 @@ extension GATTDatabase {
     }
 
     /// Length of a value the database holds (nil when the delegate produces it).
-    public mutating func valueLength(_ handle: UInt16, connection: Int) -> Int? {
+    public mutating func valueLength(_ handle: UInt16, slot: Int) -> Int? {
         guard let a = attribute(handle) else { return nil }
         if case .databaseHash = a.storage { return 16 }
-        return storedSpan(handle, connection: connection)?.length
+        return storedSpan(handle, slot: slot)?.length
     }
 
     /// Writes the value of `handle` from `offset` on into `sink`. Permissions are the caller's job.
     /// Returns Invalid Offset when `offset` is past the end of a held value (Part F 3.4.4.5).
     public mutating func readValue<D: GATTServerDelegate, S: ByteSink>(
-        _ handle: UInt16, connection: Int, offset: Int, delegate: inout D, into sink: inout S
+        _ handle: UInt16, link: GATTServerLink, offset: Int, delegate: inout D, into sink: inout S
     ) -> ATTErrorCode? {
         guard let a = attribute(handle) else { return .invalidHandle }
         switch a.storage {
         case .dynamic(let id):
-            return delegate.read(id: id, connection: connection, offset: offset, into: &sink)
+            return delegate.read(id: id, link: link.handle, offset: offset, into: &sink)
         case .databaseHash:
             // Checked on the delegate's type so that, without the feature, the AES-CMAC is not linked.
             guard D.serverFeatures.databaseHash else { return .readNotPermitted }
@@ -42,23 +42,23 @@ extension GATTDatabase {
             for k in (o &+ offset)..<(o &+ n) { sink.append(table[k]) }
             return nil
         case .constant, .stored, .perLink:
-            guard let r = storedSpan(handle, connection: connection) else { return .unlikelyError }
+            guard let r = storedSpan(handle, slot: link.slot) else { return .unlikelyError }
             guard offset <= r.length else { return .invalidOffset }
             sink.append(contentsOf: values.span.extracting((r.offset &+ offset)..<(r.offset &+ r.length)))  // all below V
             return nil
         }
     }
 
-    /// Writes `value` at `offset` into `handle` on behalf of `connection`. Permissions are the caller's
+    /// Writes `value` at `offset` into `handle` on behalf of `link`. Permissions are the caller's
     /// job. Stored values take `offset + value.count` as their new length (a write replaces the value
     /// from `offset` to the end, Part F 3.4.5.1 / 3.4.6.3).
     public mutating func writeValue<D: GATTServerDelegate>(
-        _ handle: UInt16, connection: Int, offset: Int, value: Span<UInt8>, delegate: inout D
+        _ handle: UInt16, link: GATTServerLink, offset: Int, value: Span<UInt8>, delegate: inout D
     ) -> ATTErrorCode? {
         guard let a = attribute(handle) else { return .invalidHandle }
         switch a.storage {
         case .dynamic(let id):
-            return delegate.write(id: id, connection: connection, offset: offset, value: value)
+            return delegate.write(id: id, link: link.handle, offset: offset, value: value)
         case .constant, .databaseHash:
             return .writeNotPermitted
         case .stored(let o, let length, let capacity):
@@ -66,13 +66,13 @@ extension GATTDatabase {
             guard offset + value.count <= capacity else { return .invalidAttributeValueLength }
             for i in value.indices { values[o + offset + i] = value[i] }
             attributes[Int(handle) - 1].storage = .stored(offset: o, length: offset + value.count, capacity: capacity)
-            delegate.storedValueWritten(handle: handle, connection: connection)
+            delegate.storedValueWritten(handle: handle, link: link.handle)
             return nil
         case .perLink(let o, let width):
-            guard connection >= 0, connection < linkCapacity else { return .unlikelyError }
-            let at = o + connection * width
+            guard link.slot >= 0, link.slot < linkCapacity else { return .unlikelyError }
+            let at = o + link.slot * width
             if a.isType(GATTAttributeType.clientCharacteristicConfiguration) {
-                return writeClientConfiguration(handle, at: at, connection: connection, offset: offset,
+                return writeClientConfiguration(handle, at: at, link: link.handle, offset: offset,
                                                 value: value, delegate: &delegate)
             }
             return writeClientSupportedFeatures(at: at, offset: offset, value: value)
@@ -82,7 +82,7 @@ extension GATTDatabase {
     /// CCCD write (Part G 3.3.3.3): exactly two octets; bits for procedures the characteristic does
     /// not support are dropped; the application hears about real changes only.
     mutating func writeClientConfiguration<D: GATTServerDelegate>(
-        _ handle: UInt16, at: Int, connection: Int, offset: Int, value: Span<UInt8>, delegate: inout D
+        _ handle: UInt16, at: Int, link: UInt16, offset: Int, value: Span<UInt8>, delegate: inout D
     ) -> ATTErrorCode? {
         guard offset == 0 else { return .invalidOffset }
         guard value.count == 2 else { return .invalidAttributeValueLength }
@@ -105,7 +105,7 @@ extension GATTDatabase {
         values[at] = UInt8(truncatingIfNeeded: new)
         values[at + 1] = UInt8(truncatingIfNeeded: new >> 8)
         if new != old {
-            delegate.clientConfigurationChanged(valueHandle: valueHandle, connection: connection,
+            delegate.clientConfigurationChanged(valueHandle: valueHandle, link: link,
                                                 configuration: GATTClientConfiguration(rawValue: new))
         }
         return nil
@@ -142,26 +142,26 @@ extension GATTDatabase {
         return 0
     }
 
-    /// How `connection` configured the characteristic whose value is at `valueHandle`.
-    public func clientConfiguration(valueHandle: UInt16, connection: Int) -> GATTClientConfiguration {
+    /// How the link in `slot` configured the characteristic whose value is at `valueHandle`.
+    public func clientConfiguration(valueHandle: UInt16, slot: Int) -> GATTClientConfiguration {
         guard let a = attribute(valueHandle), a.cccdHandle != 0,
-              let r = storedSpan(a.cccdHandle, connection: connection) else { return GATTClientConfiguration(rawValue: 0) }
+              let r = storedSpan(a.cccdHandle, slot: slot) else { return GATTClientConfiguration(rawValue: 0) }
         return GATTClientConfiguration(rawValue: UInt16(values[r.offset]) | UInt16(values[r.offset + 1]) << 8)
     }
 
-    /// The Client Supported Features octet `connection` wrote (Part G 7.2).
-    public func clientSupportedFeatures(connection: Int) -> UInt8 {
-        guard let r = storedSpan(clientSupportedFeaturesHandle, connection: connection) else { return 0 }
+    /// The Client Supported Features octet the link in `slot` wrote (Part G 7.2).
+    public func clientSupportedFeatures(slot: Int) -> UInt8 {
+        guard let r = storedSpan(clientSupportedFeaturesHandle, slot: slot) else { return 0 }
         return values[r.offset]
     }
 
     /// Forgets a link's CCCDs and Client Supported Features; call when the link goes down (values of
     /// unbonded clients do not persist across connections, Part G 3.3.3.3).
-    public mutating func resetLink(_ connection: Int) {
-        guard connection >= 0, connection < linkCapacity else { return }
+    public mutating func resetLink(_ slot: Int) {
+        guard slot >= 0, slot < linkCapacity else { return }
         for i in 0..<count {
             if case .perLink(let o, let w) = entry(i).storage {
-                for k in 0..<w { values[o + connection * w + k] = 0 }
+                for k in 0..<w { values[o + slot * w + k] = 0 }
             }
         }
     }
@@ -200,7 +200,7 @@ extension GATTDatabase {
             let handle = entryHandle(i)
             cmac.append(u16: handle)
             cmac.append(u16: t)
-            if withValue, let r = storedSpan(handle, connection: 0) {
+            if withValue, let r = storedSpan(handle, slot: 0) {
                 for k in r.offset..<(r.offset + r.length) { cmac.append(constantOctet(k)) }
             }
         }

@@ -122,23 +122,41 @@ public enum GATTValueSource: ~Escapable {
     case dynamic(id: UInt16)
 }
 
+/// The link a GATT server request came on. `handle`, the HCI connection handle, is the link's one
+/// name above the stack: it is all a `GATTServerDelegate` is given, and what `LEApplication` and
+/// `StackControl` use. `slot` is where the database keeps the link's per-link values (CCCDs, Client
+/// Supported Features, Part G 3.3.3.3 and 7.2): the stack's connection-table slot, which it fills with
+/// whatever entry is free, so it never leaves the stack (`LEStack` makes this value in `serveATT`).
+public struct GATTServerLink: Equatable, Sendable {
+    public var handle: UInt16
+    public var slot: Int
+
+    public init(handle: UInt16, slot: Int) {
+        self.handle = handle
+        self.slot = slot
+    }
+}
+
 /// The application side of the GATT server: values it produces itself, writes it consumes, and
 /// configuration changes it reacts to. Generic, never existential: the server is specialised for it.
 ///
 /// `offset` is the position in the value the client asked for (Read Blob / Prepare Write). A long
 /// value read in several Read Blob requests must stay consistent, so an application whose value
-/// changes should snapshot it per `connection` when `offset == 0` and serve later offsets from that
+/// changes should snapshot it per `link` when `offset == 0` and serve later offsets from that
 /// snapshot.
+///
+/// `link` is the HCI connection handle of the link the request came on, the number
+/// `LEApplication.stackDidConnect` reported for it (`GATTServerLink`).
 public protocol GATTServerDelegate {
     /// Writes the value of `id` from `offset` on into `sink` (at most 512 - offset octets are used),
     /// or returns the error to report (e.g. `.invalidOffset` if `offset` is past the end).
-    mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode?
+    mutating func read<S: ByteSink>(id: UInt16, link: UInt16, offset: Int, into sink: inout S) -> ATTErrorCode?
     /// Stores `value` at `offset` into `id`; `nil` accepts it.
-    mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode?
+    mutating func write(id: UInt16, link: UInt16, offset: Int, value: Span<UInt8>) -> ATTErrorCode?
     /// A client changed the CCCD of the characteristic whose value is at `valueHandle`.
-    mutating func clientConfigurationChanged(valueHandle: UInt16, connection: Int, configuration: GATTClientConfiguration)
+    mutating func clientConfigurationChanged(valueHandle: UInt16, link: UInt16, configuration: GATTClientConfiguration)
     /// A client wrote a stored (database-held) value.
-    mutating func storedValueWritten(handle: UInt16, connection: Int)
+    mutating func storedValueWritten(handle: UInt16, link: UInt16)
     /// The optional procedures this server offers; `.all` unless the application says otherwise.
     static var serverFeatures: GATTServerFeatures { get }
     /// Each link's prepare-write queue (Core 5.4 Vol 3 Part F 3.4.6.1), sized by what clients write
@@ -150,14 +168,14 @@ public protocol GATTServerDelegate {
 }
 
 extension GATTServerDelegate {
-    public mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
+    public mutating func read<S: ByteSink>(id: UInt16, link: UInt16, offset: Int, into sink: inout S) -> ATTErrorCode? {
         .readNotPermitted
     }
-    public mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
+    public mutating func write(id: UInt16, link: UInt16, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
         .writeNotPermitted
     }
-    public mutating func clientConfigurationChanged(valueHandle: UInt16, connection: Int, configuration: GATTClientConfiguration) {}
-    public mutating func storedValueWritten(handle: UInt16, connection: Int) {}
+    public mutating func clientConfigurationChanged(valueHandle: UInt16, link: UInt16, configuration: GATTClientConfiguration) {}
+    public mutating func storedValueWritten(handle: UInt16, link: UInt16) {}
     public static var serverFeatures: GATTServerFeatures { .all }
 }
 

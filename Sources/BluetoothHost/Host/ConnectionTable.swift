@@ -271,12 +271,17 @@ public struct ConnectionSummary: Sendable, Equatable {
     public let role: ConnectionRole
     public let peer: DeviceAddress
     public let timing: ConnectionTiming
-    /// The link's position in the connection table (0..<capacity), stable while the link lives: the
-    /// `connection` index the GATT server uses for per-link state such as CCCDs, and a ready index for
-    /// an application's own per-link arrays.
-    public let slot: Int
+    /// The link's position in the connection table (0..<capacity), stable while the link lives, so
+    /// that the stack reaches the link again without a search (`LinkTable.slot(of:)`). Internal: a
+    /// link is named by `handle` at every interface, and no application depends on where the stack
+    /// keeps it.
+    let slot: Int
 
-    public init(handle: UInt16, role: ConnectionRole, peer: DeviceAddress, timing: ConnectionTiming, slot: Int = 0) {
+    public init(handle: UInt16, role: ConnectionRole, peer: DeviceAddress, timing: ConnectionTiming) {
+        self.init(handle: handle, role: role, peer: peer, timing: timing, slot: 0)
+    }
+
+    init(handle: UInt16, role: ConnectionRole, peer: DeviceAddress, timing: ConnectionTiming, slot: Int) {
         self.handle = handle
         self.role = role
         self.peer = peer

@@ -55,7 +55,8 @@ extension LEStack {
         // The slot `LinkTable.receive` found the link in, checked, not searched for again.
         guard let i = connections.slot(of: link) else { return }
         var response = PDU()
-        let action = server.handle(pdu: pdu, bearer: &connections.entries[i]!.extra.bearer, connection: i,
+        let action = server.handle(pdu: pdu, bearer: &connections.entries[i]!.extra.bearer,
+                                   link: GATTServerLink(handle: link.handle, slot: i),
                                    now: now, database: &database, delegate: &app, response: &response)
         switch action {
         case .respond:
@@ -104,7 +105,7 @@ extension LEStack {
         guard let i = connections.slot(of: handle) else { return false }
         var pdu = PDU()
         guard server.notify(handle: attribute, value: value, bearer: connections.entries[i]!.extra.bearer,
-                            connection: i, database: database, into: &pdu) else { return false }
+                            slot: i, database: database, into: &pdu) else { return false }
         return pdu.withSpan { control.sendATT(handle: handle, pdu: $0) }
     }
 
@@ -113,7 +114,7 @@ extension LEStack {
         guard let i = connections.slot(of: handle) else { return .bearerClosed }
         var pdu = PDU()
         let result = server.indicate(handle: attribute, value: value, bearer: &connections.entries[i]!.extra.bearer,
-                                     connection: i, now: now, database: database, into: &pdu)
+                                     slot: i, now: now, database: database, into: &pdu)
         // An indication that cannot be queued must not stay outstanding: no confirmation could come,
         // and the 30 s transaction timer (Part F 3.3.3) would then disconnect a healthy link.
         if result == .sent, !pdu.withSpan({ control.sendATT(handle: handle, pdu: $0) }) {
@@ -121,6 +122,68 @@ extension LEStack {
             return .queueFull
         }
         return result
+    }
+
+    /// How link `handle` configured the CCCD of the characteristic whose value is at `valueHandle`
+    /// (nil: no such link). The database keeps it in the link's slot; applications ask by handle.
+    public mutating func clientConfiguration(valueHandle: UInt16, link handle: UInt16) -> GATTClientConfiguration? {
+        guard let i = connections.slot(of: handle) else { return nil }
+        return database.clientConfiguration(valueHandle: valueHandle, slot: i)
+    }
+
+    /// The Client Supported Features octet link `handle` wrote (Part G 7.2); nil: no such link.
+    public mutating func clientSupportedFeatures(link handle: UInt16) -> UInt8? {
+        guard let i = connections.slot(of: handle) else { return nil }
+        return database.clientSupportedFeatures(slot: i)
+    }
+
+    /// Serves `next` from now on and returns the database served until now, for a server whose
+    /// services change while links are up (the EDTT test server's service sets). The GATT service
+    /// is the stack's, so each link's state in it moves over: its Service Changed configuration (when
+    /// both databases have Service Changed at one handle) and its Client Supported Features (Part G
+    /// 7.1, 7.2). Every other per-link value of `next` starts cleared, as a newly registered
+    /// service's would (unbonded clients' configurations, Part G 3.3.3.3). Per-link values are
+    /// matched by slot here, inside the stack, so no application needs to know the slots.
+    public mutating func replaceDatabase(
+        with next: GATTDatabase<attributes, values, links>
+    ) -> GATTDatabase<attributes, values, links> {
+        var next = next
+        let changed = Self.serviceChangedValue(&database)
+        let carriesChanged = changed != 0 && changed == Self.serviceChangedValue(&next)
+        let cccd = next.attribute(changed)?.cccdHandle ?? 0
+        var none = GATTNoDelegate()
+        for slot in 0..<links {
+            next.resetLink(slot)
+            guard let handle = connections.handle(atSlot: slot) else { continue }
+            let link = GATTServerLink(handle: handle, slot: slot)
+            var value = FixedBytes<2>()
+            if carriesChanged, cccd != 0 {
+                let c = database.clientConfiguration(valueHandle: changed, slot: slot).rawValue
+                value.append(UInt8(truncatingIfNeeded: c))
+                value.append(UInt8(truncatingIfNeeded: c >> 8))
+                _ = next.writeValue(cccd, link: link, offset: 0, value: value.span, delegate: &none)
+            }
+            let features = database.clientSupportedFeatures(slot: slot)
+            if features != 0, next.clientSupportedFeaturesHandle != 0 {
+                value.removeAll()
+                value.append(features)
+                _ = next.writeValue(next.clientSupportedFeaturesHandle, link: link, offset: 0, value: value.span,
+                                    delegate: &none)
+            }
+        }
+        swap(&database, &next)
+        return next
+    }
+
+    /// The Service Changed value handle of `db` (0 if none), found by type: a database served from a
+    /// table does not record it.
+    static func serviceChangedValue(_ db: inout GATTDatabase<attributes, values, links>) -> UInt16 {
+        let type = BluetoothUUID(uuid16: GATTAttributeType.serviceChanged)
+        for i in 0..<db.count {
+            let h = db.handle(at: i)
+            if db.attribute(h)?.type == type { return h }
+        }
+        return 0
     }
 
     /// The negotiated ATT_MTU on `handle` (23 until exchanged).

@@ -46,9 +46,12 @@ struct HeraldLinkState<let payloadCapacity: Int, let signalCapacity: Int> {
 ///   the length the message declares (`SignalReassembler`); whole messages become delegate events.
 /// - Advertising: `HeraldAdvertiser` (rotating resolvable private address).
 ///
-/// Links are tracked by GATT slot. The stack reports connections by handle and GATT accesses by slot;
-/// the slot is the connection table's position, which takes the first free entry, so forwarding
-/// *every* `stackDidConnect`/`stackDidDisconnect` (both roles) keeps this mirror in step.
+/// Links are named by their HCI connection handle, as the stack names them in every callback
+/// (connections and GATT accesses alike). Each link's state sits in whichever entry of
+/// `linkStates` was free when it connected, found again by handle (a scan of `links` entries);
+/// nothing here depends on where the stack keeps the link. Forward every
+/// `stackDidConnect`/`stackDidDisconnect` (both roles): a table of `links` entries then always has
+/// room for every link the stack can hold.
 ///
 /// Sizes: `payloadCapacity` bounds the payload (21 for a plain Simple payload, 510 at most),
 /// `signalCapacity` the largest signal message accepted.
@@ -90,62 +93,78 @@ public struct HeraldPeripheral<Source: HeraldPayloadSource, let links: Int, let 
     /// True when `id` is one of this peripheral's dynamic values (forward its reads and writes here).
     public func owns(id: UInt16) -> Bool { id == payloadID || id == signalID }
 
-    /// The link in `slot`, as last connected.
-    public func link(slot: Int) -> HeraldLink? {
-        guard slot >= 0, slot < links, linkStates[slot].handle != HeraldLinkState<payloadCapacity, signalCapacity>.free else { return nil }
-        return HeraldLink(slot: slot, handle: linkStates[slot].handle, role: linkStates[slot].role, peer: linkStates[slot].peer)
-    }
-
-    /// Bytes of a signal message waiting for more fragments on `slot`.
-    public func pendingSignalBytes(slot: Int) -> Int {
-        guard slot >= 0, slot < links else { return 0 }
-        return linkStates[slot].signal.pendingCount
-    }
-
-    /// `link(slot:)`, or a placeholder for a free slot, for the peripheral's own mutating paths
-    /// (reads, writes, connection events): there a call to the read-only `link(slot:)` made the
-    /// compiler copy every link's state into the frame first (0.6 KB for two, on the beacon's
-    /// deepest main-loop path; Swift 6.3 -Osize, `Tools/firmware frames`).
-    mutating func reportedLink(_ slot: Int) -> HeraldLink {
-        let free = HeraldLinkState<payloadCapacity, signalCapacity>.free
-        guard slot >= 0, slot < links, linkStates[slot].handle != free else {
-            return HeraldLink(slot: slot, handle: free, role: .peripheral, peer: DeviceAddress(type: .publicDevice, address: .zero))
+    /// Link `handle`, as it connected; nil when no such link is up.
+    public func link(handle: UInt16) -> HeraldLink? {
+        guard handle != HeraldLinkState<payloadCapacity, signalCapacity>.free else { return nil }
+        for i in 0..<links where linkStates[i].handle == handle {
+            return HeraldLink(handle: handle, role: linkStates[i].role, peer: linkStates[i].peer)
         }
-        return HeraldLink(slot: slot, handle: linkStates[slot].handle, role: linkStates[slot].role, peer: linkStates[slot].peer)
+        return nil
+    }
+
+    /// Bytes of a signal message waiting for more fragments on link `handle`.
+    public func pendingSignalBytes(link handle: UInt16) -> Int {
+        guard handle != HeraldLinkState<payloadCapacity, signalCapacity>.free else { return 0 }
+        for i in 0..<links where linkStates[i].handle == handle { return linkStates[i].signal.pendingCount }
+        return 0
+    }
+
+    /// The entry holding link `handle`. Mutating, like `reportedLink`, so that the table is read
+    /// where it lies on the peripheral's own paths.
+    @inline(__always)
+    mutating func entry(of handle: UInt16) -> Int? {
+        guard handle != HeraldLinkState<payloadCapacity, signalCapacity>.free else { return nil }
+        for i in 0..<links where linkStates[i].handle == handle { return i }
+        return nil
+    }
+
+    /// An entry no link holds.
+    @inline(__always)
+    mutating func freeEntry() -> Int? {
+        for i in 0..<links where linkStates[i].handle == HeraldLinkState<payloadCapacity, signalCapacity>.free { return i }
+        return nil
+    }
+
+    /// The link in entry `i`, for the peripheral's own mutating paths (reads, writes, connection
+    /// events): there a call to the read-only `link(handle:)` made the compiler copy every link's
+    /// state into the frame first (0.6 KB for two, on the beacon's deepest main-loop path; Swift 6.3
+    /// -Osize, `Tools/firmware frames`).
+    mutating func reportedLink(_ i: Int) -> HeraldLink {
+        HeraldLink(handle: linkStates[i].handle, role: linkStates[i].role, peer: linkStates[i].peer)
     }
 
     // MARK: GATT server (forward GATTServerDelegate.read/write for owned ids)
 
     public mutating func read<S: ByteSink, D: HeraldPeripheralDelegate>(
-        id: UInt16, connection: Int, offset: Int, into sink: inout S, delegate: inout D
+        id: UInt16, link handle: UInt16, offset: Int, into sink: inout S, delegate: inout D
     ) -> ATTErrorCode? {
         guard id == payloadID else { return .readNotPermitted }
-        guard connection >= 0, connection < links else { return .unlikelyError }
-        if !linkStates[connection].hasPayload {
-            let time = advertiser.unixSeconds(startOf: linkStates[connection].period)
+        guard let i = entry(of: handle) else { return .unlikelyError }
+        if !linkStates[i].hasPayload {
+            let time = advertiser.unixSeconds(startOf: linkStates[i].period)
             // Written into the link's buffer where it lies (a local and a copy for the delegate were
             // two more payloads on the stack). No payload (outside the key schedule) or one too large
             // for the buffer: serve nothing rather than a truncated or all-zero identifier.
-            linkStates[connection].payload.removeAll()
+            linkStates[i].payload.removeAll()
             let written: Bool
-            if let supplied = delegate.heraldPeripheral(payloadAt: time, into: &linkStates[connection].payload) {
+            if let supplied = delegate.heraldPeripheral(payloadAt: time, into: &linkStates[i].payload) {
                 written = supplied
             } else {
-                written = source.writePayload(at: time, to: &linkStates[connection].payload)
+                written = source.writePayload(at: time, to: &linkStates[i].payload)
             }
-            guard written, !linkStates[connection].payload.overflowed else {
-                linkStates[connection].payload.removeAll()
+            guard written, !linkStates[i].payload.overflowed else {
+                linkStates[i].payload.removeAll()
                 return .unlikelyError
             }
-            linkStates[connection].hasPayload = true
+            linkStates[i].hasPayload = true
         }
-        let count = linkStates[connection].payload.count
+        let count = linkStates[i].payload.count
         guard offset <= count else { return .invalidOffset }
         if offset == 0 {
-            let link = reportedLink(connection)
-            delegate.heraldPeripheral(didServePayload: linkStates[connection].payload.span, to: link)
+            let link = reportedLink(i)
+            delegate.heraldPeripheral(didServePayload: linkStates[i].payload.span, to: link)
         }
-        for i in offset..<count { sink.append(linkStates[connection].payload[i]) }
+        for k in offset..<count { sink.append(linkStates[i].payload[k]) }
         return nil
     }
 
@@ -153,15 +172,15 @@ public struct HeraldPeripheral<Source: HeraldPayloadSource, let links: Int, let 
     /// message, whatever its ATT offset: the compliant writer sends consecutive Write Requests at
     /// offset 0, and a long write's prepared parts arrive in offset order.
     public mutating func write<D: HeraldPeripheralDelegate>(
-        id: UInt16, connection: Int, offset: Int, value: Span<UInt8>, delegate: inout D
+        id: UInt16, link handle: UInt16, offset: Int, value: Span<UInt8>, delegate: inout D
     ) -> ATTErrorCode? {
         guard id == signalID else { return .writeNotPermitted }
-        guard connection >= 0, connection < links else { return .unlikelyError }
+        guard let i = entry(of: handle) else { return .unlikelyError }
         // Accepted and dropped unread: the writer sees success, so a phone's Herald exchange
         // carries on as with any peripheral.
         if !D.receivesSignals { return nil }
-        let link = reportedLink(connection)
-        switch linkStates[connection].signal.receive(value) {
+        let link = reportedLink(i)
+        switch linkStates[i].signal.receive(value) {
         case .keepAwake:
             delegate.heraldPeripheral(didKeepAwake: link)
             return nil
@@ -171,9 +190,9 @@ public struct HeraldPeripheral<Source: HeraldPayloadSource, let links: Int, let 
             delegate.heraldPeripheral(didRejectSignalWrite: value, from: link)
             return ATTErrorCode(rawValue: code)
         case .complete:
-            let message = linkStates[connection].signal.buffer
+            let message = linkStates[i].signal.buffer
             if deliver(message.span, link: link, delegate: &delegate) { return nil }
-            linkStates[connection].signal.reset()
+            linkStates[i].signal.reset()
             delegate.heraldPeripheral(didRejectSignalWrite: value, from: link)
             return .invalidAttributeValueLength
         }
@@ -222,7 +241,7 @@ public struct HeraldPeripheral<Source: HeraldPayloadSource, let links: Int, let 
         advertiser.stackControllerDidFail()
     }
 
-    /// Every link slot free, built in a frame of its own (inlined into the caller, the table's
+    /// Every entry free, built in a frame of its own (inlined into the caller, the table's
     /// temporary added to the frame that builds the firmware's stack value).
     @inline(never)
     static func freeLinks() -> InlineArray<links, HeraldLinkState<payloadCapacity, signalCapacity>> {
@@ -230,21 +249,21 @@ public struct HeraldPeripheral<Source: HeraldPayloadSource, let links: Int, let 
     }
 
     mutating func clearLinks() {
-        for slot in 0..<links { linkStates[slot].clear() }
+        for i in 0..<links { linkStates[i].clear() }
     }
 
-    /// Forward for every link, central or peripheral, to keep the slot mirror in step.
+    /// Forward for every link, central or peripheral: the link takes any free entry (with `links`
+    /// entries there is one for each link the stack can hold).
     public mutating func stackDidConnect<D: HeraldPeripheralDelegate, B: StackControlBuffers>(
         _ link: ConnectionSummary, now: UInt64, control: inout StackControlOf<B>, delegate: inout D
     ) {
-        for slot in 0..<links where linkStates[slot].handle == HeraldLinkState<payloadCapacity, signalCapacity>.free {
-            linkStates[slot].clear()
-            linkStates[slot].handle = link.handle
-            linkStates[slot].peer = link.peer
-            linkStates[slot].role = link.role
-            linkStates[slot].period = advertiser.period
-            delegate.heraldPeripheral(didConnect: reportedLink(slot))
-            break
+        if entry(of: link.handle) == nil, let i = freeEntry() {
+            linkStates[i].clear()
+            linkStates[i].handle = link.handle
+            linkStates[i].peer = link.peer
+            linkStates[i].role = link.role
+            linkStates[i].period = advertiser.period
+            delegate.heraldPeripheral(didConnect: reportedLink(i))
         }
         advertiser.stackDidConnect(link, now: now, control: &control)
     }
@@ -252,9 +271,9 @@ public struct HeraldPeripheral<Source: HeraldPayloadSource, let links: Int, let 
     public mutating func stackDidDisconnect<D: HeraldPeripheralDelegate, B: StackControlBuffers>(
         handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControlOf<B>, delegate: inout D
     ) {
-        for slot in 0..<links where linkStates[slot].handle == handle {
-            let gone = reportedLink(slot)
-            linkStates[slot].clear()
+        if let i = entry(of: handle) {
+            let gone = reportedLink(i)
+            linkStates[i].clear()
             delegate.heraldPeripheral(didDisconnect: gone, reason: reason)
         }
         advertiser.stackDidDisconnect(now: now, control: &control)
@@ -262,8 +281,8 @@ public struct HeraldPeripheral<Source: HeraldPayloadSource, let links: Int, let 
 
     /// Reports a link's new PHYs; nothing to change here (the stack applied them).
     public mutating func stackDidUpdatePHY<D: HeraldPeripheralDelegate>(handle: UInt16, _ phy: LinkPHY, delegate: inout D) {
-        for slot in 0..<links where linkStates[slot].handle == handle {
-            delegate.heraldPeripheral(didUpdatePHY: phy, on: reportedLink(slot))
+        if let i = entry(of: handle) {
+            delegate.heraldPeripheral(didUpdatePHY: phy, on: reportedLink(i))
         }
     }
 

@@ -22,12 +22,12 @@ public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate:
     /// A phone reads the payload and goes: no use for the LE 2M PHY (`LEApplication.asksForLE2MPHY`).
     public static var asksForLE2MPHY: Bool { false }
 
-    public mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
-        peripheral.read(id: id, connection: connection, offset: offset, into: &sink, delegate: &delegate)
+    public mutating func read<S: ByteSink>(id: UInt16, link: UInt16, offset: Int, into sink: inout S) -> ATTErrorCode? {
+        peripheral.read(id: id, link: link, offset: offset, into: &sink, delegate: &delegate)
     }
 
-    public mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
-        peripheral.write(id: id, connection: connection, offset: offset, value: value, delegate: &delegate)
+    public mutating func write(id: UInt16, link: UInt16, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
+        peripheral.write(id: id, link: link, offset: offset, value: value, delegate: &delegate)
     }
 
     public mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout StackControl) {

@@ -1,15 +1,13 @@
 import BluetoothHost
 
-/// One link as the peripheral reports it: the GATT server's slot (0..<links), the HCI connection
-/// handle, our role on it and the peer's address as the controller reported it.
+/// One link as the peripheral reports it: the HCI connection handle (the link's only name at every
+/// interface), our role on it and the peer's address as the controller reported it.
 public struct HeraldLink: Sendable, Equatable {
-    public var slot: Int
     public var handle: UInt16
     public var role: ConnectionRole
     public var peer: DeviceAddress
 
-    public init(slot: Int, handle: UInt16, role: ConnectionRole, peer: DeviceAddress) {
-        self.slot = slot
+    public init(handle: UInt16, role: ConnectionRole, peer: DeviceAddress) {
         self.handle = handle
         self.role = role
         self.peer = peer
@@ -19,7 +17,7 @@ public struct HeraldLink: Sendable, Equatable {
 /// What the Herald peripheral tells its application. Every method has a default that ignores it.
 /// Spans are valid only during the call.
 public protocol HeraldPeripheralDelegate {
-    /// A link came up (either role: the slot mirror follows every link).
+    /// A link came up (either role: the peripheral hears every link).
     mutating func heraldPeripheral(didConnect link: HeraldLink)
     /// A link went down; its payload snapshot and partial signal message are gone.
     mutating func heraldPeripheral(didDisconnect link: HeraldLink, reason: HCIStatus)

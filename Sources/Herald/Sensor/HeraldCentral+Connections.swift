@@ -29,13 +29,15 @@ extension HeraldCentral {
     // a read-only method on a value this large (the database, and a GATT client and a payload per
     // link) gets a copy of the whole central when the caller holds it mutably, which on a
     // microcontroller put 5.6 KB frames on the stack of every caller with 4 links.
+    // Internal, like `slots`: a link is named by its HCI handle outside the central, and the entry
+    // it holds here is this table's own business.
 
-    public mutating func linkIndex(of target: TargetIdentifier) -> Int? {
+    mutating func linkIndex(of target: TargetIdentifier) -> Int? {
         for i in 0..<links where slots[i]?.target == target { return i }
         return nil
     }
 
-    public mutating func linkIndex(handle: UInt16) -> Int? {
+    mutating func linkIndex(handle: UInt16) -> Int? {
         for i in 0..<links where slots[i]?.handle == handle { return i }
         return nil
     }

@@ -25,13 +25,13 @@ extension HeraldCentral {
     // MARK: Driving the link's GATT client
 
     /// One ATT PDU for the client role of link `slot`; a reply, if any, goes into `reply`.
-    public mutating func receiveATT(pdu: Span<UInt8>, link slot: Int, now: UInt64,
+    mutating func receiveATT(pdu: Span<UInt8>, link slot: Int, now: UInt64,
                                     reply: inout FixedBytes<247>) -> HeraldGATTOutcome? {
         slots[slot]?.receive(pdu: pdu, now: now, reply: &reply)
     }
 
     /// The transaction timer of link `slot`'s GATT client.
-    public mutating func tickGATT(link slot: Int, now: UInt64) -> HeraldGATTOutcome? {
+    mutating func tickGATT(link slot: Int, now: UInt64) -> HeraldGATTOutcome? {
         slots[slot]?.tick(now: now)
     }
 
@@ -51,7 +51,7 @@ extension HeraldCentral {
 
     /// Starts the GATT operation `step` asks for on link `slot`'s client, writing its request into
     /// `request`. A signal write's fragment is read in place from `outgoing` (the client keeps no borrow).
-    public mutating func startGATT(_ step: HeraldGATTStep, link slot: Int, now: UInt64,
+    mutating func startGATT(_ step: HeraldGATTStep, link slot: Int, now: UInt64,
                                    into request: inout FixedBytes<247>) -> HeraldGATTStart {
         guard slots[slot] != nil else { return .nothing }
         do throws(GATTClientError) {
@@ -127,7 +127,7 @@ extension HeraldCentral {
     /// Acts on where link `slot`'s procedure is after a GATT operation ended: records what it
     /// learnt of the device, delivers a payload it read, loads the signal message it asks for, and
     /// closes the link when the work is done. Returns the next step (nil for a dropped link).
-    public mutating func gattProcedureDidEnd<C: HeraldCentralControl, D: SensorDelegate>(
+    mutating func gattProcedureDidEnd<C: HeraldCentralControl, D: SensorDelegate>(
         link s: Int, now: UInt64, control: inout C, delegate: inout D
     ) -> HeraldGATTStep? {
         guard let closing = slots[s]?.closing, closing != .dropped, let target = slots[s]?.target else { return nil }

@@ -138,7 +138,9 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
 
     public var configuration: HeraldSensorConfiguration
     public var database = HeraldDeviceDatabase<devices>()
-    public internal(set) var slots: InlineArray<links, HeraldCentralLink?>
+    /// Each central link's GATT client and procedure, in whichever entry was free when it opened.
+    /// Internal storage: every public method names a link by its HCI handle.
+    var slots: InlineArray<links, HeraldCentralLink?>
     /// The device the stack's connection attempt is for, until the stack reports its end.
     public internal(set) var pending: HeraldConnectionAttempt?
     public internal(set) var isOn = false
@@ -174,7 +176,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     /// in practice. A link that needs it while another holds it skips that write; the device stays
     /// flagged (immediate send pending, sharing due) and gets it on its next connection.
     public internal(set) var outgoing = OutgoingSignalBytes()
-    public internal(set) var outgoingLink: Int?
+    var outgoingLink: Int?
 
     public init(configuration: HeraldSensorConfiguration = HeraldSensorConfiguration()) {
         self.configuration = configuration

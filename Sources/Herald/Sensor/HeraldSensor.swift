@@ -115,8 +115,8 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     }
 
     public mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {
-        // Every link goes to the peripheral (it mirrors the GATT server's slots); central links we
-        // made also get a GATT client.
+        // Every link goes to the peripheral (its advertiser counts them all; it keeps each link's
+        // state by handle); central links we made also get a GATT client.
         core.now = now
         peripheral.stackDidConnect(link, now: now, control: &control, delegate: &core)
         guard let step = core.central.didConnect(handle: link.handle, peer: link.peer, isCentral: link.role == .central,
@@ -249,14 +249,14 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     // These calls carry no time: events from them are stamped with the time of the latest stack
     // callback (`core.now`), which adverts keep within a scan interval or so while scanning.
 
-    public mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
+    public mutating func read<S: ByteSink>(id: UInt16, link: UInt16, offset: Int, into sink: inout S) -> ATTErrorCode? {
         guard peripheral.owns(id: id) else { return .readNotPermitted }
-        return peripheral.read(id: id, connection: connection, offset: offset, into: &sink, delegate: &core)
+        return peripheral.read(id: id, link: link, offset: offset, into: &sink, delegate: &core)
     }
 
-    public mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
+    public mutating func write(id: UInt16, link: UInt16, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
         guard peripheral.owns(id: id) else { return .writeNotPermitted }
-        return peripheral.write(id: id, connection: connection, offset: offset, value: value, delegate: &core)
+        return peripheral.write(id: id, link: link, offset: offset, value: value, delegate: &core)
     }
 }
 

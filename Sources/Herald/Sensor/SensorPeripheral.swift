@@ -10,9 +10,9 @@ public protocol HeraldSensorPeripheral {
     /// True for the dynamic attribute ids this peripheral serves.
     func owns(id: UInt16) -> Bool
     mutating func read<S: ByteSink, D: HeraldPeripheralDelegate>(
-        id: UInt16, connection: Int, offset: Int, into sink: inout S, delegate: inout D) -> ATTErrorCode?
+        id: UInt16, link: UInt16, offset: Int, into sink: inout S, delegate: inout D) -> ATTErrorCode?
     mutating func write<D: HeraldPeripheralDelegate>(
-        id: UInt16, connection: Int, offset: Int, value: Span<UInt8>, delegate: inout D) -> ATTErrorCode?
+        id: UInt16, link: UInt16, offset: Int, value: Span<UInt8>, delegate: inout D) -> ATTErrorCode?
     mutating func stackDidBecomeReady<D: HeraldPeripheralDelegate>(
         _ info: ControllerInfo, now: UInt64, control: inout StackControl, delegate: inout D)
     mutating func stackControllerDidFail()
@@ -56,9 +56,9 @@ public struct NoSensorPeripheral: HeraldSensorPeripheral {
     public init() {}
     public func owns(id: UInt16) -> Bool { false }
     public mutating func read<S: ByteSink, D: HeraldPeripheralDelegate>(
-        id: UInt16, connection: Int, offset: Int, into sink: inout S, delegate: inout D) -> ATTErrorCode? { .readNotPermitted }
+        id: UInt16, link: UInt16, offset: Int, into sink: inout S, delegate: inout D) -> ATTErrorCode? { .readNotPermitted }
     public mutating func write<D: HeraldPeripheralDelegate>(
-        id: UInt16, connection: Int, offset: Int, value: Span<UInt8>, delegate: inout D) -> ATTErrorCode? { .writeNotPermitted }
+        id: UInt16, link: UInt16, offset: Int, value: Span<UInt8>, delegate: inout D) -> ATTErrorCode? { .writeNotPermitted }
     public mutating func stackDidBecomeReady<D: HeraldPeripheralDelegate>(
         _ info: ControllerInfo, now: UInt64, control: inout StackControl, delegate: inout D) {}
     public mutating func stackControllerDidFail() {}

@@ -62,18 +62,21 @@ public struct BenchServer: LEApplication {
         for i in 0..<2 where subscribed[i] == handle { subscribed[i] = nil }
     }
 
-    public mutating func clientConfigurationChanged(valueHandle: UInt16, connection: Int, configuration: GATTClientConfiguration) {
-        guard valueHandle == handles.notifying, connection < 2 else { return }
-        sent[connection] = 0
-        askedInterval[connection] = false
-        subscribed[connection] = configuration.contains(.notification) ? UInt16.max : nil  // handle filled in by pump
+    public mutating func clientConfigurationChanged(valueHandle: UInt16, link: UInt16, configuration: GATTClientConfiguration) {
+        // The link's entry: the one it subscribed in, else any free one (links are named by handle).
+        var entry: Int?
+        for i in 0..<2 where subscribed[i] == link { entry = i }
+        if entry == nil { for i in 0..<2 where subscribed[i] == nil && entry == nil { entry = i } }
+        guard valueHandle == handles.notifying, let i = entry else { return }
+        sent[i] = 0
+        askedInterval[i] = false
+        subscribed[i] = configuration.contains(.notification) ? link : nil
     }
 
     /// Queues notifications while the ACL queue has room: call after every run-loop turn.
     public static func pump(_ le: inout LEStack<BenchServer, 2, 24, 512>, now: UInt64) {
         for i in 0..<2 {
-            guard le.app.subscribed[i] != nil, let handle = le.connections.handle(at: i) else { continue }
-            le.app.subscribed[i] = handle
+            guard let handle = le.app.subscribed[i], le.connections.contains(handle: handle) else { continue }
             // The transfer starts now: the PHY Update too, not when the peripheral's wait for the
             // central to ask ends (a Bumble central never asks).
             le.requestPendingPHY(handle: handle)

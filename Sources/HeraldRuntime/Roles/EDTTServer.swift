@@ -10,12 +10,13 @@ public typealias EDTTServerStack = BluetoothStack<EDTTServer, 8, 0, 64>
 /// GAP/GAT/...): serves the SIG's four GATT test databases with exactly their handles, switches
 /// between them while connected, and notifies or indicates Value V6 when EDTT's relay asks.
 ///
-/// Each service set is its own `EDTTDatabase` over its generated table, so each keeps its own
-/// client state (CCCDs); a switch parks the current one and serves the next. The GATT service
-/// (handles 1-8) is the same in every set, as it is in Zephyr's gatt_test_app, where only the test
-/// services are registered and unregistered: its Service Changed CCCD and Client Supported Features
-/// follow the client across a switch, and Service Changed is indicated where it was enabled
-/// (Core 5.4 Vol 3 Part G 7.1).
+/// Each service set is its own `EDTTDatabase` over its generated table; a switch parks the current
+/// one and serves the next (`LEStack.replaceDatabase`). The GATT service (handles 1-8) is the same
+/// in every set, as it is in Zephyr's gatt_test_app, where only the test services are registered
+/// and unregistered: its Service Changed CCCD and Client Supported Features follow the client
+/// across a switch, and Service Changed is indicated where it was enabled (Core 5.4 Vol 3 Part G
+/// 7.1); the test services' CCCDs start cleared when their set is served again, as a service
+/// registered anew. Links are named by connection handle, as the stack names them.
 public struct EDTTServer: LEApplication {
     /// The decoded tables: allocated once and never freed, as a constant table must outlive its
     /// database (GATTDatabase.init(table:)).
@@ -35,8 +36,8 @@ public struct EDTTServer: LEApplication {
     /// Writable values per set and dynamic id - 1 (the delegate's), and their room.
     var values: [[[UInt8]]]
     let rooms: [[Int]]
-    /// Connection handle per link slot.
-    var links: [UInt16?] = Array(repeating: nil, count: EDTTDatabase.linkCount)
+    /// The links up, by connection handle, in the order they came.
+    var links: [UInt16] = []
     public private(set) var log: [String] = []
     public private(set) var address: String?
     public private(set) var connected = false
@@ -87,19 +88,16 @@ public struct EDTTServer: LEApplication {
     }
 
     public mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {
-        if links.indices.contains(link.slot) { links[link.slot] = link.handle }
+        links.append(link.handle)
         connected = true
         note("connected handle=0x\(hex(link.handle).lowercased()) peer=\(link.peer.address.description)")
     }
 
     public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
-        if let i = links.firstIndex(where: { $0 == handle }) {
-            links[i] = nil
-            // The stack forgets the link's CCCDs in the served database; the parked sets forget
-            // theirs here (unbonded clients' configurations end with the link, Part G 3.3.3.3).
-            for k in parked.indices { parked[k].resetLink(i) }
-        }
-        connected = links.contains { $0 != nil }
+        // The stack forgets the link's CCCDs in the served database; a parked set's per-link values
+        // are cleared when it is served again (`LEStack.replaceDatabase`).
+        links.removeAll { $0 == handle }
+        connected = !links.isEmpty
         note("disconnected handle=0x\(hex(handle).lowercased()) reason=0x\(hex(reason.rawValue).lowercased())")
     }
 
@@ -109,7 +107,7 @@ public struct EDTTServer: LEApplication {
 
     // MARK: GATTServerDelegate: the writable values of the served set
 
-    public mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
+    public mutating func read<S: ByteSink>(id: UInt16, link: UInt16, offset: Int, into sink: inout S) -> ATTErrorCode? {
         let i = Int(id) - 1
         guard values[set].indices.contains(i) else { return .unlikelyError }
         let value = values[set][i]
@@ -119,7 +117,7 @@ public struct EDTTServer: LEApplication {
         return nil
     }
 
-    public mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
+    public mutating func write(id: UInt16, link: UInt16, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
         let i = Int(id) - 1
         guard values[set].indices.contains(i) else { return .unlikelyError }
         var current = values[set][i]
@@ -140,35 +138,16 @@ public struct EDTTServer: LEApplication {
     public static func switchSet(_ n: Int, _ le: inout LEStack<EDTTServer, 8, 0, 64>) {
         let old = le.app.set
         guard n != old, le.app.parked.indices.contains(n) else { return }
-        var next = le.app.parked[n]
-        let sc = serviceChangedHandle(le.database)
-        let scNext = serviceChangedHandle(next)
-        for slot in 0..<EDTTDatabase.linkCount {
-            // The GATT service's per-link state follows the client (see the type's comment).
-            var gd = GATTNoDelegate()
-            if sc != 0, sc == scNext {
-                let c = le.database.clientConfiguration(valueHandle: sc, connection: slot).rawValue
-                let cccd = next.attribute(scNext)?.cccdHandle ?? 0
-                if cccd != 0 {
-                    let v: [UInt8] = [UInt8(truncatingIfNeeded: c), UInt8(truncatingIfNeeded: c >> 8)]
-                    _ = next.writeValue(cccd, connection: slot, offset: 0, value: v.span, delegate: &gd)
-                }
-            }
-            let features = le.database.clientSupportedFeatures(connection: slot)
-            if features != 0, next.clientSupportedFeaturesHandle != 0 {
-                let v: [UInt8] = [features]
-                _ = next.writeValue(next.clientSupportedFeaturesHandle, connection: slot, offset: 0, value: v.span, delegate: &gd)
-            }
-        }
-        le.app.parked[old] = le.database
-        le.database = next
+        // The GATT service's per-link state follows the client (see the type's comment); the stack
+        // moves it, matching links where it keeps them.
+        le.app.parked[old] = le.replaceDatabase(with: le.app.parked[n])
         le.app.set = n
         le.app.note("set \(n)")
         // Service Changed (Part G 7.1): the whole handle range may have changed.
+        let scNext = serviceChangedHandle(le.database)
         guard scNext != 0 else { return }
         let range: [UInt8] = [0x01, 0x00, 0xFF, 0xFF]
-        for slot in 0..<EDTTDatabase.linkCount {
-            guard let handle = le.app.links[slot] else { continue }
+        for handle in le.app.links {
             let r = le.indicate(handle: handle, attribute: scNext, value: range.span)
             le.app.note("service-changed handle=0x\(hex(handle).lowercased()) \(r)")
         }
@@ -181,9 +160,10 @@ public struct EDTTServer: LEApplication {
         guard h != 0 else { return }
         var value = FixedBytes<512>()
         var app = le.app
-        _ = le.database.readValue(h, connection: 0, offset: 0, delegate: &app, into: &value)
-        for slot in 0..<EDTTDatabase.linkCount {
-            guard let handle = le.app.links[slot] else { continue }
+        // A value of the set's own (dynamic), the same for every link: read for none in particular.
+        _ = le.database.readValue(h, link: GATTServerLink(handle: 0xFFFF, slot: 0), offset: 0, delegate: &app,
+                                  into: &value)
+        for handle in le.app.links {
             if indicate {
                 let r = le.indicate(handle: handle, attribute: h, value: value.span)
                 le.app.note("indicate 0x\(hex(h).lowercased()) \(r)")

@@ -59,7 +59,7 @@ public struct PeripheralEventPrinter: HeraldPeripheralDelegate {
     }
 
     static func linkFields(_ link: HeraldLink) -> [String: Any] {
-        ["slot": link.slot, "handle": Int(link.handle), "peer": address(link.peer.address),
+        ["handle": Int(link.handle), "peer": address(link.peer.address),
          "role": link.role == .peripheral ? "peripheral" : "central"]
     }
 
@@ -87,20 +87,20 @@ public struct PeripheralEventPrinter: HeraldPeripheralDelegate {
     }
 
     public mutating func heraldPeripheral(didConnect link: HeraldLink) {
-        emit("connected", Self.linkFields(link), text: "slot \(link.slot) handle 0x\(String(link.handle, radix: 16)) peer \(Self.address(link.peer.address))")
+        emit("connected", Self.linkFields(link), text: "handle 0x\(String(link.handle, radix: 16)) peer \(Self.address(link.peer.address))")
     }
 
     public mutating func heraldPeripheral(didUpdatePHY phy: LinkPHY, on link: HeraldLink) {
         var f = Self.linkFields(link)
         f["txPHY"] = "\(phy.tx.name)"
         f["rxPHY"] = "\(phy.rx.name)"
-        emit("phy", f, text: "slot \(link.slot) tx \(phy.tx.name) rx \(phy.rx.name)")
+        emit("phy", f, text: "handle 0x\(String(link.handle, radix: 16)) tx \(phy.tx.name) rx \(phy.rx.name)")
     }
 
     public mutating func heraldPeripheral(didDisconnect link: HeraldLink, reason: HCIStatus) {
         var f = Self.linkFields(link)
         f["reason"] = Int(reason.rawValue)
-        emit("disconnected", f, text: "slot \(link.slot) reason 0x\(String(reason.rawValue, radix: 16))")
+        emit("disconnected", f, text: "handle 0x\(String(link.handle, radix: 16)) reason 0x\(String(reason.rawValue, radix: 16))")
     }
 
     public mutating func heraldPeripheral(didServePayload payload: Span<UInt8>, to link: HeraldLink) {
@@ -111,7 +111,7 @@ public struct PeripheralEventPrinter: HeraldPeripheralDelegate {
         if let simple = Self.simplePayloadFields(payload, order: order) { f["simplePayload"] = simple }
         let decoded = PayloadDescription.text(WearableEventHub.bytes(payload), order: order)
         f["decoded"] = decoded
-        emit("payload-read", f, text: "slot \(link.slot) payload \(h) (\(decoded))")
+        emit("payload-read", f, text: "handle 0x\(String(link.handle, radix: 16)) payload \(h) (\(decoded))")
     }
 
     public mutating func heraldPeripheral(didReceivePayload payload: Span<UInt8>, from link: HeraldLink) {
@@ -121,7 +121,7 @@ public struct PeripheralEventPrinter: HeraldPeripheralDelegate {
         f["type"] = "payload"
         f["payload"] = h
         if let simple = Self.simplePayloadFields(payload, order: order) { f["simplePayload"] = simple }
-        emit("signal", f, text: "slot \(link.slot) payload \(h)")
+        emit("signal", f, text: "handle 0x\(String(link.handle, radix: 16)) payload \(h)")
     }
 
     public mutating func heraldPeripheral(didMeasureRSSI rssi: Int16, from link: HeraldLink) {
@@ -129,7 +129,7 @@ public struct PeripheralEventPrinter: HeraldPeripheralDelegate {
         var f = Self.linkFields(link)
         f["type"] = "rssi"
         f["rssi"] = Int(rssi)
-        emit("signal", f, text: "slot \(link.slot) rssi \(rssi) dBm")
+        emit("signal", f, text: "handle 0x\(String(link.handle, radix: 16)) rssi \(rssi) dBm")
     }
 
     public mutating func heraldPeripheral(didShare payloads: SharedPayloadIterator, rssi: Int16, from link: HeraldLink) {
@@ -141,7 +141,7 @@ public struct PeripheralEventPrinter: HeraldPeripheralDelegate {
         f["type"] = "payload-sharing"
         f["rssi"] = Int(rssi)
         f["payloads"] = list
-        emit("signal", f, text: "slot \(link.slot) payload-sharing rssi \(rssi) \(list.joined(separator: ","))")
+        emit("signal", f, text: "handle 0x\(String(link.handle, radix: 16)) payload-sharing rssi \(rssi) \(list.joined(separator: ","))")
     }
 
     public mutating func heraldPeripheral(didReceiveImmediateSend data: Span<UInt8>, from link: HeraldLink) {
@@ -150,18 +150,18 @@ public struct PeripheralEventPrinter: HeraldPeripheralDelegate {
         let h = Self.hex(data)
         f["type"] = "immediate-send"
         f["data"] = h
-        emit("signal", f, text: "slot \(link.slot) immediate-send \(h)")
+        emit("signal", f, text: "handle 0x\(String(link.handle, radix: 16)) immediate-send \(h)")
     }
 
     public mutating func heraldPeripheral(didKeepAwake link: HeraldLink) {
-        emit("keep-awake", Self.linkFields(link), text: "slot \(link.slot)")
+        emit("keep-awake", Self.linkFields(link), text: "handle 0x\(String(link.handle, radix: 16))")
     }
 
     public mutating func heraldPeripheral(didRejectSignalWrite fragment: Span<UInt8>, from link: HeraldLink) {
         var f = Self.linkFields(link)
         let h = Self.hex(fragment)
         f["fragment"] = h
-        emit("signal-rejected", f, text: "slot \(link.slot) fragment \(h) (ATT error 0x0D)")
+        emit("signal-rejected", f, text: "handle 0x\(String(link.handle, radix: 16)) fragment \(h) (ATT error 0x0D)")
     }
 
     public mutating func heraldPeripheral(didChangeAddress address: BDAddress, unixMillis: Int64) {

@@ -37,7 +37,6 @@ public struct TestServerEvent: Encodable, Equatable {
     public var event: String
     public var time: UInt64
     public var handle: UInt16?
-    public var connection: Int?
     public var peer: String?
     public var peerType: String?
     public var reason: String?

@@ -16,7 +16,8 @@ public struct TestServer: LEApplication {
         public var battery: UInt16 = 0
     }
 
-    struct Slot {
+    /// One link's state, in whichever entry of `links` was free when it connected, found by handle.
+    struct LinkState {
         var handle: UInt16?
         var mtu = 23
         /// Whether this link's central was asked for a short interval (see `pump`).
@@ -39,7 +40,7 @@ public struct TestServer: LEApplication {
     public let count: Int
     public let handles: Handles
     public private(set) var events: [TestServerEvent] = []
-    var slots: [Slot]
+    var links: [LinkState]
     let started: UInt64
     var now: UInt64 = 0
     /// Leave this many ACL queue octets free so requests on every link can still be answered (two
@@ -50,7 +51,7 @@ public struct TestServer: LEApplication {
         self.name = name
         self.count = count
         self.handles = handles
-        self.slots = Array(repeating: Slot(), count: links)
+        self.links = Array(repeating: LinkState(), count: links)
         self.started = now
         self.now = now
     }
@@ -111,24 +112,23 @@ public struct TestServer: LEApplication {
 
     /// Hands over the events recorded since the last call, with writes of the turn now complete.
     public mutating func takeEvents() -> [TestServerEvent] {
-        for i in slots.indices { finishWrite(i) }
+        for i in links.indices { finishWrite(i) }
         defer { events.removeAll() }
         return events
     }
 
     mutating func finishWrite(_ i: Int) {
-        guard let value = slots[i].write else { return }
+        guard let value = links[i].write else { return }
         var e = event("write")
-        e.handle = slots[i].handle
-        e.connection = i
+        e.handle = links[i].handle
         e.attribute = handles.writable
         e.value = value.map { String(format: "%02x", $0) }.joined()
         e.length = value.count
-        e.parts = slots[i].writeParts
+        e.parts = links[i].writeParts
         record(e)
-        slots[i].lastWrite = value
-        slots[i].write = nil
-        slots[i].writeParts = 0
+        links[i].lastWrite = value
+        links[i].write = nil
+        links[i].writeParts = 0
     }
 
     // MARK: LEApplication
@@ -147,11 +147,9 @@ public struct TestServer: LEApplication {
         e.handle = link.handle
         e.peer = link.peer.address.description
         e.peerType = link.peer.type.name
-        // The table slot is the `connection` index the GATT delegate calls carry for this link.
-        if slots.indices.contains(link.slot) {
-            slots[link.slot] = Slot(handle: link.handle)
-            e.connection = link.slot
-        }
+        if let i = links.firstIndex(where: { $0.handle == nil }) {
+            links[i] = LinkState(handle: link.handle)
+            }
         record(e)
     }
 
@@ -178,56 +176,56 @@ public struct TestServer: LEApplication {
         var e = event("disconnected")
         e.handle = handle
         e.reason = "0x" + hex(reason.rawValue).lowercased()
-        if let i = slots.firstIndex(where: { $0.handle == handle }) {
+        if let i = entry(of: handle) {
             finishWrite(i)
-            slots[i] = Slot()
-            e.connection = i
+            links[i] = LinkState()
         }
         record(e)
     }
 
     public mutating func stackIndicationConfirmed(handle: UInt16, attribute: UInt16, now: UInt64, control: inout StackControl) {
         self.now = now
-        guard let i = slots.firstIndex(where: { $0.handle == handle }) else { return }
+        guard let i = entry(of: handle) else { return }
         var e = event("indication-confirmed")
         e.handle = handle
-        e.connection = i
         e.attribute = attribute
-        e.index = slots[i].confirmed
-        slots[i].confirmed += 1
+        e.index = links[i].confirmed
+        links[i].confirmed += 1
         record(e)
     }
 
     // MARK: GATTServerDelegate
 
-    public mutating func read<S: ByteSink>(id: UInt16, connection: Int, offset: Int, into sink: inout S) -> ATTErrorCode? {
-        guard id == TestProfile.writableID, slots.indices.contains(connection) else { return .readNotPermitted }
-        let value = slots[connection].lastWrite
+    /// The entry of link `handle` (the GATT delegate's calls name links by handle, as the stack's do).
+    func entry(of handle: UInt16) -> Int? { links.firstIndex { $0.handle == handle } }
+
+    public mutating func read<S: ByteSink>(id: UInt16, link: UInt16, offset: Int, into sink: inout S) -> ATTErrorCode? {
+        guard id == TestProfile.writableID, let k = entry(of: link) else { return .readNotPermitted }
+        let value = links[k].lastWrite
         guard offset <= value.count else { return .invalidOffset }
         for b in value[offset...] { sink.append(b) }
         return nil
     }
 
-    public mutating func write(id: UInt16, connection: Int, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
-        guard id == TestProfile.writableID, slots.indices.contains(connection) else { return .writeNotPermitted }
+    public mutating func write(id: UInt16, link: UInt16, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
+        guard id == TestProfile.writableID, let k = entry(of: link) else { return .writeNotPermitted }
         // Offset 0 starts a new value; the parts of an Execute Write continue it (Part F 3.4.6.3).
         if offset == 0 {
-            finishWrite(connection)
-            slots[connection].write = []
+            finishWrite(k)
+            links[k].write = []
         }
-        guard var buffer = slots[connection].write, offset == buffer.count else { return .invalidOffset }
+        guard var buffer = links[k].write, offset == buffer.count else { return .invalidOffset }
         guard offset + value.count <= ATTMTU.maximumAttributeLength else { return .invalidAttributeValueLength }
         for i in value.indices { buffer.append(value[i]) }
-        slots[connection].write = buffer
-        slots[connection].writeParts += 1
+        links[k].write = buffer
+        links[k].writeParts += 1
         return nil
     }
 
-    public mutating func clientConfigurationChanged(valueHandle: UInt16, connection: Int, configuration: GATTClientConfiguration) {
-        guard slots.indices.contains(connection) else { return }
+    public mutating func clientConfigurationChanged(valueHandle: UInt16, link: UInt16, configuration: GATTClientConfiguration) {
+        guard let k = entry(of: link) else { return }
         var e = event("subscribed")
-        e.handle = slots[connection].handle
-        e.connection = connection
+        e.handle = link
         e.attribute = valueHandle
         e.notify = configuration.contains(.notification)
         e.indicate = configuration.contains(.indication)
@@ -235,15 +233,15 @@ public struct TestServer: LEApplication {
         // Each new subscription restarts the counter from 0.
         if valueHandle == handles.notifying {
             let on = configuration.contains(.notification)
-            if on && !slots[connection].notifying { slots[connection].notified = 0 }
-            slots[connection].notifying = on
+            if on && !links[k].notifying { links[k].notified = 0 }
+            links[k].notifying = on
         } else if valueHandle == handles.indicating {
             let on = configuration.contains(.indication)
-            if on && !slots[connection].indicating {
-                slots[connection].indicated = 0
-                slots[connection].confirmed = 0
+            if on && !links[k].indicating {
+                links[k].indicated = 0
+                links[k].confirmed = 0
             }
-            slots[connection].indicating = on
+            links[k].indicating = on
         }
     }
 
@@ -254,54 +252,52 @@ public struct TestServer: LEApplication {
     /// time. Call after every run-loop turn (inside `StackSession.perform`).
     public static func pump(_ le: inout LEStack<TestServer, 8, 40, 1024>, now: UInt64) {
         le.app.now = now
-        for i in le.app.slots.indices {
-            guard let handle = le.app.slots[i].handle, le.connections.handle(at: i) == handle else { continue }
-            if let mtu = le.mtu(handle: handle), mtu != le.app.slots[i].mtu {
-                le.app.slots[i].mtu = mtu
+        for i in le.app.links.indices {
+            guard let handle = le.app.links[i].handle, le.connections.contains(handle: handle) else { continue }
+            if let mtu = le.mtu(handle: handle), mtu != le.app.links[i].mtu {
+                le.app.links[i].mtu = mtu
                 var e = le.app.event("mtu")
                 e.handle = handle
-                e.connection = i
-                e.mtu = mtu
+                        e.mtu = mtu
                 le.app.record(e)
             }
             // A client that exchanged a larger MTU or subscribed is about to stream: ask for a short
             // interval (a 200-octet read takes one round trip of connection events; Bumble's central
             // connects at 30 ms), each link its own (`streamingInterval`). Supervision timeout 4 s.
             // Once per link; the central may refuse.
-            let streaming = le.app.slots[i].mtu > 23 || le.app.slots[i].notifying || le.app.slots[i].indicating
+            let streaming = le.app.links[i].mtu > 23 || le.app.links[i].notifying || le.app.links[i].indicating
             // The 2M PHY as the transfer starts, not when the peripheral's wait for the central to ask
             // ends (`peripheralPHYDelay`, 2 s): in the four-centrals test on Zephyr 3.0.99 the fourth
             // central, once alone on the air, was done and gone 1.8 s after connecting, two runs in 30,
             // at 1M (captures: its Disconnect before our LE Set PHY was due). Nothing if already asked.
             if streaming { le.requestPendingPHY(handle: handle) }
-            if !le.app.slots[i].askedForInterval, streaming,
-               let timing = le.timing(handle: handle), timing.interval != streamingInterval(slot: i) {
-                le.app.slots[i].askedForInterval = true
-                let interval = streamingInterval(slot: i)
+            if !le.app.links[i].askedForInterval, streaming,
+               let timing = le.timing(handle: handle), timing.interval != streamingInterval(entry: i) {
+                le.app.links[i].askedForInterval = true
+                let interval = streamingInterval(entry: i)
                 if le.requestConnectionParameters(handle: handle, intervalMin: interval, intervalMax: interval, supervisionTimeout: 0x0190) {
                     var e = le.app.event("interval-requested")
                     e.handle = handle
-                    e.connection = i
-                    le.app.record(e)
+                                le.app.record(e)
                 }
             }
             let count = le.app.count
-            while le.app.slots[i].notifying, le.app.slots[i].notified < count,
+            while le.app.links[i].notifying, le.app.links[i].notified < count,
                   le.control.acl.freeOctets > queueHeadroom, le.control.acl.count(handle: handle) < 2 {
-                let value = counterBytes(le.app.slots[i].notified)
+                let value = counterBytes(le.app.links[i].notified)
                 guard le.notify(handle: handle, attribute: le.app.handles.notifying, value: value.span) else { break }
-                le.app.slots[i].notified += 1
+                le.app.links[i].notified += 1
             }
-            if le.app.slots[i].indicating, le.app.slots[i].indicated < count, le.control.acl.freeOctets > queueHeadroom {
-                let value = counterBytes(le.app.slots[i].indicated)
+            if le.app.links[i].indicating, le.app.links[i].indicated < count, le.control.acl.freeOctets > queueHeadroom {
+                let value = counterBytes(le.app.links[i].indicated)
                 if le.indicate(handle: handle, attribute: le.app.handles.indicating, value: value.span) == .sent {
-                    le.app.slots[i].indicated += 1
+                    le.app.links[i].indicated += 1
                 }
             }
         }
     }
 
-    /// The interval (1.25 ms units) asked for the link in `slot`: 7.5 ms for the first, and no two
+    /// The interval (1.25 ms units) asked for the link in entry `entry` of `links`: 7.5 ms for the first, and no two
     /// links the same or multiples of one another (pairwise coprime), so no two links' connection
     /// events keep one offset for ever. Zephyr's controller before 3.2 reserves a peripheral's event
     /// for the shortest PDUs whatever the data length (`BT_CTLR_SLOT_RESERVATION_UPDATE` came in 3.2),
@@ -312,8 +308,8 @@ public struct TestServer: LEApplication {
     /// was sent again 30 ms later and cut again, the central never saw a whole packet, and the link
     /// ended in a supervision timeout (0x08), once in about 40 runs on a loaded machine. With
     /// intervals apart, the offset moves at every event and the next whole packet gets through.
-    static func streamingInterval(slot: Int) -> UInt16 {
-        coprimeIntervals[slot % coprimeIntervals.count]
+    static func streamingInterval(entry: Int) -> UInt16 {
+        coprimeIntervals[entry % coprimeIntervals.count]
     }
     private static let coprimeIntervals: [UInt16] = [6, 7, 11, 13, 17, 19, 23, 29]
 

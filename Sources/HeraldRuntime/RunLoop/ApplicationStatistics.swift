@@ -13,9 +13,7 @@ extension HeraldCentral {
 
     /// What must stay bounded however long it runs: device database entries and the central's links.
     public var occupancyStatistics: [(String, Int)] {
-        var linked = 0
-        for i in slots.indices where slots[i] != nil { linked += 1 }
-        return [("devices", database.count), ("centralLinks", linked)]
+        [("devices", database.count), ("centralLinks", openLinks)]
     }
 }
 
