@@ -42,6 +42,7 @@ struct BenchServeCommand: ParsableCommand {
                 stack = try BenchServer.makeStack(name: name, count: notifyCount, size: notifySize, configuration: configuration)
                 stack.le.requestedLinkDataLength = (UInt16(dataLength), time)
                 stack.app.interval = UInt16(interval)
+                stack.app.waitsForPHY = phy == "2m"
             } catch {
                 throw CLIError(exitCode: 1, message: "internal error building the GATT database: \(error)")
             }

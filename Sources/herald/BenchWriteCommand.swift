@@ -18,7 +18,7 @@ struct BenchWriteCommand: ParsableCommand {
     @Option(name: .long, help: "The characteristic value handle written to.") var attribute: UInt16
     @Option(name: .long, help: "Write Commands to send.") var count = 1000
     @Option(name: .long, help: "Octets per Write Command; 0 fills the ATT_MTU.") var size = 0
-    @Option(name: .long, help: "PHY links are moved to: 2m (where both controllers have it) or 1m.") var phy = "2m"
+    @Option(name: .long, help: "PHY links are moved to: 2m (where both controllers have it; the first write waits up to 2 s for the PHY Update) or 1m.") var phy = "2m"
     @Option(name: .customLong("data-length"), help: "LL data length asked for the link: 27 to 251.") var dataLength = 251
     @Option(name: .long, help: "Connection interval to connect with, in 1.25 ms units (6...3200).") var interval = 6
     @Option(name: .long, parsing: .unconditional, help: "Seconds to stay connected after the last write is queued.") var linger: Double = 5
@@ -42,6 +42,7 @@ struct BenchWriteCommand: ParsableCommand {
             configuration.suggestedDataLength = (UInt16(dataLength), time)
             var app = BenchWriter(peer: peer, attribute: attribute, count: count, size: size)
             app.interval = UInt16(interval)
+            app.waitsForPHY = phy == "2m"
             var stack = BluetoothStack(configuration: configuration, database: try minimalDatabase(), app: app)
             stack.le.requestedLinkDataLength = (UInt16(dataLength), time)
             let session = try controller.openSession(stack)

@@ -6,7 +6,11 @@ public typealias BenchServerStack = BluetoothStack<BenchServer, 2, 24, 512>
 /// The server behind `herald bench-serve`, for Tools/bench-uart: `TestProfile`'s 200-octet value and
 /// notifying characteristic (same UUIDs, so the same Bumble central reads either server), but the
 /// notifications are `size` octets (filling the ATT_MTU when 0) and are sent as fast as the ACL
-/// queue takes them, so the link's byte rate is what limits them.
+/// queue takes them, so the link's byte rate is what limits them. A stream starts once its link is what
+/// was asked for (LE 2M with `waitsForPHY`, the `interval`), or `configurationWait` after the
+/// subscription: streaming at once measured the PHY Update and the interval change too (the Write
+/// Command direction's figure at 7.5 ms went from 87.5–93.6 % to 98.0–99.6 % of the line's ideal when
+/// `BenchWriter` waited; `docs/performance-issue-25.md`).
 public struct BenchServer: LEApplication {
     public struct Handles: Equatable, Sendable {
         public var longValue: UInt16 = 0
@@ -24,6 +28,11 @@ public struct BenchServer: LEApplication {
     var askedInterval: InlineArray<2, Bool> = [false, false]
     var subscribed: InlineArray<2, UInt16?> = [nil, nil]
     var sent: InlineArray<2, Int> = [0, 0]
+    /// Each subscribed link's stream starts at the latest then (ms), configured or not.
+    var startBy: InlineArray<2, UInt64?> = [nil, nil]
+    /// Wait for each link's move to LE 2M (`herald bench-serve --phy 2m`).
+    public var waitsForPHY = false
+    public var configurationWait: UInt64 = 2_000
     public private(set) var address: String?
     /// When the last subscriber's last notification was queued (ms), for the command's summary.
     public private(set) var finishedSending: UInt64?
@@ -59,7 +68,16 @@ public struct BenchServer: LEApplication {
     }
 
     public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
-        for i in 0..<2 where subscribed[i] == handle { subscribed[i] = nil }
+        for i in 0..<2 where subscribed[i] == handle { subscribed[i] = nil; startBy[i] = nil }
+    }
+
+    /// The end of a wait for a link's configuration, so that the run loop turns then.
+    public var applicationDeadline: UInt64? {
+        var d: UInt64?
+        for i in 0..<2 where subscribed[i] != nil && sent[i] == 0 {
+            if let t = startBy[i] { d = min(d ?? t, t) }
+        }
+        return d
     }
 
     public mutating func clientConfigurationChanged(valueHandle: UInt16, link: UInt16, configuration: GATTClientConfiguration) {
@@ -70,6 +88,7 @@ public struct BenchServer: LEApplication {
         guard valueHandle == handles.notifying, let i = entry else { return }
         sent[i] = 0
         askedInterval[i] = false
+        startBy[i] = nil
         subscribed[i] = configuration.contains(.notification) ? link : nil
     }
 
@@ -84,6 +103,13 @@ public struct BenchServer: LEApplication {
                 le.app.askedInterval[i] = true
                 le.requestConnectionParameters(handle: handle, intervalMin: le.app.interval, intervalMax: le.app.interval,
                                                supervisionTimeout: 0x0190)
+            }
+            if le.app.sent[i] == 0 {
+                let by = le.app.startBy[i] ?? now &+ le.app.configurationWait
+                le.app.startBy[i] = by
+                let phyReady = !le.app.waitsForPHY || le.phy(handle: handle)?.tx == .le2M
+                let intervalReady = le.app.interval == 0 || le.timing(handle: handle)?.interval == le.app.interval
+                guard phyReady && intervalReady || now >= by else { continue }
             }
             let mtu = le.mtu(handle: handle) ?? 23
             let length = le.app.size > 0 ? min(le.app.size, mtu - 3) : mtu - 3

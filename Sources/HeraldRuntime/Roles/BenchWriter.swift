@@ -4,10 +4,18 @@ import BluetoothHost
 /// peripheral, exchanges the MTU, then sends `count` Write Commands (Core 5.4 Vol 3 Part F 3.4.5.3)
 /// of `size` octets (ATT_MTU - 3 when 0) to `attribute` as fast as the ACL queue takes them. The
 /// server times their arrival; the link's byte rate is what limits them.
+///
+/// With `waitsForPHY` the first write waits for the link's PHY Update to end (or `phyWait` ms): the
+/// figure is the rate of the PHY asked for. Writing at once measured the change too: on Zephyr
+/// 3.0.99's radio at 7.5 ms, the first 130 ms of writes went at 1M and the controller completed no
+/// packet for another 98–115 ms after LE PHY Update Complete, 87.5–93.6 % of the line's ideal
+/// against 97.9 % at 15 ms (`docs/performance-issue-25.md`).
 public struct BenchWriter: LEApplication {
     public enum State: Equatable, Sendable {
         case connecting
         case exchangingMTU
+        /// The MTU is agreed; the PHY Update the stack asked for has not ended yet.
+        case awaitingPHY(until: UInt64)
         case writing
         /// Every Write Command was queued; the link stays up until the queue has drained.
         case sent
@@ -24,6 +32,11 @@ public struct BenchWriter: LEApplication {
     public private(set) var handle: UInt16?
     public private(set) var mtu = 23
     public private(set) var written = 0
+    /// Wait for the link's PHY Update before writing (`herald bench-write --phy 2m`).
+    public var waitsForPHY = false
+    /// How long to wait for it (a controller or peer without LE 2M may never end one).
+    public var phyWait: UInt64 = 2_000
+    public private(set) var phy: LinkPHY?
 
     public init(peer: DeviceAddress, attribute: UInt16, count: Int, size: Int) {
         self.peer = peer
@@ -59,7 +72,22 @@ public struct BenchWriter: LEApplication {
         guard handle == self.handle, state == .exchangingMTU, pdu.count == 3, pdu[0] == ATTOpcode.exchangeMTUResponse.rawValue else { return }
         // The smaller of the two (Part F 3.4.2.2); a server asking for less than 23 still gets 23.
         mtu = max(23, min(247, Int(pdu[1]) | Int(pdu[2]) << 8))
-        state = .writing
+        state = waitsForPHY && phy == nil ? .awaitingPHY(until: now &+ phyWait) : .writing
+    }
+
+    public mutating func stackDidUpdatePHY(handle: UInt16, _ phy: LinkPHY, now: UInt64, control: inout StackControl) {
+        guard handle == self.handle else { return }
+        self.phy = phy
+        if case .awaitingPHY = state { state = .writing }
+    }
+
+    public var applicationDeadline: UInt64? {
+        if case .awaitingPHY(let until) = state { return until }
+        return nil
+    }
+
+    public mutating func stackTimerFired(now: UInt64, control: inout StackControl) {
+        if case .awaitingPHY(let until) = state, now >= until { state = .writing }
     }
 
     /// Queues Write Commands while the ACL queue has room: call after every run-loop turn.
