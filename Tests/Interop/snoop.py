@@ -76,10 +76,13 @@ def refusals(path):
 def refused(path, kind):
     """`refusals` as text, less the one known answer of Bumble's controller (`kind` "bumble"): it lists
     LE Set Data Length among its supported commands but answers it Unknown Command, and the stack asks
-    once and then no more."""
+    once and then no more; and less each LE Create Connection that the peer's own connection crossed
+    (`create_connection_refusals_crossed_by_the_peer`)."""
     out = [str(r) for r in refusals(path)]
     if kind == "bumble" and "LE Set Data Length -> status 0x01" in out:
         out.remove("LE Set Data Length -> status 0x01")
+    for _ in range(create_connection_refusals_crossed_by_the_peer(path)):
+        out.remove("LE Create Connection -> status 0x0B")
     return out
 
 
@@ -101,6 +104,28 @@ def advertising_enable_refusals_after_a_connection(path):
                 connected = False
             elif p[6] == 0x0C and connected:
                 explained += 1
+    return explained
+
+
+def create_connection_refusals_crossed_by_the_peer(path):
+    """How many LE Create Connection refusals 0x0B (Connection Already Exists) had an LE (Enhanced)
+    Connection Complete from the very peer address, in the peripheral role (7.7.65.1, 7.7.65.10),
+    arrive after the command went out and before its Command Status: the peer connected to us as we
+    asked to connect to it, the event and the command crossing on the line, and Zephyr's controller
+    refuses a second link to a connected peer. A host cannot avoid that race; the stack ends its
+    attempt on that Connection Complete (LEStack+Links) and works over the peer's link."""
+    explained, pending, crossed = 0, None, False
+    for received, p in packets(path):
+        if not received and len(p) >= 16 and p[0] == 0x01 and (p[1] | p[2] << 8) == 0x200D:
+            pending, crossed = bytes(p[10:16]), False   # 7.8.12: Peer_Address after 5 octets
+        elif received and len(p) >= 7 and p[0] == 0x04:
+            if (p[1] == 0x3E and p[3] in (0x01, 0x0A) and len(p) >= 15 and p[4] == 0 and p[7] == 1
+                    and pending is not None and bytes(p[9:15]) == pending):
+                crossed = True
+            elif p[1] == 0x0F and (p[5] | p[6] << 8) == 0x200D:
+                if p[3] == 0x0B and crossed:
+                    explained += 1
+                pending = None
     return explained
 
 
