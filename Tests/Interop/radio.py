@@ -109,6 +109,20 @@ def _patch_udivdi3(exe: bytes, name: str) -> bytes:
 # The controller programs of a fixture (the extended-advertising build is there in both versions).
 _PROGRAMS = ("zephyr.exe", "zephyr-extadv.exe")
 
+# The fixture's script paces simulated time with BabbleSim's handbrake, which stalls every 50 ms of
+# simulated time until wall-clock time reaches start + simulated time: ahead, the controllers stand
+# still for up to 50 ms at a time (a board never does); behind, they run free until caught up. The
+# copy runs bsim_pacer.py there instead (every 2.5 ms, time lost not made up; docs/zephyr-controllers.md).
+_HANDBRAKE = './bs_device_handbrake -s="$SIM" -d=$i -r="$RATIO" > "$LOGDIR/handbrake.log" 2>&1 &'
+_PACER = 'python3 ./bsim_pacer.py -s "$SIM" -d $i --ratio "$RATIO" > "$LOGDIR/pacer.log" 2>&1 &'
+
+
+def _paced_script(script: str, name: str) -> str:
+    """The fixture's run-controllers.sh with bsim_pacer.py where the handbrake was."""
+    if script.count(_HANDBRAKE) != 1:
+        raise RuntimeError(f"{name}: the handbrake's command line not found exactly once; update Tests/Interop/radio.py")
+    return script.replace(_HANDBRAKE, _PACER)
+
 
 def _patched_controllers(kind: str = "zephyr") -> Path:
     """A copy of the fixture of `kind` whose programs' 64-bit division by zero returns all ones (see
@@ -119,16 +133,22 @@ def _patched_controllers(kind: str = "zephyr") -> Path:
     if "zephyr.exe" not in programs:
         raise RuntimeError(f"{fixture}/bin/zephyr.exe: not found")
     patched = {name: _patch_udivdi3(exe, f"{fixture}/bin/{name}") for name, exe in programs.items()}
+    script = _paced_script((fixture / "run-controllers.sh").read_text(), f"{fixture}/run-controllers.sh")
+    pacer = (HERE / "bsim_pacer.py").read_bytes()
     digest = hashlib.sha256()
     for name in sorted(programs):
         digest.update(patched[name])
+    digest.update(script.encode())
+    digest.update(pacer)
     home = Path(tempfile.gettempdir()) / f"herald-zephyr-bsim-{digest.hexdigest()[:16]}"
     if all((home / "bin" / name).exists() for name in patched):
         return home
     staging = Path(tempfile.mkdtemp(prefix="herald-zephyr-bsim-"))
     shutil.copytree(fixture / "bin", staging / "bin")
     shutil.copytree(fixture / "lib", staging / "lib")
-    shutil.copy2(fixture / "run-controllers.sh", staging / "run-controllers.sh")
+    (staging / "run-controllers.sh").write_text(script)
+    (staging / "run-controllers.sh").chmod(0o755)
+    (staging / "bin" / "bsim_pacer.py").write_bytes(pacer)
     for name, exe in patched.items():
         (staging / "bin" / name).write_bytes(exe)
     try:
