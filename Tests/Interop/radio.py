@@ -112,7 +112,7 @@ _PROGRAMS = ("zephyr.exe", "zephyr-extadv.exe")
 # The fixture's script paces simulated time with BabbleSim's handbrake, which stalls every 50 ms of
 # simulated time until wall-clock time reaches start + simulated time: ahead, the controllers stand
 # still for up to 50 ms at a time (a board never does); behind, they run free until caught up. The
-# copy runs bsim_pacer.py there instead (every 2.5 ms, time lost not made up; docs/zephyr-controllers.md).
+# copy runs bsim_pacer.py there instead (every 2.5 ms, a lag over 5 ms given up; docs/zephyr-controllers.md).
 _HANDBRAKE = './bs_device_handbrake -s="$SIM" -d=$i -r="$RATIO" > "$LOGDIR/handbrake.log" 2>&1 &'
 _PACER = 'python3 ./bsim_pacer.py -s "$SIM" -d $i --ratio "$RATIO" > "$LOGDIR/pacer.log" 2>&1 &'
 
