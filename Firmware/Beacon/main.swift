@@ -1,7 +1,10 @@
 // Herald venue beacon: advertises the Herald service and serves a venue beacon payload (protocol
 // 0x30, country, state, location code; Herald beacon payload specification) on the payload
 // characteristic, to any phone that connects and reads it. The Herald side is the core's
-// `HeraldPeripheralApplication`; this file only configures it and logs what it reports.
+// `HeraldPeripheralApplication`; this file only configures it and logs what it reports, as JSON
+// lines (Common/EventLog.swift) like `herald beacon --json`. This file is the role: the port
+// (BSP/Common/Main.swift for the QEMU boards, Zephyr/swift/ for Zephyr) builds `RoleStack` with
+// `makeStack`, calls `startRole` and runs it.
 import BluetoothHost
 import Herald
 
@@ -52,7 +55,7 @@ func advertisementFromFlash() -> HeraldAdvertisement {
                                scanResponseData: FixedBytes(UnsafeBufferPointer(start: scan + 1, count: Int(scan[0])).span))
 }
 
-/// Log lines for what the peripheral reports (SensorDelegate style).
+/// JSON lines for what the peripheral reports, as `herald beacon --json` prints them.
 struct BeaconLog: HeraldPeripheralDelegate {
     var reads = 0
 
@@ -62,20 +65,22 @@ struct BeaconLog: HeraldPeripheralDelegate {
     static var receivesSignals: Bool { false }
 
     mutating func heraldPeripheral(didConnect link: HeraldLink) {
-        Log.put("connected handle="); Log.put(link.handle); Log.put(" peer="); Log.put(address: link.peer.address); Log.end()
+        EventLog.open("connected"); EventLog.link(link); EventLog.close()
     }
 
     mutating func heraldPeripheral(didDisconnect link: HeraldLink, reason: HCIStatus) {
-        Log.put("disconnected handle="); Log.put(link.handle); Log.put(" reason="); Log.putHex(reason.rawValue); Log.end()
+        EventLog.open("disconnected"); EventLog.link(link); Log.put(",\"reason\":"); Log.put(UInt32(truncatingIfNeeded: reason.rawValue)); EventLog.close()
     }
 
     mutating func heraldPeripheral(didServePayload payload: Span<UInt8>, to link: HeraldLink) {
         reads += 1
-        Log.put("payload read handle="); Log.put(link.handle); Log.put(" count="); Log.put(reads); Log.end()
+        EventLog.open("payload-read"); EventLog.link(link); EventLog.hex(",\"payload\":\"", payload)
+        Log.put(",\"reads\":"); Log.put(reads); EventLog.close()
     }
 
     mutating func heraldPeripheral(commandFailed opcode: HCIOpcode, status: HCIStatus) {
-        Log.put("command failed opcode="); Log.put(opcode.rawValue); Log.put(" status="); Log.putHex(status.rawValue); Log.end()
+        EventLog.open("command-failed"); Log.put(",\"opcode\":"); Log.put(opcode.rawValue)
+        Log.put(",\"status\":"); Log.put(UInt32(truncatingIfNeeded: status.rawValue)); EventLog.close()
     }
 }
 
@@ -159,31 +164,17 @@ struct VenueBeacon: LEApplication {
     }
 }
 
-func halt(_ reason: StaticString) -> Never {
-    Log.put("fatal: "); Log.line(reason)
-    while true { Board.sleep() }
-}
-
-@_cdecl("firmware_main")
-public func firmwareMain() -> Never {
-    Board.start()
-    // The stack is built in place in memory of its own: as a local here it was built in a
-    // temporary and copied (two copies of the value in this frame).
-    guard let stack = Board.reserve(BeaconStack.self) else { halt("no room for the stack") }
-    Board.logReservation(BeaconStack.self)
-    makeStack(into: stack)
-    // Construction's peak (temporaries moved from value to value) is reported apart from the main
-    // loop's: the loop's is what a product must budget for beyond start-up.
-    Log.put("memory start-up stack_peak="); Log.put(Board.stackPeak); Log.end()
-    Board.restartStackMeasurement()
-    runStack(&stack.pointee)
-}
-
 /// The GATT database is the constant table in gatt_table.c (flash): 16 attributes (GAP 5, GATT 6,
 /// Herald 5); RAM holds only the per-link values, 6 octets for 2 links (Service Changed CCCD and
 /// Client Supported Features). Built at start-up it was 788 B of stack value, 1.8 KB of start-up
 /// stack and 1.5 KB of builder code.
 typealias BeaconStack = BluetoothStack<VenueBeacon, 2, 0, 6>
+
+/// What the port builds and runs (BSP/Common/Main.swift, Zephyr/swift/Main.swift).
+typealias RoleStack = BeaconStack
+
+/// Nothing to start: the peripheral advertises once bring-up is done (`stackDidBecomeReady`).
+func startRole<O: H4Output>(_ stack: inout RoleStack, output: inout O) {}
 
 /// Builds the stack into `stack`, in its own frame, so the temporaries of construction (payload
 /// source, database, application, each moved into the next) are gone before the main loop runs.

@@ -2,27 +2,41 @@
 // scans, keeps the device database, connects to each Herald device and reads its payload with one
 // GATT client per link (reported as `sensor didDetect` / `sensor didRead`); its peripheral half
 // (`HeraldPeripheral`) advertises the Herald service from a resolvable private address rotating with
-// the payload period and serves the Simple payload (fixed test secret). Log lines on UART1 follow
-// the reference apps' SensorDelegate callbacks.
+// the payload period and serves the Simple payload (fixed test secret). Its events are JSON lines
+// (Common/EventLog.swift), as `herald wearable --json` prints them.
+// This file is the role: the port (BSP/Common/Main.swift for the QEMU boards, Zephyr/swift/ for
+// Zephyr) builds `RoleStack` with `makeStack`, calls `startRole` and runs it.
 import BluetoothHost
 import Herald
 
+@_silgen_name("firmware_epoch") func firmwareEpoch() -> Int64
+@_silgen_name("firmware_payload_period") func firmwarePayloadPeriod() -> Int32
+
 enum Wearable {
     static let header = PayloadHeader(protocolAndVersion: 0x10, countryCode: 826, stateCode: 4)
-    /// No real-time clock on this board: time starts at a fixed Unix time at reset (ten days into the
-    /// standard key epoch). A product sets it from the phone app or an RTC at provisioning.
-    static let unixTimeAtReset: Int64 = KeyEpoch.standard.unixSeconds + 10 * KeyEpoch.standard.secondsPerDay + 3_600
-    /// Test identity resolving key; a product generates one per device and keeps it in flash.
-    static let irk: InlineArray<16, UInt8> = [0x57, 0x45, 0x41, 0x52, 0x41, 0x42, 0x4C, 0x45,
-                                              0x2D, 0x49, 0x52, 0x4B, 0x2D, 0x30, 0x30, 0x31]
+    /// No real-time clock on the board: time starts at a fixed Unix time at reset, a build option
+    /// (Common/options.c: `FIRMWARE_EPOCH`, by default ten days and an hour into the standard key
+    /// epoch). A product sets it from the phone app or an RTC at provisioning.
+    static var unixTimeAtReset: Int64 { firmwareUnixTimeAtReset() }
+    /// The key schedule: `FIRMWARE_EPOCH` and `FIRMWARE_PAYLOAD_PERIOD` (default the standard epoch,
+    /// 360 s); Tools/firmware refuses a period outside 10...360.
+    static var epoch: KeyEpoch {
+        KeyEpoch(unixSeconds: firmwareEpoch(), secondsPerPeriod: Int64(widening: firmwarePayloadPeriod())) ?? .standard
+    }
+    /// Test identity resolving key, in flash beside the secret key (secret.c); a product generates
+    /// one per device and keeps it in flash.
+    static var irk: InlineArray<16, UInt8> {
+        let p = wearable_irk()
+        var k = InlineArray<16, UInt8>(repeating: 0)
+        for i in 0..<16 { k[i] = p[i] }
+        return k
+    }
 }
 
-/// SensorDelegate events as log lines: the sensor's, and the peripheral half's a tester looks for
-/// (`SensorDelegate` is a `HeraldPeripheralDelegate`).
+/// SensorDelegate events as JSON lines, as `herald wearable --json` prints them (the sensor's), and
+/// the peripheral half's as `herald beacon --json` does (`SensorDelegate` is a
+/// `HeraldPeripheralDelegate`).
 struct SensorLog: SensorDelegate {
-    /// Payloads served so far, for the `sensor didShare` lines.
-    var shares = 0
-
     /// Herald centrals never use Read Multiple; iPhones write long signal messages, so queued writes
     /// stay. No Database Hash: it lets an unbonded client trust its cached copy of our database on a
     /// later connection (Core 5.4 Vol 3 Part G 2.5.2.1), but the wearable's resolvable private
@@ -38,41 +52,62 @@ struct SensorLog: SensorDelegate {
     typealias PrepareQueue = ATTPreparedWrites<2, 64>
 
     mutating func sensor(_ sensor: SensorType, didDetect target: TargetIdentifier) {
-        Log.put("sensor didDetect target="); Log.put(target.value); Log.end()
+        EventLog.open("didDetect"); EventLog.target(target); EventLog.close()
+    }
+    mutating func sensor(_ sensor: SensorType, didMeasure proximity: Proximity, fromTarget target: TargetIdentifier) {
+        EventLog.open("didMeasure"); Log.put(",\"rssi\":"); EventLog.put(signed: proximity.value); EventLog.target(target)
+        if let tx = proximity.calibration { Log.put(",\"txPower\":"); EventLog.put(signed: Int16(truncatingIfNeeded: tx)) }
+        Log.put(",\"time\":\""); EventLog.putTime(); Log.put("\"}"); Log.end()
     }
     mutating func sensor(_ sensor: SensorType, didRead payload: Span<UInt8>, fromTarget target: TargetIdentifier) {
-        Log.put("sensor didRead payload="); Log.put(hex: payload); Log.put(" target="); Log.put(target.value); Log.end()
+        EventLog.open("didRead"); EventLog.hex(",\"payload\":\"", payload)
+        Log.put(",\"shortName\":\""); EventLog.putShortName(payload); Log.put("\"")
+        EventLog.target(target); EventLog.close()
+    }
+    mutating func sensor(_ sensor: SensorType, didShare payloads: borrowing SharedPayloads, fromTarget target: TargetIdentifier) {
+        EventLog.open("didShare"); Log.put(",\"payloads\":[")
+        for i in 0..<payloads.count {
+            EventLog.hex(i == 0 ? "\"" : ",\"", payloads[i])
+        }
+        Log.put("]"); EventLog.target(target); EventLog.close()
+    }
+    mutating func sensor(_ sensor: SensorType, didReceive data: Span<UInt8>, fromTarget target: TargetIdentifier) {
+        EventLog.hex("{\"data\":\"", data); Log.put(",\"event\":\"didReceive\""); EventLog.target(target); EventLog.close()
     }
     mutating func sensor(_ sensor: SensorType, didUpdateState state: SensorState) {
         guard sensor == .ble else { return }
+        EventLog.open("didUpdateState"); Log.put(",\"sensor\":\"ble\",\"state\":\"")
         switch state {
-        case .on: Log.line("sensor didUpdateState on")
-        case .off: Log.line("sensor didUpdateState off")
-        case .unavailable: Log.line("sensor didUpdateState unavailable")
+        case .on: Log.put("on")
+        case .off: Log.put("off")
+        case .unavailable: Log.put("unavailable")
         }
+        Log.put("\""); EventLog.close()
+    }
+    mutating func sensor(_ sensor: SensorType, available: Bool, didDeleteOrDetect target: TargetIdentifier) {
+        guard !available else { return }
+        EventLog.open("didDelete"); EventLog.target(target); EventLog.close()
     }
 
     mutating func heraldPeripheral(didConnect link: HeraldLink) {
-        Log.put("connected handle="); Log.put(link.handle); Log.put(link.role == .central ? " role=central" : " role=peripheral")
-        Log.put(" peer="); Log.put(address: link.peer.address); Log.end()
+        EventLog.open("connected"); EventLog.link(link); EventLog.close()
     }
     mutating func heraldPeripheral(didDisconnect link: HeraldLink, reason: HCIStatus) {
-        Log.put("disconnected handle="); Log.put(link.handle); Log.put(" reason="); Log.putHex(reason.rawValue); Log.end()
+        EventLog.open("disconnected"); EventLog.link(link); Log.put(",\"reason\":"); Log.put(UInt32(truncatingIfNeeded: reason.rawValue)); EventLog.close()
     }
     mutating func heraldPeripheral(didServePayload payload: Span<UInt8>, to link: HeraldLink) {
-        shares += 1
-        Log.put("sensor didShare payload="); Log.put(hex: payload); Log.put(" to="); Log.put(address: link.peer.address)
-        Log.put(" count="); Log.put(shares); Log.end()
+        EventLog.open("payload-read"); EventLog.link(link); EventLog.hex(",\"payload\":\"", payload); EventLog.close()
     }
     mutating func heraldPeripheral(didReceivePayload payload: Span<UInt8>, from link: HeraldLink) {
-        Log.put("sensor didReceive payload="); Log.put(hex: payload); Log.put(" from="); Log.put(address: link.peer.address)
-        Log.put(" via=signal"); Log.end()
+        EventLog.open("signal"); EventLog.link(link); EventLog.hex(",\"payload\":\"", payload)
+        Log.put(",\"time\":\""); EventLog.putTime(); Log.put("\",\"type\":\"payload\"}"); Log.end()
     }
     mutating func heraldPeripheral(didChangeAddress address: BDAddress, unixMillis: Int64) {
-        Log.put("sensor didChangeAddress address="); Log.put(address: address); Log.end()
+        Log.put("{\"address\":\""); Log.put(address: address); Log.put("\""); Log.put(",\"event\":\"address\""); EventLog.close()
     }
     mutating func heraldPeripheral(commandFailed opcode: HCIOpcode, status: HCIStatus) {
-        Log.put("command failed opcode="); Log.put(opcode.rawValue); Log.put(" status="); Log.putHex(status.rawValue); Log.end()
+        EventLog.open("command-failed"); Log.put(",\"opcode\":"); Log.put(opcode.rawValue)
+        Log.put(",\"status\":"); Log.put(UInt32(truncatingIfNeeded: status.rawValue)); EventLog.close()
     }
 }
 
@@ -86,28 +121,14 @@ typealias WearablePeripheral = HeraldPeripheral<NoPayloadSource, 4, 32, 64>
 typealias WearableStack = BluetoothStack<WearableApp, 4, 0, 12>
 
 @_silgen_name("wearable_secret_key") func wearable_secret_key() -> UnsafePointer<UInt8>
+@_silgen_name("wearable_irk") func wearable_irk() -> UnsafePointer<UInt8>
 
-func halt(_ reason: StaticString) -> Never {
-    Log.put("fatal: "); Log.line(reason)
-    while true { Board.sleep() }
-}
+/// What the port builds and runs (BSP/Common/Main.swift, Zephyr/swift/Main.swift).
+typealias RoleStack = WearableStack
 
-@_cdecl("firmware_main")
-public func firmwareMain() -> Never {
-    Board.start()
-    // The stack is built in place in memory of its own: as a local here it was built in a
-    // temporary and copied (two 21 KB values in this frame).
-    guard let stack = Board.reserve(WearableStack.self) else { halt("no room for the stack") }
-    Board.logReservation(WearableStack.self)
-    makeStack(into: stack)
-    // Construction's peak (temporaries moved from value to value) is reported apart from the main
-    // loop's: the loop's is what a product must budget for beyond start-up.
-    Log.put("memory start-up stack_peak="); Log.put(Board.stackPeak); Log.end()
-    Board.restartStackMeasurement()
-    // Sensing starts as soon as the controller is ready (bring-up begins in `runStack`).
-    var output = UARTH4Output()
-    stack.pointee.perform(now: 0, output: &output) { le in le.app.start(now: 0, control: &le.control) }
-    runStack(&stack.pointee)
+/// Sensing starts as soon as the controller is ready (bring-up begins in the port's main loop).
+func startRole<O: H4Output>(_ stack: inout RoleStack, output: inout O) {
+    stack.perform(now: 0, output: &output) { le in le.app.start(now: 0, control: &le.control) }
 }
 
 /// Builds the stack into `stack`, in its own frame, so the temporaries of construction (payload
@@ -117,7 +138,7 @@ func makeStack(into stack: UnsafeMutablePointer<WearableStack>) {
     Log.line("herald-wearable: boot")
     // The secret key stays in flash (secret.c); the supplier reads it in place, for both halves.
     let key = StaticSecretKey(unsafeStart: wearable_secret_key())
-    let supplier = SimplePayloadDataSupplier(key: key, header: Wearable.header)
+    let supplier = SimplePayloadDataSupplier(key: key, header: Wearable.header, epoch: Wearable.epoch)
     let peripheral = makePeripheral()
     // A fixed seed for the static random address; a product derives it from the chip's unique ID.
     // Built part by part in its place (`BluetoothStack.initialize(_:...)`), the GATT database and
@@ -135,7 +156,7 @@ func makeStack(into stack: UnsafeMutablePointer<WearableStack>) {
 func makePeripheral() -> WearablePeripheral {
     do {
         return try WearablePeripheral(
-            source: NoPayloadSource(), advertising: HeraldAdvertisingConfiguration(intervalMilliseconds: 100, irk: Wearable.irk),
+            source: NoPayloadSource(), advertising: HeraldAdvertisingConfiguration(intervalMilliseconds: 100, irk: Wearable.irk, epoch: Wearable.epoch),
             clock: HeraldClock(unixMillisAtZero: Wearable.unixTimeAtReset * 1000))
     } catch {
         halt("advertisement does not fit")

@@ -14,3 +14,10 @@
 static const uint8_t secret_key[2048] = { K1024(0), K1024(1024) };
 
 const uint8_t *wearable_secret_key(void) { return secret_key; }
+
+// Its identity resolving key (HCI byte order), from which the resolvable private addresses are made:
+// a fixed test key too ("WEARABLE-IRK-001"). Tools/firmware writes both beside a Zephyr build as
+// `herald keys` reads them (secret.key, secret.key.irk).
+static const uint8_t irk[16] = { 'W', 'E', 'A', 'R', 'A', 'B', 'L', 'E', '-', 'I', 'R', 'K', '-', '0', '0', '1' };
+
+const uint8_t *wearable_irk(void) { return irk; }

@@ -1,0 +1,168 @@
+/*
+ * The Zephyr port's C glue: Zephyr's controller in raw HCI mode (CONFIG_BT_HCI_RAW, H:4 framing in
+ * the buffers), and the Swift host (swift/Main.swift) driven from here:
+ *   - H:4 in: every buffer the controller queues goes to host_receive();
+ *   - H:4 out: chip_send() turns the host's packets into bt_buf + bt_send();
+ *   - the wait: net_buf_get() on the controller's queue, with the host's next deadline as its
+ *     timeout, then host_tick() when it passes;
+ *   - the clock: k_uptime_get(), milliseconds since boot;
+ *   - the log: chip_log_byte(), a line at a time through printk.
+ * On nrf52_bsim every packet is also printed (`hci> ` host to controller, `hci< ` controller to
+ * host, type byte first) so a test can rebuild a btsnoop capture from the log.
+ */
+#include <zephyr.h>
+#include <sys/printk.h>
+#include <net/buf.h>
+#include <bluetooth/bluetooth.h>
+#include <bluetooth/buf.h>
+#include <bluetooth/hci_raw.h>
+#include <errno.h>
+#include "chip.h"
+#include "memory.h"
+
+static K_FIFO_DEFINE(rx_queue);
+
+/* Swift -> C entry points. For i686-unknown-none-elf LLVM keeps the stack only 4-byte aligned,
+ * while the gcc -m32 (Linux i386) code of the nrf52_bsim build assumes 16: realign on entry. */
+#if defined(__i386__)
+#define FROM_SWIFT __attribute__((force_align_arg_pointer))
+#else
+#define FROM_SWIFT
+#endif
+
+#if defined(CONFIG_BOARD_NRF52_BSIM)
+/* One line per packet: "hci> " or "hci< ", then the packet in hex (at most an event's 258 octets
+ * or an ACL buffer's, so 2 x 300 characters suffice; a longer packet is cut and marked). */
+static void trace(const char *direction, const uint8_t *h4, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+	static char line[2 * 300 + 8];
+	size_t i, k = 0;
+
+	for (i = 0; i < n && k + 4 < sizeof(line); i++) {
+		line[k++] = digits[h4[i] >> 4];
+		line[k++] = digits[h4[i] & 15];
+	}
+	if (i < n) {
+		line[k++] = '+';
+	}
+	line[k] = 0;
+	printk("%s %s\n", direction, line);
+}
+#else
+#define trace(direction, h4, n)
+#endif
+
+FROM_SWIFT int chip_send(const uint8_t *h4, size_t n)
+{
+	struct net_buf *buf;
+	int err;
+
+	if (n < 1) {
+		return -EINVAL;
+	}
+	trace("hci>", h4, n);
+	/* With the type byte only, bt_buf_get_tx picks the pool (command/ACL) and strips it. The host
+	 * sends ACL data only against the controller's credits, so this waits at most for a buffer
+	 * the controller is about to free. */
+	buf = bt_buf_get_tx(BT_BUF_H4, K_FOREVER, h4, 1);
+	if (!buf) {
+		return -EINVAL; /* not 0x01 or 0x02 */
+	}
+	if (n - 1 > net_buf_tailroom(buf)) {
+		net_buf_unref(buf);
+		return -EMSGSIZE;
+	}
+	net_buf_add_mem(buf, h4 + 1, n - 1);
+	err = bt_send(buf);
+	if (err) {
+		net_buf_unref(buf);
+	}
+	return err;
+}
+
+FROM_SWIFT void chip_log_byte(uint8_t byte)
+{
+	static char line[512];
+	static size_t count;
+
+	if (byte != '\n' && count < sizeof(line) - 1) {
+		line[count++] = (char)byte;
+		return;
+	}
+	line[count] = 0;
+	printk(byte == '\n' ? "%s\n" : "%s", line);
+	count = 0;
+	if (byte != '\n') {
+		line[count++] = (char)byte;
+	}
+}
+
+/* The Bluetooth stack's value lives here for the whole program (sized per role by CMake). */
+static uint8_t host_memory[FIRMWARE_HOST_MEMORY] __aligned(8);
+
+FROM_SWIFT void *chip_reserve(size_t bytes)
+{
+	return bytes <= sizeof(host_memory) ? host_memory : NULL;
+}
+
+FROM_SWIFT size_t chip_reserve_capacity(void)
+{
+	return sizeof(host_memory);
+}
+
+FROM_SWIFT void chip_halt(void)
+{
+	for (;;) {
+		k_sleep(K_FOREVER);
+	}
+}
+
+#if defined(CONFIG_BT_CTLR_ASSERT_HANDLER)
+void bt_ctlr_assert_handle(char *file, uint32_t line)
+{
+	printk("controller assert %s:%u\n", file ? file : "?", line);
+	k_oops();
+}
+#endif
+
+void main(void)
+{
+	int64_t deadline, next_memory = 0;
+	int err = bt_enable_raw(&rx_queue);
+
+	printk("bt_enable_raw: %d\n", err);
+	if (err) {
+		return;
+	}
+	deadline = host_start(k_uptime_get());
+	for (;;) {
+		int64_t wake = deadline;
+		k_timeout_t timeout = K_FOREVER;
+		struct net_buf *buf;
+		int64_t now;
+
+		if (MEMORY_REPORT_INTERVAL && (wake < 0 || next_memory < wake)) {
+			wake = next_memory;
+		}
+		if (wake >= 0) {
+			int64_t left = wake - k_uptime_get();
+
+			timeout = left > 0 ? K_MSEC(left) : K_NO_WAIT;
+		}
+		buf = net_buf_get(&rx_queue, timeout);
+		now = k_uptime_get();
+		if (buf) {
+			/* BT_HCI_RAW_H4_ENABLE: buf->data starts with the H:4 type byte */
+			trace("hci<", buf->data, buf->len);
+			deadline = host_receive(buf->data, buf->len, now);
+			net_buf_unref(buf);
+		} else if (deadline >= 0 && now >= deadline) {
+			deadline = host_tick(now);
+		}
+		if (MEMORY_REPORT_INTERVAL && now >= next_memory) {
+			next_memory = now + MEMORY_REPORT_INTERVAL;
+			memory_report();
+		}
+	}
+}
