@@ -146,17 +146,22 @@ async def read_herald_devices(device: Device) -> None:
         address = ready[0]
         tries[address] = tries.get(address, 0) + 1
         try:
-            payload = await asyncio.wait_for(read_payload_of(device, heard[address]), 15)
+            payload = await read_payload_of(device, heard[address])
             done.add(address)
             say("got", address, payload.hex())
         except Exception as error:  # any failure is reported and retried; the phone goes on
             due[address] = time.monotonic() + 2
-            say("failed", address, type(error).__name__)
+            say("failed", address, str(error).replace(" ", "-") or type(error).__name__)
 
 
 async def read_payload_of(device: Device, address) -> bytes:
+    """Connects, reads the payload and disconnects; fails as soon as the peer ends the link (Bumble's
+    pending ATT request would wait for its 30 s timeout) or after 10 s."""
     connection = await device.connect(address, timeout=5)
-    try:
+    gone = asyncio.get_running_loop().create_future()
+    connection.on("disconnection", lambda reason: gone.done() or gone.set_result(reason))
+
+    async def read() -> bytes:
         peer = Peer(connection)
         services = await peer.discover_service(HERALD_SERVICE)
         if not services:
@@ -165,11 +170,21 @@ async def read_payload_of(device: Device, address) -> bytes:
         if not characteristics:
             raise LookupError("no payload characteristic")
         return bytes(await characteristics[0].read_value())
+
+    reading = asyncio.ensure_future(read())
+    try:
+        await asyncio.wait({reading, gone}, timeout=10, return_when=asyncio.FIRST_COMPLETED)
+        if reading.done():
+            return reading.result()
+        raise ConnectionError(f"disconnected (0x{gone.result():02X})" if gone.done() else "no payload within 10 s")
     finally:
-        try:
-            await connection.disconnect()
-        except Exception:  # already gone
-            pass
+        if not reading.done():
+            reading.cancel()
+        if not gone.done():
+            try:
+                await asyncio.wait_for(connection.disconnect(), 3)
+            except Exception:  # gone meanwhile, or the controller is slow to confirm
+                pass
 
 
 if __name__ == "__main__":
