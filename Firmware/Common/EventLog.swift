@@ -44,8 +44,22 @@ enum EventLog {
     /// The link fields of the peripheral's events: `,"handle":N,"peer":"AA:…","role":"…"`.
     static func link(_ link: HeraldLink) {
         Log.put(",\"handle\":"); Log.put(link.handle)
-        Log.put(",\"peer\":\""); Log.put(address: link.peer.address)
+        Log.put(",\"peer\":\""); putAddress(link.peer.address)
         Log.put(link.role == .peripheral ? "\",\"role\":\"peripheral\"" : "\",\"role\":\"central\"")
+    }
+
+    /// An address as the runtime writes it: most significant octet first, upper-case hex.
+    static func putAddress(_ address: BDAddress) {
+        let digits: StaticString = "0123456789ABCDEF"
+        let bytes = address.bytes
+        var i = 5
+        while true {
+            Log.put(byte: digits.utf8Start[Int(truncatingIfNeeded: bytes[i] &>> 4)])
+            Log.put(byte: digits.utf8Start[Int(truncatingIfNeeded: bytes[i] & 0x0F)])
+            if i == 0 { break }
+            Log.put(":")
+            i -= 1
+        }
     }
 
     /// The runtime's `payloadShortName`: Base64 of the payload after its 3-octet header, first 6

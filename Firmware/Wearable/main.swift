@@ -103,7 +103,7 @@ struct SensorLog: SensorDelegate {
         Log.put(",\"time\":\""); EventLog.putTime(); Log.put("\",\"type\":\"payload\"}"); Log.end()
     }
     mutating func heraldPeripheral(didChangeAddress address: BDAddress, unixMillis: Int64) {
-        Log.put("{\"address\":\""); Log.put(address: address); Log.put("\""); Log.put(",\"event\":\"address\""); EventLog.close()
+        Log.put("{\"address\":\""); EventLog.putAddress(address); Log.put("\""); Log.put(",\"event\":\"address\""); EventLog.close()
     }
     mutating func heraldPeripheral(commandFailed opcode: HCIOpcode, status: HCIStatus) {
         EventLog.open("command-failed"); Log.put(",\"opcode\":"); Log.put(opcode.rawValue)

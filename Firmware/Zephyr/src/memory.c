@@ -7,8 +7,11 @@
  * each Zephyr thread runs on a pthread of its own, on a native stack, and the declared stack holds
  * only the thread's start-up record: so here pthread_create is wrapped (-Wl,--wrap, CMakeLists.txt)
  * to give each thread a painted native stack of its own, and the paint left on it is measured the
- * same way. These are 32-bit x86 frames (gcc -m32, and i686 Swift), not Thumb-2 ones: a measure of
- * the code's depth, close to but not the same as an nRF52's.
+ * same way, less what glibc takes of any stack it is given (its thread descriptor and TLS at the top,
+ * measured on a thread that does nothing). What is left includes the posix arch's own frames (each
+ * thread waits on a condition variable while it is not the one running). These are 32-bit x86 frames
+ * (gcc -m32, and i686 Swift), not Thumb-2 ones: a measure of the code's depth, close to but not the
+ * same as an nRF52's.
  */
 #include <zephyr.h>
 #include <sys/printk.h>
@@ -22,13 +25,14 @@
 #if defined(CONFIG_ARCH_POSIX)
 #include <pthread.h>
 #include <stdlib.h>
+#include "posix_core.h" /* posix_thread_status_t (arch/posix/include) */
 
 /* Each thread's native stack: generous (the board's own default is 8 MB); what is used is measured. */
 #define NATIVE_STACK_SIZE (256 * 1024)
 #define NATIVE_STACKS 16
 
 static struct {
-	void *status; /* the thread's posix_thread_status_t, pthread_create's argument */
+	int slot; /* posix_core.c's thread slot: pthread_create's argument, the status's thread_idx */
 	uint8_t *stack;
 } natives[NATIVE_STACKS];
 static int native_count;
@@ -49,7 +53,7 @@ int __wrap_pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 			memset(stack, PAINT, NATIVE_STACK_SIZE);
 			pthread_attr_init(&a);
 			pthread_attr_setstack(&a, stack, NATIVE_STACK_SIZE);
-			natives[native_count].status = arg;
+			natives[native_count].slot = (int)(intptr_t)arg;
 			natives[native_count].stack = stack;
 			native_count++;
 			r = __real_pthread_create(thread, &a, start, arg);
@@ -60,17 +64,58 @@ int __wrap_pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	return __real_pthread_create(thread, attr, start, arg);
 }
 
-/* Octets of the thread's native stack ever used (the stack grows down from its top). */
+/* Octets of a painted native stack ever used (the stack grows down from its top). */
+static size_t painted_used(const uint8_t *stack)
+{
+	size_t untouched = 0;
+
+	while (untouched < NATIVE_STACK_SIZE && stack[untouched] == PAINT) {
+		untouched++;
+	}
+	return NATIVE_STACK_SIZE - untouched;
+}
+
+static void *do_nothing(void *arg)
+{
+	return arg;
+}
+
+/* What glibc itself takes from the top of a stack it is given (its thread descriptor and static TLS)
+ * and its thread start-up frames: measured once, on a thread that does nothing, and not counted. */
+static size_t pthread_overhead(void)
+{
+	static size_t overhead = (size_t)-1;
+
+	if (overhead == (size_t)-1) {
+		void *stack = NULL;
+		pthread_attr_t a;
+		pthread_t t;
+
+		overhead = 0;
+		if (posix_memalign(&stack, 4096, NATIVE_STACK_SIZE) == 0) {
+			memset(stack, PAINT, NATIVE_STACK_SIZE);
+			pthread_attr_init(&a);
+			pthread_attr_setstack(&a, stack, NATIVE_STACK_SIZE);
+			if (__real_pthread_create(&t, &a, do_nothing, NULL) == 0 && pthread_join(t, NULL) == 0) {
+				overhead = painted_used(stack);
+			}
+			pthread_attr_destroy(&a);
+			free(stack);
+		}
+	}
+	return overhead;
+}
+
+/* Octets of the thread's native stack used beyond glibc's own. */
 static size_t stack_used(const struct k_thread *thread)
 {
-	for (int i = 0; i < native_count; i++) {
-		if (natives[i].status == thread->callee_saved.thread_status) {
-			size_t untouched = 0;
+	const posix_thread_status_t *status = thread->callee_saved.thread_status;
 
-			while (untouched < NATIVE_STACK_SIZE && natives[i].stack[untouched] == PAINT) {
-				untouched++;
-			}
-			return NATIVE_STACK_SIZE - untouched;
+	for (int i = 0; status && i < native_count; i++) {
+		if (natives[i].slot == status->thread_idx) {
+			size_t used = painted_used(natives[i].stack), overhead = pthread_overhead();
+
+			return used > overhead ? used - overhead : 0;
 		}
 	}
 	return 0;
