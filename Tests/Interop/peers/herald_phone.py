@@ -131,18 +131,23 @@ async def read_herald_devices(device: Device) -> None:
 
     device.on("advertisement", on_advertisement)
     while True:
-        await device.start_scanning(active=False, filter_duplicates=False)
-        now = time.monotonic()
-        ready = [a for a in heard if a not in done and tries.get(a, 0) < 5 and due.get(a, 0) <= now]
-        while not ready:
-            wake.clear()
-            try:
-                await asyncio.wait_for(wake.wait(), 0.5)
-            except asyncio.TimeoutError:
-                pass
+        try:
+            await device.start_scanning(active=False, filter_duplicates=False)
             now = time.monotonic()
             ready = [a for a in heard if a not in done and tries.get(a, 0) < 5 and due.get(a, 0) <= now]
-        await device.stop_scanning()
+            while not ready:
+                wake.clear()
+                try:
+                    await asyncio.wait_for(wake.wait(), 0.5)
+                except asyncio.TimeoutError:
+                    pass
+                now = time.monotonic()
+                ready = [a for a in heard if a not in done and tries.get(a, 0) < 5 and due.get(a, 0) <= now]
+            await device.stop_scanning()
+        except Exception as error:  # a refused scan command: said, and tried again in a second
+            say("error", type(error).__name__, str(error).replace(" ", "-")[:120])
+            await asyncio.sleep(1)
+            continue
         address = ready[0]
         tries[address] = tries.get(address, 0) + 1
         try:
@@ -151,7 +156,7 @@ async def read_herald_devices(device: Device) -> None:
             say("got", address, payload.hex())
         except Exception as error:  # any failure is reported and retried; the phone goes on
             due[address] = time.monotonic() + 2
-            say("failed", address, str(error).replace(" ", "-") or type(error).__name__)
+            say("failed", address, str(error).replace(" ", "-")[:120] or type(error).__name__)
 
 
 async def read_payload_of(device: Device, address) -> bytes:
