@@ -89,18 +89,23 @@ def build_images(epoch):
     return wearable, beacon, key, r.stdout
 
 
-def derive(herald_bin, key, epoch, t, period=PERIOD):
+def derive(herald_bin, key, epoch, t, period=PERIOD, codes=()):
     """The Simple payload (hex) `herald keys derive` computes for Unix time `t` (`epoch` None: the
-    standard epoch and period, as `herald wearable` has them by default)."""
+    standard epoch and period, as `herald wearable` has them by default; `codes`: its country and state
+    options)."""
     schedule = ["--epoch", iso(epoch), "--payload-period", str(period)] if epoch is not None else []
-    r = subprocess.run([herald_bin, "keys", "derive", "--secret-key-file", str(key), *schedule, "--time", iso(t)],
+    r = subprocess.run([herald_bin, "keys", "derive", "--secret-key-file", str(key), *schedule, *codes, "--time", iso(t)],
                        capture_output=True, text=True, check=True)
     return r.stdout.strip().splitlines()[-1].split(",")[-1].lower()
 
 
+# The image's payload header (Firmware/Wearable/main.swift: Simple payload, country 826, state 4).
+CHIP_CODES = ("--country", "826", "--state", "4")
+
+
 def period_payloads(herald_bin, key, epoch, count):
-    """[payload of period 0, 1, ... count-1] from `epoch`."""
-    return [derive(herald_bin, key, epoch, epoch + k * PERIOD + 1) for k in range(count)]
+    """[the image's payload of period 0, 1, ... count-1] from `epoch`."""
+    return [derive(herald_bin, key, epoch, epoch + k * PERIOD + 1, codes=CHIP_CODES) for k in range(count)]
 
 
 def check(herald_bin, path, address, capture):
