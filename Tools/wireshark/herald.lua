@@ -27,12 +27,13 @@ local herald = Proto("herald", "Herald proximity protocol")
 -- Preferences ------------------------------------------------------------------------------------
 local ORDER_SPEC, ORDER_APPS = 0, 1
 herald.prefs.byte_order = Pref.enum("Payload byte order", ORDER_SPEC,
-    "Byte order of the country, state and location codes (and the 0x08 client identifier)",
-    { { 1, "spec (big-endian, as the Simple payload specification says)", ORDER_SPEC },
-      { 2, "apps (little-endian, as the Herald reference apps write them)", ORDER_APPS } }, false)
-herald.prefs.payload_handle = Pref.uint("Payload characteristic handle", 0x000C,
+    "Byte order of the country, state and location codes (and the 0x08 client identifier): spec = "
+    .. "big-endian, as the Simple payload specification says; apps = little-endian, as the Herald reference "
+    .. "apps write them (herald's --byte-order apps)",
+    { { 1, "spec", ORDER_SPEC }, { 2, "apps", ORDER_APPS } }, false)
+herald.prefs.payload_handle = Pref.uint("Payload characteristic handle", 0x0010,
     "Value handle of the payload characteristic, used when the capture holds no GATT discovery (0: none)", 16)
-herald.prefs.signal_handle = Pref.uint("Signal characteristic handle", 0x000E,
+herald.prefs.signal_handle = Pref.uint("Signal characteristic handle", 0x0012,
     "Value handle of the signal characteristic, used when the capture holds no GATT discovery (0: none)", 16)
 
 -- Fields -----------------------------------------------------------------------------------------
@@ -47,9 +48,10 @@ local F = {
     advert_service = ProtoField.string("herald.advert.service", "Herald service UUID"),
     advert_pseudo = ProtoField.bytes("herald.advert.pseudo_address", "Pseudo device address"),
     advert_company = ProtoField.uint16("herald.advert.manufacturer", "Pseudo address manufacturer ID", base.HEX),
-    advert_address = ProtoField.bytes("herald.advert.address", "Advertiser address (little-endian)"),
+    advert_address = ProtoField.string("herald.advert.address", "Advertiser address"),
 
     read = ProtoField.bytes("herald.read", "Payload read"),
+    read_part = ProtoField.bytes("herald.read_part", "Payload read, first part"),
     payload_type = ProtoField.string("herald.payload.type", "Payload type"),
     payload_protocol = ProtoField.uint8("herald.payload.protocol", "Protocol and version", base.HEX),
     payload_country = ProtoField.uint16("herald.payload.country", "Country code", base.DEC),
@@ -264,6 +266,8 @@ local function dissect_payload(tvb, tree, pinfo)
     local need = ({ simple = 21, venue = 9, test = 13 })[kind]
     tree:add(F.payload_type, tvb(0, 1), kind)
     tree:add(F.payload_protocol, tvb(0, 1))
+    local sn = short_name(raw)
+    tree:add(F.payload_short, n > 3 and tvb(3, n - 3) or tvb(0, n), sn)
     if n < need then
         tree:add_proto_expert_info(E.malformed_payload,
             string.format("%s payload of %d octets, at least %d expected", kind, n, need))
@@ -274,9 +278,7 @@ local function dissect_payload(tvb, tree, pinfo)
     tree:add(F.payload_state, tvb(3, 2), state)
     tree:add(F.payload_order, tvb(1, 4), order)
     if kind == "simple" then
-        local sn = short_name(raw)
         tree:add(F.payload_contact, tvb(5, 16))
-        tree:add(F.payload_short, tvb(3, n - 3), sn)
         local ok = true
         if n > 21 then
             if n - 21 > 489 then
@@ -311,7 +313,8 @@ end
 -- Per-capture state (built on the first, in-order pass; later passes only redraw) ----------------
 local links       -- [link key] = { chars = {[handle] = "payload"|"signal"}, reads = {...}, signal = {...}, prepared = {...} }
 local results     -- [frame number] = list of things to draw
-local function reset_state() links, results = {}, {} end
+local mtus        -- [connection handle] = { client MTU, server MTU } from Exchange MTU
+local function reset_state() links, results, mtus = {}, {}, {} end
 reset_state()
 herald.init = reset_state
 
@@ -327,7 +330,14 @@ local function link(chandle, server_dir)
     return l
 end
 
+local function att_mtu(chandle)
+    local m = mtus[chandle]
+    if not m or not m[1] or not m[2] then return 23 end  -- the default ATT_MTU (Core 5.4 Vol 3 Part F 3.2.8)
+    return math.min(m[1], m[2])
+end
+
 local function forget_connection(chandle)
+    mtus[chandle] = nil
     local pending = {}
     for _, dir in ipairs({ 0, 1 }) do
         local l = links[chandle .. "/" .. dir]
@@ -401,12 +411,33 @@ local function att_first_pass(frame, dir, chandle, att)
     local op = att:byte(1)
     if not op then return end
     local server, client = dir, 1 - dir  -- for responses; requests swap these below
-    if op == 0x09 and #att >= 2 then  -- Read By Type Response: characteristic declarations
+    if (op == 0x02 or op == 0x03) and #att >= 3 then  -- Exchange MTU Request / Response
+        mtus[chandle] = mtus[chandle] or {}
+        mtus[chandle][op == 0x02 and 1 or 2] = u16le(att, 2)
+    elseif op == 0x08 and #att >= 7 then  -- Read By Type Request: discovery (0x2803) or a read by UUID
+        local l = link(chandle, 1 - dir)
+        l.by_type = tohex(att:sub(6))
+    elseif op == 0x09 and #att >= 2 then  -- Read By Type Response
         local len = att:byte(2)
         local l = link(chandle, server)
+        local asked = l.by_type
+        l.by_type = nil
         local i = 3
+        if asked == PAYLOAD_WIRE then
+            -- Read Using Characteristic UUID (Core 5.4 Vol 3 Part G 4.8.2): handle(2) value, per entry.
+            while len >= 2 and i + len - 1 <= #att do
+                l.chars[u16le(att, i)] = "payload"
+                local value = att:sub(i + 2, i + len - 1)
+                l.long_read = { bytes = value }
+                -- A value as long as a response can carry may go on in Read Blob (Core 5.4 Vol 3 Part G 4.8.3).
+                local part = #value >= math.min(att_mtu(chandle) - 4, 253)
+                note(frame, { kind = part and "read-part" or "read", bytes = value, whole = value, at = i + 1 })
+                i = i + len
+            end
+            return
+        end
         while len >= 7 and i + len - 1 <= #att do
-            -- handle(2) properties(1) value handle(2) UUID(2 or 16)
+            -- Characteristic declarations: handle(2) properties(1) value handle(2) UUID(2 or 16)
             local value_handle = u16le(att, i + 3)
             local uuid = att:sub(i + 5, i + len - 1)
             if #uuid == 16 then
@@ -438,8 +469,9 @@ local function att_first_pass(frame, dir, chandle, att)
             elseif l.long_read then
                 l.long_read.bytes = l.long_read.bytes .. att:sub(2)
             end
-            note(frame, { kind = "read", bytes = att:sub(2), whole = l.long_read and l.long_read.bytes or att:sub(2),
-                          offset = r.offset })
+            local part = #att >= att_mtu(chandle)  -- a full response: Read Blob may follow
+            note(frame, { kind = part and "read-part" or "read", bytes = att:sub(2),
+                          whole = l.long_read and l.long_read.bytes or att:sub(2), at = 1 })
         end
     elseif (op == 0x12 or op == 0x52) and #att >= 3 then  -- Write Request / Command
         local l = link(chandle, 1 - dir)
@@ -543,16 +575,19 @@ local function dissect_event(tvb, pinfo, tree, raw)
         local found = parse_ad(raw:sub(r.data, r.data + r.len - 1), r.data - 1)
         if #found > 0 then
             local t = tree:add(herald, tvb(r.data - 1, r.len), "Herald advert")
-            t:add(F.advert_address, tvb(r.addr - 1, 6))
+            local a = {}
+            for k = 5, 0, -1 do a[#a + 1] = string.format("%02X", raw:byte(r.addr + k)) end
+            t:add(F.advert_address, tvb(r.addr - 1, 6), table.concat(a, ":"))
             local names = {}
             for _, f in ipairs(found) do
+                -- f[2]: where the item starts in the frame, counted from 0
                 if f[1] == "service" then
-                    t:add(F.advert_service, tvb(f[2] - 1, f[3]), f[4])
+                    t:add(F.advert_service, tvb(f[2], f[3]), f[4])
                     names[#names + 1] = f[3] == 2 and "0xFCF6" or "128-bit service"
                 else
-                    t:add(F.advert_company, tvb(f[2] - 1, 2), f[4])
-                    t:add(F.advert_pseudo, tvb(f[2] + 1, 6))
-                    names[#names + 1] = "pseudo address " .. tohex(raw:sub(f[2] + 2, f[2] + 7))
+                    t:add(F.advert_company, tvb(f[2], 2), f[4])
+                    t:add(F.advert_pseudo, tvb(f[2] + 2, 6))
+                    names[#names + 1] = "pseudo address " .. tohex(raw:sub(f[2] + 3, f[2] + 8))
                 end
             end
             t:append_text(": " .. table.concat(names, ", "))
@@ -568,7 +603,8 @@ local function draw(tvb, pinfo, tree, att_tvb)
     for _, r in ipairs(list) do
         if r.kind == "read" then
             local t = tree:add(herald, "Herald payload read")
-            local value_tvb = #r.bytes > 0 and att_tvb and att_tvb:len() > 1 and att_tvb(1):tvb() or nil
+            local value_tvb = #r.bytes > 0 and att_tvb and att_tvb:len() >= r.at + #r.bytes
+                and att_tvb(r.at, #r.bytes):tvb() or nil
             local whole = r.whole
             local ptvb = value_tvb
             if #whole ~= #r.bytes then ptvb = ByteArray.new(tohex(whole)):tvb("Herald payload (long read)") end
@@ -581,6 +617,11 @@ local function draw(tvb, pinfo, tree, att_tvb)
                 t:add_proto_expert_info(E.malformed_payload, "empty payload")
                 info[#info + 1] = "Herald payload (empty)"
             end
+        elseif r.kind == "read-part" then
+            local t = tree:add(herald, "Herald payload read, first part")
+            t:add(F.read_part, att_tvb(r.at, #r.bytes))
+            t:append_text(string.format(" (%d octets; a Read Blob may bring the rest)", #r.bytes))
+            info[#info + 1] = "Herald payload (first part)"
         elseif r.kind == "signal" then
             local t = tree:add(herald, "Herald signal")
             local action = r.action
