@@ -68,3 +68,24 @@ def test_a_command_bumble_lacks_is_one_quiet_line(tmp_path):
     assert "Unsupported command" not in err and "\x1b[31m" not in err, err
     notes = [l for l in err.splitlines() if "not implemented by Bumble's controller" in l]
     assert len(notes) == 1 and notes[0].endswith(": HCI_LE_SET_DATA_LENGTH_COMMAND"), err
+
+
+ROOT = HERE.parents[1]
+
+
+def test_demo_on_zephyr_without_the_fixture_says_so_in_one_line(tmp_path):
+    r = subprocess.run([str(ROOT / "Tools" / "demo"), "--controllers", "zephyr"], capture_output=True, text=True,
+                       timeout=30, env={**os.environ, "HERALD_ZEPHYR_BSIM": str(tmp_path / "nowhere")})
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.splitlines() == [
+        f"Tools/demo: --controllers zephyr needs Zephyr's simulated controllers in {tmp_path / 'nowhere'} (not found: "
+        "put the shared fixtures beside the repository, set HERALD_ZEPHYR_BSIM, or use --controllers bumble)"], r.stderr
+    assert "Traceback" not in r.stderr + r.stdout
+
+
+def test_tools_test_help_says_what_each_part_runs():
+    r = subprocess.run([str(ROOT / "Tools" / "test"), "--help"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    for part in ("--unit", "--fuzz", "--interop", "--embedded"):
+        assert f"\n  {part} " in r.stdout, r.stdout
+    assert "Last run on this machine" in r.stdout or "No part has run on this machine yet" in r.stdout
