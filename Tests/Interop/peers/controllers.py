@@ -14,12 +14,13 @@ per use: it is the controller's answer (Unknown HCI Command), which the host han
 import asyncio
 import logging
 import os
+import random
 import re
 import signal
 import sys
 
 from bumble import hci
-from bumble.controller import Controller
+from bumble.controller import Controller, LegacyAdvertiser
 from bumble.link import LocalLink
 from bumble.transport import open_transport
 
@@ -151,6 +152,23 @@ def clear_stale_link(name):
     if os.path.exists(target) and holders_of(target):
         raise SystemExit(f"controllers.py: {path} is in use ({target} is open; is another controllers.py running?)")
     os.unlink(path)
+
+
+def advertise_at_the_interval_asked(self):
+    """A legacy advertiser sends one advertising event every Advertising_Interval_Min × 0.625 ms (Core 5.4
+    Vol 4 Part E 7.8.5), each up to 10 ms late (advDelay, Vol 6 Part B 4.4.2.2.1).
+
+    Bumble 0.0.236 reads the interval as milliseconds: a beacon set to 500 ms (800 units) advertised
+    every 800 ms, so `herald scan` and `herald check` measured 801 ms (1.6 times the interval asked), and
+    a device at 625 ms or more looked slower than ADV-3's 1,000 ms. Its extended advertiser converts
+    correctly.
+    """
+    self.send_advertising_data()
+    delay = self.advertising_interval_min * 0.625 / 1000.0 + random.uniform(0, 0.010)
+    self.timer_handle = asyncio.get_running_loop().call_later(delay, self._on_timer_fired)
+
+
+LegacyAdvertiser._on_timer_fired = advertise_at_the_interval_asked
 
 
 async def main(names: list[str]) -> None:
