@@ -29,6 +29,16 @@ struct AnalyseCommand: ParsableCommand {
 
     func validate() throws {
         if logDirectories.count < 2 { throw ValidationError("give the log directories of at least two devices") }
+        // One device's logs given twice would be analysed as two devices meeting each other.
+        var seen: [String: String] = [:]
+        for dir in logDirectories {
+            let key = URL(fileURLWithPath: dir).standardizedFileURL.resolvingSymlinksInPath().path
+            if let first = seen[key] {
+                throw ValidationError(first == dir ? "\(dir) is given twice (one log directory per device)"
+                                                   : "\(first) and \(dir) are the same directory (one log directory per device)")
+            }
+            seen[key] = dir
+        }
         // Milliseconds in an Int64: a longer window or longevity period would trap on conversion.
         if !(window > 0) || !(window < 1e12) { throw ValidationError("--window must be positive and under 10^12 seconds") }
         if !(longevity >= 0) || !(longevity < 1e12) { throw ValidationError("--longevity must be 0...10^12 seconds") }
@@ -45,6 +55,11 @@ struct AnalyseCommand: ParsableCommand {
             var devices: [DeviceLog] = []
             var malformed = 0
             for dir in logDirectories {
+                // A file where a directory belongs: Foundation's answer is a bare "file error 256".
+                var isDirectory: ObjCBool = false
+                if FileManager.default.fileExists(atPath: dir, isDirectory: &isDirectory), !isDirectory.boolValue {
+                    throw CLIError(exitCode: 2, message: "\(dir) is a file, not a log directory (each LOGDIR holds one device's contacts.csv)")
+                }
                 do {
                     let (log, bad) = try DeviceLogReader.load(dir)
                     for b in bad { note("malformed: \(b)") }

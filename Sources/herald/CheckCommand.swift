@@ -26,9 +26,12 @@ struct CheckCommand: ParsableCommand {
     @Flag(name: .long, help: "One JSON object per rule and line (rule, status, statement, source, evidence).") var json = false
     @Option(name: .long, help: "Write a self-contained HTML report.") var report: String?
     @OptionGroup var period: PayloadPeriodOption
+    @Option(name: .long, help: "Byte order of the codes in the payloads --active writes: spec (big-endian, the Simple payload specification, as our wearable reads them) or apps (little-endian, as the Herald reference apps read them).") var byteOrder: ByteOrderChoice = .spec
 
     func validate() throws {
-        guard duration > 0, duration <= 3600 else { throw ValidationError("--duration must be between 0 and 3600 seconds") }
+        guard duration > 0, duration <= 3600 else {
+            throw ValidationError("--duration must be more than 0 and at most 3600 seconds (got \(duration.rounded() == duration && abs(duration) < 1e15 ? String(Int(duration)) : String(duration)))")
+        }
         if let address, GATTCommand.parseAddress(address) == nil {
             throw ValidationError("--address: expected AA:BB:CC:DD:EE:FF, got '\(address)'")
         }
@@ -39,7 +42,7 @@ struct CheckCommand: ParsableCommand {
             if let report { try ScanCommand.checkWritable(report) }
             let start = MonotonicClock.now()
             let runner = CheckRunner(address: address.flatMap(GATTCommand.parseAddress), observeSeconds: duration, active: active,
-                                     payloadPeriod: Double(period.payloadPeriod ?? 360), start: start)
+                                     payloadPeriod: Double(period.payloadPeriod ?? 360), byteOrder: byteOrder.order, start: start)
             let stack = BluetoothStack(configuration: StackSession<CheckRunner, 1, 16, 128>.defaultConfiguration(),
                                        database: try minimalDatabase(), app: runner)
             let session = try controller.openSession(stack)

@@ -107,6 +107,8 @@ def test_our_beacon_passes_every_rule(own_devices):
     assert "Check Bench Diner" in rules["PAY-4"]["evidence"]
     html = own_devices["beacon_report"].read_text()
     assert html.startswith("<!DOCTYPE html>") and html.count("<tr class=") == len(rules) and "<svg" in html
+    # The table of advertisers names the device by the payload the check read, as `scan --read-payloads` does.
+    assert "Herald (not read)" not in html and "venue beacon" in html and "venue 826/4 location 123456" in html
 
 
 def test_our_wearable_passes_every_rule(own_devices):

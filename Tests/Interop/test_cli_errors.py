@@ -17,6 +17,10 @@ def work(tmp_path):
     (tmp_path / "emptyA").mkdir()
     (tmp_path / "emptyB").mkdir()
     (tmp_path / "bad.keys").write_text("garbage\nmore garbage\n")
+    (tmp_path / "afile").write_text("not a log directory\n")
+    # Readable by others and no key: what it is comes first, not advice to protect it.
+    (tmp_path / "notakey").write_text("hello\n")
+    (tmp_path / "notakey").chmod(0o644)
     return tmp_path
 
 
@@ -50,6 +54,13 @@ CASES = [
      "herald beacon: --extended must be an even number of hex digits", []),
     (["gatt", "--connect", "+1:22:33:44:55:66"], 2, "herald gatt: --connect: expected", []),
     (["flash", "--hex", "x.hex", "--sd-req", "0x+5"], 2, "herald flash:", ["'0x+5' is not a number"]),
+    (["check", "--duration", "0", "--transport", "tty:/nonexistent"], 2,
+     "herald check: --duration must be more than 0 and at most 3600 seconds", ["(got 0)"]),
+    (["analyse", "afile", "emptyA"], 2, "herald analyse: afile is a file, not a log directory", []),
+    (["analyse", "emptyA", "emptyA"], 2, "herald analyse: emptyA is given twice (one log directory per device)", []),
+    (["analyse", "emptyA", "./emptyA/"], 2, "herald analyse: emptyA and ./emptyA/ are the same directory", []),
+    (["keys", "derive", "--secret-key-file", "notakey", "--time", "2026-11-24T10:00:00Z"], 2,
+     "herald keys derive: secret key file notakey has 6 bytes, expected 2048", []),
     (["frob"], 2, "herald: unexpected argument 'frob'", []),
     (["scan", "--frob"], 2, "herald scan: unknown option '--frob'", []),
 ]
@@ -65,6 +76,7 @@ def test_one_voice_and_one_status_per_fault(herald_bin, work, args, status, star
     for w in words:
         assert w in lines[0], err
     assert "Error:" not in err and "NSCocoaErrorDomain" not in err and "Domain=" not in err, err
+    assert "file error" not in err and "chmod" not in err, err
 
 
 def test_a_secret_key_path_that_cannot_be_created_says_why(herald_bin, work):

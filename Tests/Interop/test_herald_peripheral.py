@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from bumble.att import ATT_Error
@@ -242,6 +243,23 @@ def test_wearable_decodes_signal_writes_whole_and_in_20_byte_fragments(herald_bi
     ours = [l for l in t.stdout.splitlines() if "Malformed" in l and "Data Length" not in l]
     assert ours == [], ours
     assert "Write Request" in t.stdout and "Error Response" in t.stdout and "LE Set Random Address" in t.stdout
+
+    # The Wireshark dissector (Tools/wireshark/herald.lua) decodes the messages the wearable reported, the
+    # fragmented ones reassembled, and the write the wearable rejected as an expert item.
+    dissector = Path(__file__).resolve().parents[2] / "Tools" / "wireshark" / "herald.lua"
+    d = subprocess.run([tshark, "-X", f"lua_script:{dissector}", "-r", str(snoop), "-Y", "frame.p2p_dir == 1 && herald",
+                        "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=,", "-e", "herald.signal.action",
+                        "-e", "herald.signal.rssi", "-e", "herald.signal.payload", "-e", "herald.signal.shared",
+                        "-e", "herald.signal.data", "-e", "herald.signal.malformed"],
+                       capture_output=True, text=True, timeout=60)
+    assert d.returncode == 0 and "Lua Error" not in d.stdout + d.stderr, d.stderr
+    kinds = {"0": "keep-awake", "1": "payload", "2": "rssi", "3": "payload-sharing", "4": "immediate-send"}
+    decoded = [(kinds[a], rssi, payload, shared, data) for a, rssi, payload, shared, data, _ in
+               (line.split("\t") for line in d.stdout.splitlines()) if a]
+    reported = [(e.get("type", "keep-awake"), str(e.get("rssi", "")), e.get("payload", ""), ",".join(e.get("payloads", [])),
+                 e.get("data", "")) for e in herald.seen if e["event"] in ("signal", "keep-awake")]
+    assert len(reported) == 9 and decoded == reported, (decoded, reported)
+    assert sum(1 for line in d.stdout.splitlines() if line.split("\t")[-1]) == 1, d.stdout  # 05aa
 
 
 def test_beacon_serves_a_venue_beacon_payload(herald_bin, controllers, herald_process):

@@ -41,12 +41,18 @@ public struct CheckRunner: LEApplication {
     var firstHeard: UInt64 = 0
     var writer = SignalWriteSequence()
 
-    public init(address: DeviceAddress?, observeSeconds: Double, active: Bool, payloadPeriod: Double = 360, start: UInt64) {
+    /// Byte order of the codes in the payloads `--active` writes (`SignalWriteSequence.messages`).
+    let byteOrder: PayloadCodeByteOrder
+
+    public init(address: DeviceAddress?, observeSeconds: Double, active: Bool, payloadPeriod: Double = 360,
+                byteOrder: PayloadCodeByteOrder = .bigEndian, start: UInt64) {
         wanted = address
+        self.byteOrder = byteOrder
         observeMilliseconds = UInt64(observeSeconds * 1000)
         self.active = active
         self.payloadPeriod = payloadPeriod
         summary = ScanSummary(start: start)
+        summary.byteOrder = byteOrder
     }
 
     public var isDone: Bool { phase == .done }
@@ -55,6 +61,7 @@ public struct CheckRunner: LEApplication {
         self.info = info
         started = now
         summary = ScanSummary(start: now)
+        summary.byteOrder = byteOrder
         // Up to 30 s (or the duration, if longer) to hear the device; then the duration from its first advert.
         deadline = now &+ max(observeMilliseconds, 30_000)
         // Active: the scan response is part of what a Herald phone sees (our UUID may be there).
@@ -231,7 +238,7 @@ public struct CheckRunner: LEApplication {
         guard dumper.state == .finished, let handle = linkHandle else { return }
         if active, let signal = signalHandle() {
             phase = .writing
-            writer = SignalWriteSequence(handle: handle, valueHandle: signal)
+            writer = SignalWriteSequence(handle: handle, valueHandle: signal, order: byteOrder)
             if writer.begin(now: now, control: &control) { writesDone(now: now, control: &control) }
         } else {
             endLink(now: now, control: &control)
@@ -246,8 +253,12 @@ public struct CheckRunner: LEApplication {
         // The dump's values are our own hex (GATTDumper), so they always decode.
         if let value = payload.value, let bytes = octets(hex: value) {
             observations?.payloadReads = [.init(unixSeconds: Date().timeIntervalSince1970, bytes: bytes, mtu: dump.mtu)]
+            // The report's table of advertisers names the device by what it served (venue beacon, Herald
+            // wearable), as `scan --read-payloads` does, not "Herald (not read)".
+            if let address = observations?.address { summary.attach(.payload(bytes), to: address) }
         } else {
             observations?.payloadReadError = payload.error ?? (dump.error ?? "not read")
+            if let address = observations?.address { summary.attach(.failed(observations?.payloadReadError ?? "not read"), to: address) }
         }
     }
 

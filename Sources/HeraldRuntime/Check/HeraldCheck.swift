@@ -25,7 +25,7 @@ public enum HeraldCheck {
              source: protocolDoc + ": serviceUUID, linuxFoundationServiceUUID, manufacturerIdForSensor"),
         Rule(id: "ADV-2", statement: "The device advertises connectable (ADV_IND), so a Herald central can read its payload",
              source: protocolDoc + ": BLETransmitter advertises connectable; Core 5.4 Vol 6 Part B 2.3.1.1"),
-        Rule(id: "ADV-3", statement: "It advertises at least once a second (mean interval ≤ 1,000 ms; warn to 2,560 ms, fail beyond)",
+        Rule(id: "ADV-3", statement: "It advertises at least once a second (median interval ≤ 1,000 ms, plus the 10 ms advDelay; warn to 2,560 ms, fail beyond)",
              source: "herald-for-cpp Zephyr sample (~107 ms), Android ADVERTISE_MODE_LOW_LATENCY; Core 5.4 Vol 6 Part B 4.4.2.2.1"),
         Rule(id: "ADV-4", statement: "The advert interval is steady: no gap longer than 3× the median interval (or median + 2.5 s)",
              source: "Core 5.4 Vol 6 Part B 4.4.2.2.1 (advInterval + advDelay ≤ 10 ms); herald-for-cpp Zephyr sample"),

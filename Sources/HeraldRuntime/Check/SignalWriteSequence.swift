@@ -26,13 +26,20 @@ struct SignalWriteSequence {
 
     init() {}
 
-    init(handle: UInt16, valueHandle: UInt16) {
+    init(handle: UInt16, valueHandle: UInt16, order: PayloadCodeByteOrder = .bigEndian) {
         self.handle = handle
         self.valueHandle = valueHandle
-        messages = Self.messages()
+        messages = Self.messages(order: order)
     }
 
-    static func messages() -> [Message] {
+    /// The client identifier of the fixed test payload: "hcheck01" read as a big-endian integer.
+    static let checkClientIdentifier: UInt64 = 0x6863_6865_636B_3031
+
+    /// The messages, with the payloads' codes in `order`: the device under test decodes them with its own
+    /// byte order (ours: `--byte-order`, the specification's big-endian by default), so `check` writes
+    /// them in the order it was given. Writing the 0x08 payload little-endian whatever the option made our
+    /// own wearable log country 14851 instead of 826.
+    static func messages(order: PayloadCodeByteOrder = .bigEndian) -> [Message] {
         func build(_ write: (inout FixedBytes<64>) throws(DecodeError) -> Void) -> [UInt8] {
             var sink = FixedBytes<64>()
             try? write(&sink)
@@ -42,11 +49,18 @@ struct SignalWriteSequence {
             return out
         }
         let rssi = build { (s: inout FixedBytes<64>) throws(DecodeError) in SignalMessageEncoder.writeRSSI(-55, to: &s) }
-        // 08, country 826 and state 0 little-endian, client id "hcheck01": the shape herald-for-cpp serves.
-        let fixed: [UInt8] = [0x08, 0x3A, 0x03, 0x00, 0x00] + Array("hcheck01".utf8)
+        // 08, country 826, state 0, a 64-bit client identifier: the shape herald-for-cpp serves.
+        let fixed = build { (s: inout FixedBytes<64>) throws(DecodeError) in
+            FixedTestPayload(countryCode: 826, stateCode: 0, clientIdentifier: checkClientIdentifier).write(order: order, to: &s)
+        }
         let short = build { (s: inout FixedBytes<64>) throws(DecodeError) in try SignalMessageEncoder.writePayload(fixed.span, to: &s) }
-        // A Simple payload: 0x10, 826/0 big-endian, a 16-octet contact identifier.
-        let simple: [UInt8] = [0x10, 0x03, 0x3A, 0x00, 0x00] + Array("herald-check-id!".utf8)
+        // A Simple payload: 0x10, 826/0, a 16-octet contact identifier.
+        var identifier = ContactIdentifier(repeating: 0)
+        for (i, b) in "herald-check-id!".utf8.enumerated() { identifier[i] = b }
+        let simple = build { (s: inout FixedBytes<64>) throws(DecodeError) in
+            try SimplePayload.write(header: PayloadHeader(protocolAndVersion: 0x10, countryCode: 826, stateCode: 0),
+                                    contactIdentifier: identifier, extendedData: Span(), order: order, to: &s)
+        }
         let long = build { (s: inout FixedBytes<64>) throws(DecodeError) in try SignalMessageEncoder.writePayload(simple.span, to: &s) }
         func chunks(_ b: [UInt8]) -> [[UInt8]] {
             stride(from: 0, to: b.count, by: SignalFragmenter.defaultFragmentSize).map {

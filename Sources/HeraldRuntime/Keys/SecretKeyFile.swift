@@ -74,15 +74,16 @@ public enum SecretKeyFile {
         guard stat(path, &st) == 0 else {
             throw KeyToolError(FileProblem(path: path, action: "read", what: what, why: CommandMessage.strerrorText(errno)).description)
         }
+        // The size first: a wrong file (a log, a disk image, /etc/passwd) is refused as not a key before
+        // any advice to protect it (chmod 600 on a file that is no key would be bad advice), and
+        // without being read into memory (an empty one without FoundationEssentials' reader, which
+        // leaks its 4 KB buffer on an empty file: found by Fuzz/SecretKey.swift).
+        guard st.st_size == expectedSize else {
+            throw KeyToolError("\(what) \(path) has \(st.st_size) bytes, expected \(expectedSize)")
+        }
         let mode = st.st_mode & 0o777
         if mode & 0o077 != 0 {
             throw KeyToolError("refusing \(what) \(path): mode \(String(mode, radix: 8, uppercase: false).leftPadded(to: 4)) lets others read it; run chmod 600 \(path)")
-        }
-        // The size first: a wrong file (a log, a disk image) is refused without being read into
-        // memory (and an empty one without FoundationEssentials' reader, which leaks its 4 KB buffer
-        // on an empty file: found by Fuzz/SecretKey.swift).
-        guard st.st_size == expectedSize else {
-            throw KeyToolError("\(what) \(path) has \(st.st_size) bytes, expected \(expectedSize)")
         }
         let data: Data
         do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {

@@ -5,12 +5,22 @@ usage: python controllers.py TRANSPORT TRANSPORT [TRANSPORT ...]
 Bumble 0.0.236's own `bumble.apps.controllers` refuses anything but exactly two transports; tests
 with several centrals need more. Its LE Create Connection Cancel is made to do what the Core says, and a
 connection request no advertiser took fails as it does on air (below).
+
+Made to be started by hand too (README "Try it by hand"): a `pty:PATH` link a killed run left behind is
+replaced, SIGTERM closes the links like Ctrl-C, and a command the virtual controller does not implement
+is one quiet line per command (`--- not implemented by Bumble's controller: ...`), not a red warning
+per use: it is the controller's answer (Unknown HCI Command), which the host handles.
 """
 import asyncio
+import logging
+import os
+import random
+import re
+import signal
 import sys
 
 from bumble import hci
-from bumble.controller import Controller
+from bumble.controller import Controller, LegacyAdvertiser
 from bumble.link import LocalLink
 from bumble.transport import open_transport
 
@@ -79,17 +89,105 @@ def create_le_connection_as_on_air(self, peer_address):
 Controller.create_le_connection = create_le_connection_as_on_air
 
 
+class UnsupportedCommandNote(logging.Filter):
+    """Bumble's controller logs every command it does not implement as a red WARNING, each time it is
+    sent (`--- Unsupported command HCI_LE_SET_DATA_LENGTH_COMMAND`), which reads like a failure. It is an
+    answer, Unknown HCI Command (0x01), that hosts expect from controllers that lack a command: say
+    it once per command, plainly."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = set()
+
+    def filter(self, record):
+        text = record.getMessage()
+        if "Unsupported command" not in text:
+            return True
+        plain = re.sub(r"\x1b\[[0-9;]*m", "", text)
+        name = plain.split("Unsupported command", 1)[1].split()[0].rstrip(":")
+        if name in self.seen:
+            return False
+        self.seen.add(name)
+        record.levelno, record.levelname = logging.INFO, "INFO"
+        record.msg, record.args = f"--- not implemented by Bumble's controller, answered Unknown HCI Command: {name}", ()
+        return True
+
+
+def quiet_unsupported_commands():
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    log = logging.getLogger("bumble.controller")
+    log.addFilter(UnsupportedCommandNote())
+    log.addHandler(handler)
+    log.propagate = False
+    log.setLevel(logging.INFO)
+
+
+def holders_of(device):
+    """Whether any process has `device` open (a pty a running controllers.py still serves)."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                if os.path.realpath(f"/proc/{pid}/fd/{fd}") == device:
+                    return True
+        except OSError:
+            continue
+    return False
+
+
+def clear_stale_link(name):
+    """A `pty:PATH` link left by a run that was killed (SIGKILL, or SIGTERM before this file handled it)
+    made the next run fail with FileExistsError. Such a link points at a pty nobody has open, or at
+    nothing: remove it. A link to a pty some process still holds is another run's: refuse, in one line."""
+    if not name.startswith("pty:"):
+        return
+    path = name[4:]
+    if not os.path.islink(path):
+        if os.path.exists(path):
+            raise SystemExit(f"controllers.py: {path} exists and is not a pty link; give another path")
+        return
+    target = os.path.realpath(path)
+    if os.path.exists(target) and holders_of(target):
+        raise SystemExit(f"controllers.py: {path} is in use ({target} is open; is another controllers.py running?)")
+    os.unlink(path)
+
+
+def advertise_at_the_interval_asked(self):
+    """A legacy advertiser sends one advertising event every Advertising_Interval_Min × 0.625 ms (Core 5.4
+    Vol 4 Part E 7.8.5), each up to 10 ms late (advDelay, Vol 6 Part B 4.4.2.2.1).
+
+    Bumble 0.0.236 reads the interval as milliseconds: a beacon set to 500 ms (800 units) advertised
+    every 800 ms, so `herald scan` and `herald check` measured 801 ms (1.6 times the interval asked), and
+    a device at 625 ms or more looked slower than ADV-3's 1,000 ms. Its extended advertiser converts
+    correctly.
+    """
+    self.send_advertising_data()
+    delay = self.advertising_interval_min * 0.625 / 1000.0 + random.uniform(0, 0.010)
+    self.timer_handle = asyncio.get_running_loop().call_later(delay, self._on_timer_fired)
+
+
+LegacyAdvertiser._on_timer_fired = advertise_at_the_interval_asked
+
+
 async def main(names: list[str]) -> None:
     link = LocalLink()
     transports = []
     controllers = []
+    # SIGTERM ends the run as Ctrl-C does, so the pty links are removed.
+    loop = asyncio.get_running_loop()
+    stopped = loop.create_future()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, lambda: stopped.done() or stopped.set_result(None))
     for index, name in enumerate(names):
+        clear_stale_link(name)
         transport = await open_transport(name)
         transports.append(transport)
         controllers.append(Controller(f"C{index}", host_source=transport.source, host_sink=transport.sink, link=link))
     print("ready", flush=True)
     try:
-        await asyncio.get_running_loop().create_future()
+        await stopped
     finally:
         for t in transports:
             await t.close()
@@ -98,4 +196,5 @@ async def main(names: list[str]) -> None:
 if __name__ == "__main__":
     if len(sys.argv) < 3:
         raise SystemExit(__doc__)
+    quiet_unsupported_commands()
     asyncio.run(main(sys.argv[1:]))
