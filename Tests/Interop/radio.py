@@ -117,11 +117,30 @@ _HANDBRAKE = './bs_device_handbrake -s="$SIM" -d=$i -r="$RATIO" > "$LOGDIR/handb
 _PACER = 'python3 ./bsim_pacer.py -s "$SIM" -d $i --ratio "$RATIO" > "$LOGDIR/pacer.log" 2>&1 &'
 
 
+# The fixture's script says only "a simulation process exited" when one device ends the whole radio.
+# The copy names it (the phy, controller i, app device i or the pacer), with its exit status or the
+# signal that ended it, in run.log and in LOGDIR/ended.txt (`ZephyrRadio.ended()`): the evidence a test
+# that loses its radio reports (docs/ci-flakes.md).
+_WAIT_ANY = 'wait -n "${PIDS[@]}"\necho "a simulation process exited; stopping (see $LOGDIR)" >&2'
+_WAIT_ANY_NAMED = r'''ENDED=; wait -n -p ENDED "${PIDS[@]}"; STATUS=$?
+if [ -n "$ENDED" ]; then
+  for k in "${!PIDS[@]}"; do [ "${PIDS[$k]}" = "$ENDED" ] && IDX=$k; done
+  if [ "$IDX" = 0 ]; then WHO="the phy"; elif [ "$IDX" -le "$N" ]; then WHO="controller $((IDX-1))"
+  elif [ "$IDX" -le $((N+NA)) ]; then WHO="app device $((IDX-1))"; else WHO="the pacer"; fi
+  if [ "$STATUS" -gt 128 ]; then HOW="killed by signal $((STATUS-128)) ($(kill -l $((STATUS-128))))"; else HOW="exit status $STATUS"; fi
+  echo "$(date +%T.%N | cut -c1-12) $WHO (pid $ENDED) ended: $HOW" | tee "$LOGDIR/ended.txt" >&2
+fi
+echo "a simulation process exited; stopping (see $LOGDIR)" >&2'''
+
+
 def _paced_script(script: str, name: str) -> str:
-    """The fixture's run-controllers.sh with bsim_pacer.py where the handbrake was."""
+    """The fixture's run-controllers.sh with bsim_pacer.py where the handbrake was, and naming the
+    process that ended the simulation (above)."""
     if script.count(_HANDBRAKE) != 1:
         raise RuntimeError(f"{name}: the handbrake's command line not found exactly once; update Tests/Interop/radio.py")
-    return script.replace(_HANDBRAKE, _PACER)
+    if script.count(_WAIT_ANY) != 1:
+        raise RuntimeError(f"{name}: the wait for any process not found exactly once; update Tests/Interop/radio.py")
+    return script.replace(_HANDBRAKE, _PACER).replace(_WAIT_ANY, _WAIT_ANY_NAMED)
 
 
 def _patched_controllers(kind: str = "zephyr") -> Path:
@@ -312,6 +331,19 @@ class ZephyrRadio:
     def close(self):
         if not self.log.closed:
             self.stop()
+
+    def ended(self) -> str | None:
+        """Which simulation process ended the radio by itself, and how (exit status or signal), with the
+        kernel's word on it when it trapped (dmesg: a division, a segfault); None while it runs or when
+        it was stopped."""
+        try:
+            line = Path(self.logs, "ended.txt").read_text().strip()
+        except FileNotFoundError:
+            return None
+        pid = line.split("(pid ")[1].split(")")[0] if "(pid " in line else "?"
+        kernel = subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines()
+        traps = [l for l in kernel if f"[{pid}]" in l]
+        return line + (f"; dmesg: {traps[-1]}" if traps else "")
 
 
 def open_radio(kind: str, count: int):

@@ -27,7 +27,7 @@ import pytest
 import snoop
 from radio import ZephyrRadio, apps_available, open_radio
 from test_reference_cpp import CPP_WEARABLE_PAYLOAD
-from test_wearable import ANDROID_PAYLOAD, Lines, events, phone, stop, target_of_payload, wearable, windows_with_readings
+from test_wearable import ANDROID_PAYLOAD, Lines, events, keep, phone, stop, target_of_payload, wearable, windows_with_readings
 
 PEERS = Path(__file__).parent / "peers"
 pytestmark = pytest.mark.timeout(300)
@@ -64,12 +64,6 @@ def finish(p, seconds):
     except subprocess.TimeoutExpired:
         print(f"\n{p.proc.args[2]}: still running after {seconds} s; stopped")
         stop(p.proc)
-
-
-def keep(logs, **peers):
-    """Each peer's lines and standard error in the log directory, to read after a failure."""
-    for name, p in peers.items():
-        (logs / f"{name}.txt").write_text("".join(f"{t:.3f} {l}\n" for t, l in p.lines) + "--- stderr\n" + p.stderr)
 
 
 def stats(w):
