@@ -208,10 +208,12 @@ class BumbleRadio:
         self.log = open(os.path.join(self.dir, "controllers.log"), "a")
         self.proc = subprocess.Popen([sys.executable, str(HERE / "peers" / "controllers.py")] +
                                      [f"pty:{p}" for p in self.paths], stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.time() + 20
+        # Python and Bumble's imports alone took over 20 s at a load average of 25-34 (helpers building
+        # beside the tests): four runs of test_wearable's scenario failed there before any test ran.
+        deadline = time.time() + 60
         while not all(os.path.exists(p) for p in self.paths):
             if self.proc.poll() is not None or time.time() > deadline:
-                raise RuntimeError(f"bumble controllers did not start: {open(self.log.name).read()}")
+                raise RuntimeError(f"bumble controllers did not start in 60 s: {open(self.log.name).read()}")
             time.sleep(0.05)
 
     def stop(self):

@@ -64,12 +64,14 @@ def siege(request, herald_bin, tmp_path_factory):
     logs = tmp_path_factory.mktemp(f"siege-{kind}")
     # W, P1, P2, R, then the silent centrals.
     radio = ZephyrRadio(4 + SILENT, kind=kind)
-    procs, seen = [], {}
+    procs, peers, seen = [], {}, {}
     try:
         w = wearable(herald_bin, radio.paths[0], logs / "w", "--btsnoop", str(logs / "w.btsnoop"), "--stats")
         procs.append(w)
+        peers["w"] = w
         p1, _ = phone(radio.paths[1], "C1:00:00:00:00:01", "android", ANDROID_PAYLOAD)
         procs.append(p1)
+        peers["p1"] = p1
         w.wait_for(lambda e: e.get("event") == "didRead" and e.get("payload") == ANDROID_PAYLOAD, timeout=30)
         # The centrals' Bumble hosts take a while to start on a loaded machine (25 s at a load average
         # of 25, 40 s at 34): R and the silent centrals start together, the siege begins when the first
@@ -78,30 +80,29 @@ def siege(request, herald_bin, tmp_path_factory):
         reader = Lines([sys.executable, str(PEERS / "hostile_central.py"), "reader", str(SIEGE + STARTUP),
                         "--connect-timeout", "5", "--mtu", str(MTU), f"serial:{radio.paths[3]}"])
         procs += [silent, reader]
-        try:
-            t_siege, _ = silent.wait_for(lambda l: l.startswith("connected"), timeout=STARTUP)
-        except AssertionError as e:
-            raise AssertionError(f"no silent central got in ({radio.ended() or 'the radio runs'}; {uptime()}): {e}")
+        peers.update(silent=silent, reader=reader)
+        t_siege, _ = silent.wait_for(lambda l: l.startswith("connected"), timeout=STARTUP)
         watch(radio, P2_FROM, seen)
         p2, t_p2 = phone(radio.paths[2], "C2:00:00:00:00:02", "android", P2_PAYLOAD)
         procs.append(p2)
+        peers["p2"] = p2
         watch(radio, max(0.0, t_siege + SIEGE + 5 - time.monotonic()), seen)
         end = time.monotonic()
         seen.setdefault("uptime", uptime())
         stop(w.proc, signal.SIGINT)
-        for p in procs:
-            stop(p.proc)
-        radio.close()
-        procs = []
-        keep(logs, w=w, p1=p1, p2=p2, silent=silent, reader=reader)
-        shutil.copytree(radio.logs, logs / "radio", dirs_exist_ok=True)
-        print(f"\n{kind}: logs in {logs}; uptime at the end: {seen['uptime']}")
-        yield dict(kind=kind, w=w, p2=p2, t_p2=t_p2, silent=silent, reader=reader, t_siege=t_siege, end=end,
-                   seen=seen, capture=logs / "w.btsnoop")
+    except AssertionError as e:
+        # A peer that never got going: say whether the radio was still there, and how loaded the machine was.
+        raise AssertionError(f"{kind}: {radio.ended() or 'the radio runs'}; {uptime()}; logs in {logs}: {e}") from None
     finally:
+        # Every peer's own lines and the radio's logs, whatever happened (the evidence for a failure).
         for p in procs:
             stop(p.proc)
         radio.close()
+        keep(logs, **peers)
+        shutil.copytree(radio.logs, logs / "radio", dirs_exist_ok=True)
+    print(f"\n{kind}: logs in {logs}; uptime at the end: {seen['uptime']}")
+    yield dict(kind=kind, w=w, p2=p2, t_p2=t_p2, silent=silent, reader=reader, t_siege=t_siege, end=end,
+               seen=seen, capture=logs / "w.btsnoop")
 
 
 def lines_of(p, event):
