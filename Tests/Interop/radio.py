@@ -228,6 +228,12 @@ class BumbleRadio:
         time.sleep(down_for)
         self.start()
 
+    def ended(self) -> str | None:
+        """How Bumble's controllers ended by themselves; None while they run."""
+        if self.proc is None or self.proc.poll() is None:
+            return None
+        return f"Bumble's controllers ended: exit status {self.proc.returncode}; {open(self.log.name).read()[-500:]}"
+
     def close(self):
         if self.proc and self.proc.poll() is None:
             self.proc.terminate()
