@@ -228,6 +228,11 @@ class BumbleRadio:
         time.sleep(down_for)
         self.start()
 
+    def keep_logs(self, dest: Path) -> None:
+        """The controllers' log (Bumble's warnings: a PDU for a link it does not know) into `dest`."""
+        dest.mkdir(parents=True, exist_ok=True)
+        shutil.copy(os.path.join(self.dir, "controllers.log"), dest / "controllers.log")
+
     def ended(self) -> str | None:
         """How Bumble's controllers ended by themselves; None while they run."""
         if self.proc is None or self.proc.poll() is None:
@@ -339,6 +344,10 @@ class ZephyrRadio:
     def close(self):
         if not self.log.closed:
             self.stop()
+
+    def keep_logs(self, dest: Path) -> None:
+        """Every controller's, the phy's and the pacer's log into `dest`."""
+        shutil.copytree(self.logs, dest, dirs_exist_ok=True)
 
     def ended(self) -> str | None:
         """Which simulation process ended the radio by itself, and how (exit status or signal), with the

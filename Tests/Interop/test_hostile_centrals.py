@@ -16,7 +16,6 @@ The same capture checks that no advert, active scan or connection request of W's
 identity address was the controller's random address.
 """
 import json
-import shutil
 import signal
 import subprocess
 import sys
@@ -135,8 +134,7 @@ def scenario(request, herald_bin, tmp_path_factory):
         for p in procs:
             stop(p.proc)
         radio.close()
-        if hasattr(radio, "logs"):
-            shutil.copytree(radio.logs, logs / "radio", dirs_exist_ok=True)
+        radio.keep_logs(logs / "radio")
         procs, radio = [], None
         keep(logs, silent=silent, reader=reader, flood=flood, churn=churn, p1=p1, p2=p2)
         yield dict(kind=kind, w=w, p1=p1, p2=p2, t_p1=t_p1, t_p2=t_p2, silent=silent, reader=reader, flood=flood,

@@ -13,7 +13,6 @@ line, and the test fails with that and `uptime`. Every peer's own lines, W's cap
 the radio's logs (each controller's, the phy's, the pacer's) are kept in the test's log directory.
 What was run and measured: docs/ci-flakes.md.
 """
-import shutil
 import signal
 import subprocess
 import sys
@@ -99,7 +98,7 @@ def siege(request, herald_bin, tmp_path_factory):
             stop(p.proc)
         radio.close()
         keep(logs, **peers)
-        shutil.copytree(radio.logs, logs / "radio", dirs_exist_ok=True)
+        radio.keep_logs(logs / "radio")
     print(f"\n{kind}: logs in {logs}; uptime at the end: {seen['uptime']}")
     yield dict(kind=kind, w=w, p2=p2, t_p2=t_p2, silent=silent, reader=reader, t_siege=t_siege, end=end,
                seen=seen, capture=logs / "w.btsnoop")

@@ -161,6 +161,7 @@ def scenario(request, herald_bin, tmp_path_factory):
         for p in procs:
             stop(p.proc)
         radio.close()
+        radio.keep_logs(logs / "radio")
         procs = []
         radio = None
         keep(logs, a=a, b=b, android=android, iphone=iphone, plain=plain)
