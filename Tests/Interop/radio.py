@@ -299,6 +299,7 @@ class ZephyrRadio:
 
     def start(self):
         os.makedirs(self.logs, exist_ok=True)
+        self._kernel_lines = len(_kernel_log())
         self.log = open(os.path.join(self.dir, "run.log"), "a")
         # Polling the pty every 500 µs instead of 250 halves the controllers' CPU (each ~15 % of a
         # core then) and adds at most 0.5 ms per HCI packet, well inside a connection event.
@@ -357,10 +358,20 @@ class ZephyrRadio:
             line = Path(self.logs, "ended.txt").read_text().strip()
         except FileNotFoundError:
             return None
-        pid = line.split("(pid ")[1].split(")")[0] if "(pid " in line else "?"
-        kernel = subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines()
-        traps = [l for l in kernel if f"[{pid}]" in l]
-        return line + (f"; dmesg: {traps[-1]}" if traps else "")
+        # The kernel names the thread that trapped (a simulated device's threads are host threads), not
+        # the process: every trap of a simulation program since this radio started, which may include
+        # another simulation's on a shared machine.
+        traps = [l for l in _kernel_log()[self._kernel_lines:]
+                 if ("trap" in l or "segfault" in l) and ("zephyr" in l or "herald-cpp" in l or "bs_2G4" in l)]
+        return line + (f"; dmesg since this radio started: {' | '.join(traps[-3:])}" if traps else "")
+
+
+def _kernel_log() -> list[str]:
+    """The kernel's ring buffer (traps and segfaults of crashed programs), or nothing where it cannot be read."""
+    try:
+        return subprocess.run(["dmesg"], capture_output=True, text=True, timeout=10).stdout.splitlines()
+    except (OSError, subprocess.SubprocessError):
+        return []
 
 
 def open_radio(kind: str, count: int):
