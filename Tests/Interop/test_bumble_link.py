@@ -25,7 +25,7 @@ from radio import BumbleRadio
 SERVICE = UUID("428132af-4746-42d3-801e-4572d65bfd9b")
 VALUE = UUID("3e98c0f8-8f05-4829-a121-43e38f8933e7")
 
-pytestmark = pytest.mark.timeout(90)
+pytestmark = pytest.mark.timeout(180)
 
 
 async def read_across_an_address_change(paths):
