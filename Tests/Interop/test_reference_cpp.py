@@ -118,7 +118,7 @@ def scenario(herald_bin, tmp_path_factory):
         first = max(t_wearable, t_beacon)
         # Two minutes of 30 s windows after both are read.
         while time.monotonic() < first + MEASURED_FOR + 1:
-            assert radio.proc.poll() is None, f"the simulation stopped (a reference app crashed?): {open(radio.log.name).read()[-800:]}"
+            assert radio.proc.poll() is None, f"the simulation stopped: {radio.ended()}; {open(radio.log.name).read()[-800:]}"
             time.sleep(1)
         scan_out, scan_err = scan.communicate(timeout=60)
         scan_code = scan.returncode
@@ -142,6 +142,8 @@ def scenario(herald_bin, tmp_path_factory):
         out["app_logs"] = [radio.app_log(0), radio.app_log(1)]
         out["wearable_reads"] = reference_reads(radio.app_log(0))
         out["simulation_alive"] = radio.proc.poll() is None
+        out["ended"] = radio.ended()
+        radio.keep_logs(logs / "radio")  # both apps' logs beside our captures
         out["elapsed"] = time.monotonic() - started
         print(f"\nreference scenario: {out['elapsed']:.0f} s")
         yield out
@@ -282,7 +284,7 @@ def test_our_roles_served_every_connection_the_reference_made(scenario):
 
 def test_the_reference_apps_kept_running(scenario):
     """A crash of either app stops the whole simulation."""
-    assert scenario["simulation_alive"]
+    assert scenario["simulation_alive"], scenario["ended"]
 
 
 def test_scan_decodes_both_with_the_apps_byte_order(scenario):
