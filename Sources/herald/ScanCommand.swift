@@ -118,6 +118,14 @@ struct ScanCommand: ParsableCommand {
                 return stop.isSet ? .stop : .keepRunning
             }
             try? session.perform { $0.control.stopScanning() }
+            // --duration is up (not an interrupt): a payload read under way is finished, each of its
+            // phases bounded (BenchPayloadReader.finishReads), so a link that came up at the end is read.
+            if !stop.isSet, session.app.reader?.isIdle == false {
+                session.app.reader?.finishReads()
+                try session.run(deadline: MonotonicClock.now() + 20_000) { s in
+                    stop.isSet || s.app.reader?.isIdle != false ? .stop : .keepRunning
+                }
+            }
             session.app.reader?.scanEnded()
             session.app.collectPayloads()
             session.releaseLinks()  // --read-payloads' link

@@ -79,6 +79,43 @@ private func queuedOpcodes(_ c: StackControl) -> [UInt16] { (0..<c.commands.coun
         #expect(r.outcomes[peer.address.description] == .failed("the scan ended before the payload was read"))
     }
 
+    /// The scan's time is up while a link is being made (a reference wearable first heard 42 s into a
+    /// 55 s scan on a loaded machine): that read is finished, scanning is not resumed, no other starts.
+    @Test func aReadUnderWayWhenTheScanTimeIsUpIsFinishedAndNoOtherStarts() {
+        var r = BenchPayloadReader(activeScanning: false)
+        var c = StackControl()
+        r.consider(peer, isHerald: true, connectable: true, now: 0, control: &c)
+        r.finishReads()
+        var c1 = StackControl()
+        r.didConnect(link, now: 100, control: &c1)
+        #expect(c1.acl.count == 1)  // discovery goes on
+        answer(&r, [0x11, 20, 0x01, 0x00, 0x05, 0x00] + le(HeraldIdentifiers.serviceUUID), now: 110, &c1)
+        answer(&r, [0x01, 0x10, 0x06, 0x00, 0x0A], now: 120, &c1)
+        answer(&r, [0x09, 21, 0x02, 0x00, 0x02, 0x03, 0x00] + le(HeraldIdentifiers.payloadCharacteristicUUID), now: 130, &c1)
+        answer(&r, [0x01, 0x08, 0x04, 0x00, 0x0A], now: 140, &c1)
+        answer(&r, [0x0B, 0x10, 0x03, 0x3A, 0x00, 0x01], now: 150, &c1)
+        #expect(r.outcomes[peer.address.description] == .payload([0x10, 0x03, 0x3A, 0x00, 0x01]))
+        var c2 = StackControl()
+        r.didDisconnect(handle: link.handle, reason: .localHostTerminated, control: &c2)
+        #expect(r.isIdle && queuedOpcodes(c2).isEmpty)  // not scanning again
+        let other = DeviceAddress(type: .randomDevice, address: BDAddress(displayOrder: 0xE0, 0xE1, 0xE2, 0xE3, 0xE4, 0xE5))
+        var c3 = StackControl()
+        r.consider(other, isHerald: true, connectable: true, now: 200, control: &c3)
+        #expect(c3.connecting == nil && r.isIdle)
+    }
+
+    @Test func aLinkLostWhileFinishingIsReportedNotRetried() {
+        var r = BenchPayloadReader(activeScanning: false)
+        var c = StackControl()
+        r.consider(peer, isHerald: true, connectable: true, now: 0, control: &c)
+        r.didConnect(link, now: 10, control: &c)
+        r.finishReads()
+        var c1 = StackControl()
+        r.didDisconnect(handle: link.handle, reason: HCIStatus(rawValue: 0x13), control: &c1)
+        #expect(r.isIdle && queuedOpcodes(c1).isEmpty)
+        #expect(r.outcomes[peer.address.description] == .failed("disconnected (reason 0x13) before the payload was read"))
+    }
+
     @Test func discoversAndReadsThePayloadThenDisconnects() throws {
         var r = BenchPayloadReader(activeScanning: true)
         var c = StackControl()

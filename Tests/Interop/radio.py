@@ -117,11 +117,30 @@ _HANDBRAKE = './bs_device_handbrake -s="$SIM" -d=$i -r="$RATIO" > "$LOGDIR/handb
 _PACER = 'python3 ./bsim_pacer.py -s "$SIM" -d $i --ratio "$RATIO" > "$LOGDIR/pacer.log" 2>&1 &'
 
 
+# The fixture's script says only "a simulation process exited" when one device ends the whole radio.
+# The copy names it (the phy, controller i, app device i or the pacer), with its exit status or the
+# signal that ended it, in run.log and in LOGDIR/ended.txt (`ZephyrRadio.ended()`): the evidence a test
+# that loses its radio reports (docs/ci-flakes.md).
+_WAIT_ANY = 'wait -n "${PIDS[@]}"\necho "a simulation process exited; stopping (see $LOGDIR)" >&2'
+_WAIT_ANY_NAMED = r'''ENDED=; wait -n -p ENDED "${PIDS[@]}"; STATUS=$?
+if [ -n "$ENDED" ]; then
+  for k in "${!PIDS[@]}"; do [ "${PIDS[$k]}" = "$ENDED" ] && IDX=$k; done
+  if [ "$IDX" = 0 ]; then WHO="the phy"; elif [ "$IDX" -le "$N" ]; then WHO="controller $((IDX-1))"
+  elif [ "$IDX" -le $((N+NA)) ]; then WHO="app device $((IDX-1))"; else WHO="the pacer"; fi
+  if [ "$STATUS" -gt 128 ]; then HOW="killed by signal $((STATUS-128)) ($(kill -l $((STATUS-128))))"; else HOW="exit status $STATUS"; fi
+  echo "$(date +%T.%N | cut -c1-12) $WHO (pid $ENDED) ended: $HOW" | tee "$LOGDIR/ended.txt" >&2
+fi
+echo "a simulation process exited; stopping (see $LOGDIR)" >&2'''
+
+
 def _paced_script(script: str, name: str) -> str:
-    """The fixture's run-controllers.sh with bsim_pacer.py where the handbrake was."""
+    """The fixture's run-controllers.sh with bsim_pacer.py where the handbrake was, and naming the
+    process that ended the simulation (above)."""
     if script.count(_HANDBRAKE) != 1:
         raise RuntimeError(f"{name}: the handbrake's command line not found exactly once; update Tests/Interop/radio.py")
-    return script.replace(_HANDBRAKE, _PACER)
+    if script.count(_WAIT_ANY) != 1:
+        raise RuntimeError(f"{name}: the wait for any process not found exactly once; update Tests/Interop/radio.py")
+    return script.replace(_HANDBRAKE, _PACER).replace(_WAIT_ANY, _WAIT_ANY_NAMED)
 
 
 def _patched_controllers(kind: str = "zephyr") -> Path:
@@ -189,10 +208,12 @@ class BumbleRadio:
         self.log = open(os.path.join(self.dir, "controllers.log"), "a")
         self.proc = subprocess.Popen([sys.executable, str(HERE / "peers" / "controllers.py")] +
                                      [f"pty:{p}" for p in self.paths], stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.time() + 20
+        # Python and Bumble's imports alone took over 20 s at a load average of 25-34 (helpers building
+        # beside the tests): four runs of test_wearable's scenario failed there before any test ran.
+        deadline = time.time() + 60
         while not all(os.path.exists(p) for p in self.paths):
             if self.proc.poll() is not None or time.time() > deadline:
-                raise RuntimeError(f"bumble controllers did not start: {open(self.log.name).read()}")
+                raise RuntimeError(f"bumble controllers did not start in 60 s: {open(self.log.name).read()}")
             time.sleep(0.05)
 
     def stop(self):
@@ -206,6 +227,17 @@ class BumbleRadio:
         self.stop()
         time.sleep(down_for)
         self.start()
+
+    def keep_logs(self, dest: Path) -> None:
+        """The controllers' log (Bumble's warnings: a PDU for a link it does not know) into `dest`."""
+        dest.mkdir(parents=True, exist_ok=True)
+        shutil.copy(os.path.join(self.dir, "controllers.log"), dest / "controllers.log")
+
+    def ended(self) -> str | None:
+        """How Bumble's controllers ended by themselves; None while they run."""
+        if self.proc is None or self.proc.poll() is None:
+            return None
+        return f"Bumble's controllers ended: exit status {self.proc.returncode}; {open(self.log.name).read()[-500:]}"
 
     def close(self):
         if self.proc and self.proc.poll() is None:
@@ -267,6 +299,7 @@ class ZephyrRadio:
 
     def start(self):
         os.makedirs(self.logs, exist_ok=True)
+        self._kernel_lines = len(_kernel_log())
         self.log = open(os.path.join(self.dir, "run.log"), "a")
         # Polling the pty every 500 µs instead of 250 halves the controllers' CPU (each ~15 % of a
         # core then) and adds at most 0.5 ms per HCI packet, well inside a connection event.
@@ -312,6 +345,33 @@ class ZephyrRadio:
     def close(self):
         if not self.log.closed:
             self.stop()
+
+    def keep_logs(self, dest: Path) -> None:
+        """Every controller's, the phy's and the pacer's log into `dest`."""
+        shutil.copytree(self.logs, dest, dirs_exist_ok=True)
+
+    def ended(self) -> str | None:
+        """Which simulation process ended the radio by itself, and how (exit status or signal), with the
+        kernel's word on it when it trapped (dmesg: a division, a segfault); None while it runs or when
+        it was stopped."""
+        try:
+            line = Path(self.logs, "ended.txt").read_text().strip()
+        except FileNotFoundError:
+            return None
+        # The kernel names the thread that trapped (a simulated device's threads are host threads), not
+        # the process: every trap of a simulation program since this radio started, which may include
+        # another simulation's on a shared machine.
+        traps = [l for l in _kernel_log()[self._kernel_lines:]
+                 if ("trap" in l or "segfault" in l) and ("zephyr" in l or "herald-cpp" in l or "bs_2G4" in l)]
+        return line + (f"; dmesg since this radio started: {' | '.join(traps[-3:])}" if traps else "")
+
+
+def _kernel_log() -> list[str]:
+    """The kernel's ring buffer (traps and segfaults of crashed programs), or nothing where it cannot be read."""
+    try:
+        return subprocess.run(["dmesg"], capture_output=True, text=True, timeout=10).stdout.splitlines()
+    except (OSError, subprocess.SubprocessError):
+        return []
 
 
 def open_radio(kind: str, count: int):

@@ -20,7 +20,7 @@ import pytest
 import snoop
 from test_hostile_centrals import open_radio_with_reference, reference_in
 from test_reference_cpp import CPP_WEARABLE_PAYLOAD
-from test_wearable import ANDROID_PAYLOAD, Lines, phone, stop, target_of_payload, wearable, windows_with_readings
+from test_wearable import ANDROID_PAYLOAD, Lines, keep, phone, stop, target_of_payload, wearable, windows_with_readings
 
 PEERS = Path(__file__).parent / "peers"
 pytestmark = pytest.mark.timeout(240)
@@ -60,6 +60,9 @@ def scenario(request, herald_bin, tmp_path_factory):
         for p in procs:
             stop(p.proc)
         radio.close()
+        # Each peer's own lines and the radio's logs beside W's capture (docs/ci-flakes.md).
+        keep(logs, w=w, p1=p1, silent=silent, garbage=garbage)
+        radio.keep_logs(logs / "radio")
         procs, radio = [], None
         yield dict(kind=kind, w=w, p1=p1, t_p1=t_p1, silent=silent, garbage=garbage, start=start, end=end,
                    reference=reference, capture=logs / "w.btsnoop", end_unix=end_unix)

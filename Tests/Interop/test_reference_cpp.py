@@ -118,7 +118,7 @@ def scenario(herald_bin, tmp_path_factory):
         first = max(t_wearable, t_beacon)
         # Two minutes of 30 s windows after both are read.
         while time.monotonic() < first + MEASURED_FOR + 1:
-            assert radio.proc.poll() is None, f"the simulation stopped (a reference app crashed?): {open(radio.log.name).read()[-800:]}"
+            assert radio.proc.poll() is None, f"the simulation stopped: {radio.ended()}; {open(radio.log.name).read()[-800:]}"
             time.sleep(1)
         scan_out, scan_err = scan.communicate(timeout=60)
         scan_code = scan.returncode
@@ -142,6 +142,8 @@ def scenario(herald_bin, tmp_path_factory):
         out["app_logs"] = [radio.app_log(0), radio.app_log(1)]
         out["wearable_reads"] = reference_reads(radio.app_log(0))
         out["simulation_alive"] = radio.proc.poll() is None
+        out["ended"] = radio.ended()
+        radio.keep_logs(logs / "radio")  # both apps' logs beside our captures
         out["elapsed"] = time.monotonic() - started
         print(f"\nreference scenario: {out['elapsed']:.0f} s")
         yield out
@@ -262,7 +264,8 @@ def test_every_read_the_reference_wearable_completes_gets_our_payload(scenario):
           f"({len(ours_wearable) / minutes:.2f}/min, at {ours_wearable} s simulated)")
     # The floor that is ours: every read the reference starts and its own stack does not break returns.
     # How many it starts is its race with its own break: 1, 0, 4, 1, 0 and 3 reads of our wearable in six
-    # runs of this scenario (docs/reference-cpp-captures.md), so a count of reads is printed, not asserted.
+    # runs of this scenario, and 0 and 0 against the rebuilt reference (patches 03/04: every attempt it
+    # started went unanswered; docs/reference-cpp-captures.md), so a count of reads is printed, not asserted.
     assert len(reads) == started - failed, (started, failed, reads)
     known = {OUR_BEACON_PAYLOAD, CPP_BEACON_PAYLOAD}
     assert all(p in known or short_name(p) in names for _, p in reads), reads
@@ -282,7 +285,7 @@ def test_our_roles_served_every_connection_the_reference_made(scenario):
 
 def test_the_reference_apps_kept_running(scenario):
     """A crash of either app stops the whole simulation."""
-    assert scenario["simulation_alive"]
+    assert scenario["simulation_alive"], scenario["ended"]
 
 
 def test_scan_decodes_both_with_the_apps_byte_order(scenario):

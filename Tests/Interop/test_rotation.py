@@ -109,6 +109,7 @@ def rotation_run(herald_bin, controllers, controller_kind, tmp_path):
             if p.poll() is None:
                 p.kill()
                 p.wait()
+    radio.keep_logs(tmp_path / "radio")  # the controllers' own words beside both captures (docs/ci-flakes.md)
     analyse = subprocess.run([herald_bin, "analyse", "--window", "10", "--no-csv", str(tmp_path / "a"), str(tmp_path / "b")],
                              capture_output=True, text=True)
     # Every period the run touched for at least 8 s, by its payload bytes, per wearable.

@@ -86,6 +86,14 @@ class Lines:
                 self.new.wait(min(left, 0.5))
 
 
+def keep(logs, **peers):
+    """Each peer's lines (with their arrival times) and standard error in the log directory, so that a
+    failure can be read in the peer's own words, not only in the wearable's."""
+    for name, p in peers.items():
+        lines = "".join(f"{t:.3f} {json.dumps(l) if isinstance(l, dict) else l}\n" for t, l in p.lines)
+        (logs / f"{name}.txt").write_text(lines + "--- stderr\n" + p.stderr)
+
+
 def phone(path, address, kind, payload):
     p = Lines([sys.executable, str(PEERS / "herald_phone.py"), f"serial:{path}", address, kind, payload])
     # Bumble's controllers run in one Python process; with several peers and a busy wearable on the
@@ -153,8 +161,10 @@ def scenario(request, herald_bin, tmp_path_factory):
         for p in procs:
             stop(p.proc)
         radio.close()
+        radio.keep_logs(logs / "radio")
         procs = []
         radio = None
+        keep(logs, a=a, b=b, android=android, iphone=iphone, plain=plain)
         yield dict(kind=kind, a=a, b=b, android=android, iphone=iphone, plain=plain, t_android=t_android, t_iphone=t_iphone,
                    t_plain=t_plain, start=start, end=end, logs=logs)
     finally:

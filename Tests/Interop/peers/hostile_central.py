@@ -3,7 +3,7 @@ a polite one that reads its payload over and over. Each finds the wearable by it
 service UUID from a resolvable private address (the Herald phones on the same radio advertise from
 static addresses).
 
-usage: python hostile_central.py MODE SECONDS [--connect-timeout S] [--spare HEX] TRANSPORT [TRANSPORT ...]
+usage: python hostile_central.py MODE SECONDS [--connect-timeout S] [--spare HEX] [--mtu N] TRANSPORT [TRANSPORT ...]
 
 MODE:
   silent  connect and say nothing at L2CAP; reconnect as soon as the link is dropped.
@@ -15,6 +15,8 @@ MODE:
 --connect-timeout: give up a connection attempt after S seconds (cancelled) and find the wearable again
 by its advert: a wearable that changed its resolvable private address meanwhile never answers the old
 one. Without it an attempt waits (Bumble's virtual controller cannot cancel one; see `connect`).
+
+--mtu: the reader exchanges this ATT_MTU before each read, as a phone's Herald app does.
 
 --spare: leave alone an advertiser whose advert holds these octets (hex). The Herald reference's C++
 wearable advertises the Herald service from a resolvable private address too, and lists the 16-bit
@@ -62,6 +64,8 @@ def say(event: str, index: int, *detail) -> None:
 
 
 SPARED: list = []
+# The reader's ATT_MTU (--mtu): exchanged before it reads; none by default.
+MTU = 0
 
 
 def is_wearable(adv) -> bool:
@@ -188,6 +192,9 @@ async def attempt(mode: str, device: Device, index: int, until: float, connect_t
         else:
             try:
                 peer = Peer(connection)
+                if MTU:
+                    # As a phone's Herald app does before it reads (Exchange MTU, Core 5.4 Vol 3 Part F 3.4.2).
+                    await asyncio.wait_for(peer.request_mtu(MTU), STEP)
                 await asyncio.wait_for(peer.discover_services([HERALD_SERVICE]), STEP)
                 service = peer.get_services_by_uuid(HERALD_SERVICE)[0]
                 await asyncio.wait_for(service.discover_characteristics(), STEP)
@@ -219,9 +226,11 @@ async def main(mode: str, seconds: float, transports: list, connect_timeout) -> 
 if __name__ == "__main__":
     args = sys.argv[1:]
     bound = None
-    while len(args) > 3 and args[2] in ("--connect-timeout", "--spare"):
+    while len(args) > 3 and args[2] in ("--connect-timeout", "--spare", "--mtu"):
         if args[2] == "--connect-timeout":
             bound = float(args[3])
+        elif args[2] == "--mtu":
+            MTU = int(args[3])
         else:
             SPARED.append(bytes.fromhex(args[3]))
         del args[2:4]
