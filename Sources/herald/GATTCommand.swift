@@ -10,7 +10,8 @@ struct GATTCommand: ParsableCommand {
         discussion: """
         ADDRESS is AA:BB:CC:DD:EE:FF (a random address, the usual case for LE peripherals) or \
         AA:BB:CC:DD:EE:FF/public. Readable values are read in full (Read Blob past ATT_MTU). Exit status 5 when \
-        the peripheral never answers the connection, 6 when the link drops or a discovery step fails.
+        the peripheral never answers the connection, 6 when the link drops or a discovery step fails, 130 when \
+        interrupted (SIGINT/SIGTERM); on every way out the link is ended, or the attempt cancelled, first.
         """
     )
 
@@ -58,6 +59,10 @@ struct GATTCommand: ParsableCommand {
             defer { session.close() }
             let stop = SignalFlag.install()
             _ = try session.bringUp()
+            // Every way out (Ctrl-C, the deadline, an error thrown below) ends the link and any attempt
+            // first, as every command does: otherwise the peripheral stays connected to a controller
+            // nobody serves until its supervision timeout or our next Reset.
+            defer { session.releaseLinks() }
             // Connection timeout, then up to 30 s per ATT transaction; the run ends on its own well
             // before this unless a server trickles responses.
             let deadline = MonotonicClock.now() + timeoutMS + 120_000
@@ -75,7 +80,12 @@ struct GATTCommand: ParsableCommand {
                 if s.app.isDone, s.app.state != .finished { return .stop }
                 return stop.isSet ? .stop : .keepRunning
             }
+            let stateAtStop = session.app.state
+            session.releaseLinks()  // before printing: the peripheral is let go at once
             let dumper = session.app
+            if stop.isSet, stateAtStop == .connecting {
+                throw CLIError(exitCode: 130, message: "interrupted before \(connect) answered")
+            }
             switch dumper.state {
             case .failedToConnect(let status):
                 let why = status == .connectionTimeout
@@ -94,14 +104,18 @@ struct GATTCommand: ParsableCommand {
             } else {
                 print(Self.text(dumper.dump), terminator: "")
             }
+            // Our own release ends a link we were stopped on: that is the interruption, not a lost link.
+            if stop.isSet, stateAtStop == .running {
+                throw CLIError(exitCode: 130, message: "interrupted")
+            }
+            if stateAtStop == .running {
+                throw CLIError(exitCode: 6, message: "dump incomplete: not done within \(Self.seconds(timeout + 120)) s (a server trickling its answers?)")
+            }
             if case .disconnected(let reason) = dumper.state {
                 throw CLIError(exitCode: 6, message: "link to \(connect) lost before the dump finished (reason 0x\(hex(reason.rawValue).lowercased()))")
             }
             if let error = dumper.dump.error {
                 throw CLIError(exitCode: 6, message: "dump incomplete: \(error)")
-            }
-            if stop.isSet, dumper.state != .finished {
-                throw CLIError(exitCode: 130, message: "interrupted")
             }
         }
     }

@@ -66,7 +66,7 @@ struct HeraldCommand: ParsableCommand {
             // Every key tool error is about what the user gave: a file, a time, an epoch.
             return (e.description, ExitStatus.usage.rawValue)
         case let e as DFUError:
-            return (e.description, dfuStatus(e).rawValue)
+            return (e.description, e.exitStatus.rawValue)
         default:
             break
         }
@@ -80,15 +80,6 @@ struct HeraldCommand: ParsableCommand {
             return (text.contains("--help") ? text : "\(text) (see \(help))", ExitStatus.usage.rawValue)
         }
         return ("\(CommandMessage.reason(error))", ExitStatus.failed.rawValue)
-    }
-
-    static func dfuStatus(_ e: DFUError) -> ExitStatus {
-        switch e {
-        case .badPackage, .port, .noDevice: .usage
-        case .timeout: .noAnswer
-        case .deviceDisappeared: .linkLost
-        case .rejected, .malformedResponse, .unexpectedResponse, .crcMismatch, .incompatible: .failed
-        }
     }
 
     /// "scan", "keys derive": the subcommand names at the front of the arguments, for the error prefix.

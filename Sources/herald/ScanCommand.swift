@@ -157,6 +157,9 @@ struct ScanCommand: ParsableCommand {
         var byteOrder: String
         /// Apple devices the reference apps' device filter rules out.
         var ignoredAppleDevices: Int
+        /// Devices given up, least recently heard first, to keep at most `maxDevices`.
+        var droppedDevices: Int
+        var maxDevices: Int
     }
 
     func finish(_ summary: ScanSummary, elapsed: Double, logs: LogDirectory?) throws {
@@ -165,7 +168,8 @@ struct ScanCommand: ParsableCommand {
             let e = JSONEncoder()
             e.outputFormatting = [.sortedKeys]
             let doc = SummaryDocument(durationSeconds: elapsed, reports: summary.reports, devices: summary.devices,
-                                      byteOrder: summary.byteOrder.optionName, ignoredAppleDevices: summary.ignoredAppleDevices)
+                                      byteOrder: summary.byteOrder.optionName, ignoredAppleDevices: summary.ignoredAppleDevices,
+                                      droppedDevices: summary.evictedTracks, maxDevices: summary.maxTracks)
             text = String(decoding: try e.encode(["summary": doc]), as: UTF8.self) + "\n"
         } else {
             text = summary.table(durationSeconds: elapsed)

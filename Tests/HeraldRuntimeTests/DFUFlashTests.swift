@@ -248,6 +248,42 @@ private func flash(_ sim: DFUBootloaderSimulator, _ pkg: DFUPackage, prn: UInt16
         pty.waitGone()
     }
 
+    @Test func aBootloaderThatStopsReadingMidTransferIsALinkFailureNotAUsageError() throws {
+        // Objects of 256 KB: one object's writes outrun the pseudo-terminal's buffers (about 68 KB)
+        // once the device stops reading, so the host's write, not its read, times out.
+        var config = DFUBootloaderSimulator.Config()
+        config.dataMaxSize = 256 * 1024
+        let sim = DFUBootloaderSimulator(config: config)
+        sim.stallAtFirmwareOffset = 8192
+        var x: UInt32 = 0x0BAD_F00D
+        let image = (0..<(300 * 1024)).map { _ -> UInt8 in x = x &* 1_664_525 &+ 1_013_904_223; return UInt8(truncatingIfNeeded: x >> 24) }
+        let pkg = DFUPackage(initPacket: DFUInitPacket.application(image: image).encoded(), firmware: image, source: "synthetic")
+        let pty = try PTYBootloader(sim)
+        defer { pty.stop() }
+        var lines: [String] = []
+        do throws(DFUError) {
+            _ = try DFUFlasher.run(package: pkg, port: pty.slavePath, timeoutMs: 2000, terminal: false) { lines.append($0) }
+            Issue.record("flash should fail")
+        } catch {
+            guard case .writeTimeout(_, let sent) = error else { Issue.record("got \(error)"); return }
+            // The ping, the init packet and the first 8 KB of the image went out before the stall.
+            #expect(sent > 8192)
+            #expect(error.description.contains("timed out"))
+            // Status 6 (the procedure failed midway), never 2 ("nothing was started").
+            #expect(error.exitStatus == .linkLost)
+            #expect(error.isResumable)
+        }
+        #expect(lines.last?.hasPrefix("no new application was activated") == true)
+    }
+
+    @Test func aWriteTimeoutIsNoAnswerWhenNothingWasSentAndALinkFailureOtherwise() {
+        #expect(DFUError.writeTimeout(detail: "write to /dev/ttyACM0 timed out", sentBefore: 0).exitStatus == .noAnswer)
+        #expect(DFUError.writeTimeout(detail: "write to /dev/ttyACM0 timed out", sentBefore: 1).exitStatus == .linkLost)
+        #expect(DFUError.timeout(request: DFUOpcode.ping.rawValue, afterMs: 1000).exitStatus == .noAnswer)
+        #expect(DFUError.port("cannot open /dev/ttyACM0: no such file or directory").exitStatus == .usage)
+        #expect(DFUError.deviceDisappeared(detail: "read from x failed", firmwareOffset: nil, firmwareSize: nil).exitStatus == .linkLost)
+    }
+
     @Test func missingPortIsAPortError() {
         #expect(throws: DFUError.self) { try DFUSerialLink(path: "/dev/does-not-exist-dfu") }
     }

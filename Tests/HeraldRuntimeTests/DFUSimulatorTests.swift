@@ -31,6 +31,14 @@ final class DFUBootloaderSimulator: @unchecked Sendable {
     var corruptAlways: Set<Int> = []
     /// Once this many firmware bytes have arrived the device vanishes (unplug / reset mid-transfer).
     var vanishAtFirmwareOffset: Int?
+    /// Once this many firmware bytes have arrived the device stops reading its port, and stays
+    /// (a wedged bootloader: the host's writes fill the port's buffers and time out).
+    var stallAtFirmwareOffset: Int?
+    private var stalledFlag = false
+    /// True once the device stopped reading; read from any thread.
+    var stalled: Bool {
+        get { lock.lock(); defer { lock.unlock() }; return stalledFlag }
+    }
 
     // State kept across reconnects (the SDK keeps it in the bootloader settings page).
     private(set) var command: [UInt8] = []
@@ -170,6 +178,10 @@ final class DFUBootloaderSimulator: @unchecked Sendable {
                     goneFlag = true
                     return nil
                 }
+                if let stall = stallAtFirmwareOffset, firmware.count >= stall {
+                    stallAtFirmwareOffset = nil
+                    stalledFlag = true
+                }
             case nil:
                 return respond(op, .operationNotPermitted)
             }
@@ -290,6 +302,7 @@ final class PTYBootloader: @unchecked Sendable {
         while true {
             stopFlag.lock(); let stop = stopping; stopFlag.unlock()
             if stop || sim.gone { break }
+            if sim.stalled { Thread.sleep(forTimeInterval: 0.02); continue }
             var pfd = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
             if poll(&pfd, 1, 20) <= 0 { continue }
             let n = Glibc.read(master, &buf, buf.count)

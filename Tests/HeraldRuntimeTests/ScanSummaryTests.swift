@@ -134,15 +134,17 @@ private let heraldAdvert: [UInt8] = [0x02, 0x01, 0x06, 0x03, 0x03, 0xF6, 0xFC, 0
         #expect(ys.count == 3 && ys[1] > ys[0])
     }
 
-    @Test func samplesAreThinnedNotUnbounded() {
+    @Test func samplesAreARingOfTheLatest() {
         var s = ScanSummary(start: 0)
         for k in 0..<(ScanSummary.maxSamples * 3) {
             feed(&s, advInd, address(1), rssi: Int8(-40 - k % 30), [], at: UInt64(k))
         }
         let points = s.rssiSeries[0].points
-        #expect(points.count < ScanSummary.maxSamples && points.count > ScanSummary.maxSamples / 4)
+        #expect(points.count == ScanSummary.maxSamples)
+        #expect(points.first?.0 == Double(ScanSummary.maxSamples * 2) / 1000 && points.last?.0 == Double(ScanSummary.maxSamples * 3 - 1) / 1000)
         #expect(s.devices[0].rssi?.count == ScanSummary.maxSamples * 3)
         #expect(zip(points, points.dropFirst()).allSatisfy { $0.0 < $1.0 })
+        #expect(s.recentRSSI(s.devices[0]).count == ScanSummary.recentCount)
     }
 }
 

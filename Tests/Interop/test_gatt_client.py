@@ -1,7 +1,9 @@
 """`herald gatt`: our GATT client dumps a Bumble GATT server, and the dump matches what Bumble serves."""
 import json
+import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -146,3 +148,82 @@ def test_gatt_rejects_a_malformed_address(herald_bin):
                        capture_output=True, text=True, timeout=20)
     assert r.returncode != 0
     assert "AA:BB:CC:DD:EE:FF" in r.stderr
+
+
+def start_silent_server(port, address, advertise=True):
+    """silent_payload_server.py: discovery goes through, no read is ever answered; its lines (connected,
+    read ignored, disconnected) are collected with the time they came."""
+    proc = subprocess.Popen([sys.executable, str(PEERS / "silent_payload_server.py"), f"serial:{port}", address],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+    threading.Thread(target=lambda: [lines.append((time.time(), line.strip())) for line in proc.stdout],
+                     daemon=True).start()
+    return proc, lines
+
+
+def seen(lines, word, timeout):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        for t, line in list(lines):
+            if line.startswith(word):
+                return t
+        time.sleep(0.05)
+    return None
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["sigint", "sigterm"])
+def test_gatt_stopped_mid_dump_ends_its_link_before_it_exits(controllers, herald_bin, sig):
+    """Stopped while a read is outstanding, `herald gatt` disconnects (Remote User Terminated) before it
+    lets go of the controller, as every other command does: the peripheral hears of it at once, not at
+    its supervision timeout (never, on Bumble's LocalLink) or the next Reset."""
+    c = controllers(2)
+    peer, lines = start_silent_server(c.paths[1], "F0:F1:F2:F3:F4:F7")
+    herald = None
+    try:
+        assert seen(lines, "advertising", 20), lines
+        herald = subprocess.Popen([herald_bin, "gatt", "--transport", f"tty:{c.paths[0]}", "--connect", "F0:F1:F2:F3:F4:F7"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert seen(lines, "read ignored", 20), lines
+        stopped_at = time.time()
+        herald.send_signal(sig)
+        out, err = herald.communicate(timeout=15)
+        exited_at = time.time()
+        gone_at = seen(lines, "disconnected", 5)
+        assert gone_at is not None, f"the peripheral still holds the link 5 s after herald gatt exited: {lines}; {err}"
+        assert gone_at - stopped_at < 3, (gone_at - stopped_at, lines)
+        assert gone_at <= exited_at + 0.5, "the link ended after herald let go of the controller"
+        assert herald.returncode == 130, err
+        assert "interrupted" in err
+        # What was dumped before the stop is still printed (the services discovered).
+        assert "SERVICE" in out
+    finally:
+        if herald is not None and herald.poll() is None:
+            herald.kill()
+        peer.kill()
+        peer.wait(5)
+
+
+@pytest.mark.timeout(60)
+def test_gatt_stopped_while_connecting_leaves_no_attempt_behind(controllers, herald_bin):
+    """Stopped before the peripheral answered, `herald gatt` cancels its LE Create Connection: the
+    controller must not go on to connect, unattended, to a peripheral that starts advertising later."""
+    c = controllers(2)
+    herald = subprocess.Popen([herald_bin, "gatt", "--transport", f"tty:{c.paths[0]}", "--connect", "F0:F1:F2:F3:F4:F8",
+                               "--timeout", "30"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peer = None
+    try:
+        time.sleep(3)  # brought up and initiating
+        herald.send_signal(signal.SIGINT)
+        _, err = herald.communicate(timeout=15)
+        peer, lines = start_silent_server(c.paths[1], "F0:F1:F2:F3:F4:F8")
+        assert seen(lines, "advertising", 20), lines
+        assert seen(lines, "connected", 5) is None, f"a connection nobody asked for any more: {lines}"
+        # Interrupted, not "no answer" (5): the peripheral was never given the time to answer.
+        assert herald.returncode == 130, err
+    finally:
+        if herald.poll() is None:
+            herald.kill()
+        if peer is not None:
+            peer.kill()
+            peer.wait(5)

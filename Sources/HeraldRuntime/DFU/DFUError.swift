@@ -10,6 +10,9 @@ public enum DFUError: Error, Equatable, CustomStringConvertible, Sendable {
     case unexpectedResponse(expected: UInt8, got: UInt8)
     /// No answer within the timeout.
     case timeout(request: UInt8, afterMs: Int)
+    /// The device stopped taking our bytes: a write to its port did not finish in time.
+    /// `sentBefore`: bytes it had taken on this port before, this write's included.
+    case writeTimeout(detail: String, sentBefore: Int)
     /// The port went away (unplugged, reset, or the bootloader rebooted) mid-transfer.
     case deviceDisappeared(detail: String, firmwareOffset: Int?, firmwareSize: Int?)
     /// CRC-32 or offset reported by the device did not match what we sent, after retries.
@@ -50,6 +53,9 @@ public enum DFUError: Error, Equatable, CustomStringConvertible, Sendable {
         case let .timeout(request, ms):
             let op = DFUOpcode(rawValue: request)?.name ?? String(format: "0x%02X", request)
             return "no answer to \(op) within \(ms) ms — is the device in DFU bootloader mode?"
+        case let .writeTimeout(detail, sent):
+            return sent == 0 ? "\(detail): nothing was taken — is the device in DFU bootloader mode?"
+                : "\(detail) after \(sent) bytes sent: the device stopped reading; the bootloader keeps what it has — run the same command again to resume"
         case let .deviceDisappeared(detail, offset, size):
             var text = "device disappeared (\(detail))"
             if let offset, let size {
@@ -66,10 +72,31 @@ public enum DFUError: Error, Equatable, CustomStringConvertible, Sendable {
         }
     }
 
+    /// The exit status of `herald flash` for this error (README "Errors and exit status"): 2 only when
+    /// nothing was started; a device that stops taking bytes is 5 when it never took any, 6 midway.
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .badPackage, .port, .noDevice: .usage
+        case .timeout: .noAnswer
+        case .writeTimeout(_, let sent): sent == 0 ? .noAnswer : .linkLost
+        case .deviceDisappeared: .linkLost
+        case .rejected, .malformedResponse, .unexpectedResponse, .crcMismatch, .incompatible: .failed
+        }
+    }
+
+    /// True when the device never answered or took anything: nothing was written.
+    public var isFirstContactFailure: Bool {
+        switch self {
+        case .timeout(let request, _): request == DFUOpcode.ping.rawValue
+        case .writeTimeout(_, let sent): sent == 0
+        default: false
+        }
+    }
+
     /// True when the device may hold a partial image we could resume.
     public var isResumable: Bool {
         switch self {
-        case .deviceDisappeared, .timeout: true
+        case .deviceDisappeared, .timeout, .writeTimeout: true
         default: false
         }
     }

@@ -55,7 +55,7 @@ public enum DFUFlasher {
             if terminal && printer.drewBar { output("\n") }
             // The bootloader only activates an image after the last object passes its hash check, so a
             // failure at any point leaves it in DFU mode with no new application: say so, never imply otherwise.
-            if case .timeout(let request, _) = error, request == DFUOpcode.ping.rawValue {
+            if error.isFirstContactFailure {
                 // Nothing answered at all: nothing was written, and there may be no bootloader there.
                 output("nothing answered on \(port): nothing was written. Is the dongle in its bootloader? Press its RESET button (the red LED pulses), then run the same command again\n")
             } else {

@@ -13,6 +13,9 @@ import Glibc
 public final class DFUSerialLink: DFUByteLink {
     public let path: String
     private var fd: Int32 = -1
+    /// Bytes the device has taken since the port was opened: whether a write that times out is the
+    /// first contact (exit 5) or a transfer that stopped midway (exit 6).
+    public private(set) var bytesWritten = 0
     /// Non-fatal setup problems (e.g. DTR unsupported on a pseudo-terminal).
     public private(set) var warnings: [String] = []
 
@@ -62,10 +65,10 @@ public final class DFUSerialLink: DFUByteLink {
         let deadline = Date().addingTimeInterval(2)
         while done < bytes.count {
             let n = bytes[done...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n > 0 { done += n; continue }
+            if n > 0 { done += n; bytesWritten += n; continue }
             let e = errno
             if n < 0 && (e == EAGAIN || e == EINTR) {
-                if Date() > deadline { throw .port("write to \(path) timed out (device not reading?)") }
+                if Date() > deadline { throw .writeTimeout(detail: "write to \(path) timed out", sentBefore: bytesWritten) }
                 var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
                 _ = poll(&pfd, 1, 50)
                 continue

@@ -31,7 +31,7 @@ public enum ScanReportHTML {
             .herald{color:#0a6}.apple{color:#06c}
             </style></head><body>
             <h1>\(escape(title))</h1>
-            <p>\(series.count) device(s), \(summary.reports) report(s) in \(String(format: "%.1f", durationSeconds)) s; generated \(escape(logTimestamp(generated))).\(summary.hasPayloads ? " Payload codes decoded with --byte-order \(summary.byteOrder.optionName) (\(escape(summary.byteOrder.explanation)))." : "")</p>
+            <p>\(series.count) device(s), \(summary.reports) report(s) in \(String(format: "%.1f", durationSeconds)) s; generated \(escape(logTimestamp(generated))).\(summary.evictionNote.map { " " + escape($0) + "." } ?? "")\(summary.hasPayloads ? " Payload codes decoded with --byte-order \(summary.byteOrder.optionName) (\(escape(summary.byteOrder.explanation)))." : "")</p>
             <table><tr><th class="l">kind</th><th class="l">address</th><th class="l">pseudo address</th><th>adverts</th><th>scan rsp</th>
             <th>interval mean ms</th><th>interval min ms</th><th>interval max ms</th><th>RSSI n</th><th>RSSI mean dBm</th><th>RSSI sd</th><th>RSSI min dBm</th><th>RSSI max dBm</th><th>Tx power dBm</th><th class="l">payload</th><th class="l">name</th></tr>
 

@@ -59,10 +59,20 @@ public struct ScanDeviceSummary: Encodable {
 }
 
 /// Per-device statistics of a scan, fed report by report from `stackDidReceive(advertisingReport:)`.
+///
+/// Bounded whatever the scan's length or the crowd's churn (issue 36, item 8): at most `maxTracks`
+/// advertisers are kept, the least recently heard given up first (counted in `evictedTracks`, said in
+/// the table and the report), and each keeps its latest `maxSampleCount` RSSI samples in a ring.
+/// Each report costs O(1): its track is updated in place (a copy of the track out of the table would
+/// copy its sample array on the next append).
 public struct ScanSummary {
     struct Track {
+        /// `AA:BB:…/random`: the table's key.
+        var key: String
         var address: String
         var addressType: String
+        /// Order of first sighting, for ties in `devices`.
+        var sighting: Int
         var classification = HeraldAdvertClassification()
         var name: String?
         var adverts = 0
@@ -75,27 +85,53 @@ public struct ScanSummary {
         var first: UInt64
         var last: UInt64
         var malformed = 0
-        /// (milliseconds since start, dBm), thinned to at most `maxSamples`.
-        var samples: [(UInt64, Int)] = []
-        var stride = 1
-        var seen = 0
+        /// The latest RSSI samples.
+        var samples: Ring<Sample>
         var services: [String] = []
         /// The latest RSSI values (dBm), for the live table's sparkline.
-        var recent: [Int] = []
+        var recent = Ring<Int8>(capacity: ScanSummary.recentCount)
+    }
+
+    /// One RSSI sample: milliseconds since the scan started, dBm.
+    struct Sample {
+        var milliseconds: UInt32
+        var dBm: Int8
     }
 
     /// How many of the latest RSSI values `recentRSSI` keeps per device.
     public static let recentCount = 20
-
+    /// RSSI samples kept per device by default (the latest; 8 bytes each).
     public static let maxSamples = 5000
+    /// Advertisers kept by default: with `maxSamples`, at most 40 MB of samples.
+    public static let defaultMaxTracks = 1000
+    /// Service UUIDs kept per device (an advertiser could rotate them without end).
+    static let maxServices = 16
+
     /// Monotonic milliseconds the scan started at.
     public let start: UInt64
-    private var tracks: [String: Track] = [:]
-    private var order: [String] = []
+    public let maxTracks: Int
+    public let maxSampleCount: Int
+    private var slots: [Track] = []
+    private var index: [String: Int] = [:]
+    private var recency = RecencyList()
+    private var sightings = 0
     private var payloads: [String: BenchPayloadReader.Outcome] = [:]
     public private(set) var reports = 0
+    /// Advertisers given up, least recently heard first, to stay within `maxTracks`.
+    public private(set) var evictedTracks = 0
     /// Byte order of the country/state/location codes when decoding payloads read (`--byte-order`).
     public var byteOrder: PayloadCodeByteOrder = .bigEndian
+
+    public init(start: UInt64, maxTracks: Int = ScanSummary.defaultMaxTracks, maxSamples: Int = ScanSummary.maxSamples) {
+        self.start = start
+        self.maxTracks = max(1, maxTracks)
+        self.maxSampleCount = max(1, maxSamples)
+    }
+
+    /// Advertisers kept now.
+    public var trackCount: Int { slots.count }
+    /// RSSI samples held, all devices together (at most `maxTracks * maxSampleCount`).
+    var sampleCount: Int { slots.reduce(0) { $0 + $1.samples.count } }
 
     /// Whether any payload read (or failed read) is attached: tables then show a payload column.
     public var hasPayloads: Bool { !payloads.isEmpty }
@@ -105,27 +141,51 @@ public struct ScanSummary {
 
     /// Apple devices the reference apps' filter rules out from their adverts (`AppleDeviceFilter`):
     /// a Herald sensor would not connect to them.
-    public var ignoredAppleDevices: Int { tracks.values.filter { $0.classification.kind == .appleIgnored }.count }
+    public var ignoredAppleDevices: Int { slots.filter { $0.classification.kind == .appleIgnored }.count }
+
+    static func key(_ address: DeviceAddress) -> String { "\(address.address.description)/\(address.type.name)" }
 
     /// Whether the advertiser has shown a Herald service UUID or pseudo device address so far.
     public func isHerald(_ address: DeviceAddress) -> Bool {
-        tracks["\(address.address.description)/\(address.type.name)"]?.classification.kind == .herald
+        index[Self.key(address)].map { slots[$0].classification.kind == .herald } ?? false
     }
 
-    public init(start: UInt64) { self.start = start }
-
-    /// Folds one report in; true when this is the first report from its advertiser.
+    /// Folds one report in; true when this is the first report from its advertiser (or the first
+    /// since it was given up).
     @discardableResult
     public mutating func add(_ r: borrowing AdvertisingReport, now: UInt64) -> Bool {
         reports += 1
-        let key = "\(r.address.address.description)/\(r.address.type.name)"
-        var isNew = false
-        if tracks[key] == nil {
-            tracks[key] = Track(address: r.address.address.description, addressType: r.address.type.name, first: now, last: now)
-            order.append(key)
-            isNew = true
+        let key = Self.key(r.address)
+        if let slot = index[key] {
+            recency.touch(slot)
+            Self.fold(r, now: now, start: start, into: &slots[slot])
+            return false
         }
-        var t = tracks[key]!
+        let track = Track(key: key, address: r.address.address.description, addressType: r.address.type.name,
+                          sighting: sightings, first: now, last: now, samples: Ring(capacity: maxSampleCount))
+        sightings += 1
+        let slot: Int
+        if slots.count < maxTracks {
+            slot = slots.count
+            slots.append(track)
+            recency.appendNewest(slot)
+        } else {
+            // Full: the least recently heard advertiser's slot is reused.
+            slot = recency.oldest
+            let gone = slots[slot]
+            index[gone.key] = nil
+            payloads[gone.address] = nil
+            evictedTracks += 1
+            slots[slot] = track
+            recency.touch(slot)
+        }
+        index[key] = slot
+        Self.fold(r, now: now, start: start, into: &slots[slot])
+        return true
+    }
+
+    /// Updates one track with one report, in place.
+    static func fold(_ r: borrowing AdvertisingReport, now: UInt64, start: UInt64, into t: inout Track) {
         t.last = now
         do { try t.classification.add(r.data) } catch { t.malformed += 1 }
         if t.name == nil, let n = Self.name(in: r.data) { t.name = n }
@@ -139,24 +199,13 @@ public struct ScanSummary {
         if let v = r.rssi {
             t.rssi.add(Double(v))
             t.lastRSSI = Int(v)
-            if t.seen % t.stride == 0 {
-                t.samples.append((now &- start, Int(v)))
-                if t.samples.count >= Self.maxSamples {
-                    // Keep every other point and sample half as often from now on.
-                    t.samples = t.samples.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
-                    t.stride *= 2
-                }
-            }
-            t.seen += 1
+            t.samples.append(Sample(milliseconds: UInt32(clamping: now &- start), dBm: v))
+            t.recent.append(v)
         }
         if let p = r.txPower { t.reportTxPower = Int(p) }
-        if let v = r.rssi {
-            t.recent.append(Int(v))
-            if t.recent.count > Self.recentCount { t.recent.removeFirst(t.recent.count - Self.recentCount) }
+        for u in AdvertisementRecord(r).serviceUUIDs where t.services.count < maxServices && !t.services.contains(u) {
+            t.services.append(u)
         }
-        for u in AdvertisementRecord(r).serviceUUIDs where !t.services.contains(u) { t.services.append(u) }
-        tracks[key] = t
-        return isNew
     }
 
     static func name(in data: Span<UInt8>) -> String? {
@@ -177,26 +226,34 @@ public struct ScanSummary {
 
     /// The device as known so far (every report counted, whatever the filter).
     public func device(_ address: DeviceAddress) -> ScanDeviceSummary? {
-        tracks["\(address.address.description)/\(address.type.name)"].map(summary)
+        index[Self.key(address)].map { summary(slots[$0]) }
     }
 
     /// Devices that pass `filter`, most adverts first (ties in order of first sighting).
     public var devices: [ScanDeviceSummary] {
-        let summaries = order.enumerated().map { ($0.offset, summary(tracks[$0.element]!)) }.filter { filter.matches($0.1) }
+        let summaries = slots.map { ($0.sighting, summary($0)) }.filter { filter.matches($0.1) }
         return summaries.sorted { ($0.1.adverts + $0.1.scanResponses, -$0.0) > ($1.1.adverts + $1.1.scanResponses, -$1.0) }.map(\.1)
     }
 
-    /// RSSI points per device (seconds since start, dBm), in the order of `devices`.
+    /// RSSI points per device (seconds since start, dBm), oldest first, in the order of `devices`:
+    /// the latest `maxSampleCount` of each.
     public var rssiSeries: [(device: ScanDeviceSummary, points: [(Double, Int)])] {
-        let ds = devices
-        return ds.map { d in
-            let t = tracks["\(d.address)/\(d.addressType)"]!
-            return (d, t.samples.map { (Double($0.0) / 1000, $0.1) })
+        devices.map { d in
+            let points = index["\(d.address)/\(d.addressType)"].map { slots[$0].samples.elements } ?? []
+            return (d, points.map { (Double($0.milliseconds) / 1000, Int($0.dBm)) })
         }
     }
 
     /// The device's latest RSSI values, oldest first (at most `recentCount`).
-    public func recentRSSI(_ d: ScanDeviceSummary) -> [Int] { tracks["\(d.address)/\(d.addressType)"]?.recent ?? [] }
+    public func recentRSSI(_ d: ScanDeviceSummary) -> [Int] {
+        index["\(d.address)/\(d.addressType)"].map { slots[$0].recent.elements.map(Int.init) } ?? []
+    }
+
+    /// `N least recently heard device(s) dropped …` when the limit was reached, for tables and reports.
+    public var evictionNote: String? {
+        evictedTracks == 0 ? nil
+            : "\(evictedTracks) least recently heard device(s) dropped to keep at most \(maxTracks) (their counts are not in this summary)"
+    }
 
     func summary(_ t: Track) -> ScanDeviceSummary {
         let c = t.classification
@@ -248,7 +305,8 @@ public struct ScanSummary {
         }
         var widths = [Int](repeating: 0, count: rows[0].count)
         for r in rows { for (i, c) in r.enumerated() { widths[i] = max(widths[i], c.count) } }
-        var out = String(format: "%d device(s), %d report(s) in %.1f s\n", tracks.count, reports, durationSeconds)
+        var out = String(format: "%d device(s), %d report(s) in %.1f s\n", slots.count, reports, durationSeconds)
+        if let evictionNote { out += evictionNote + "\n" }
         if ignoredAppleDevices > 0 {
             out += "\(ignoredAppleDevices) Apple device(s) ignored by the reference apps' device filter (shown as Apple other): a sensor does not connect to them\n"
         }

@@ -38,25 +38,17 @@ public enum SecretKeyFile {
     }
 
     /// Writes `bytes` to a new file created with mode 0600 (never widening an existing file's mode:
-    /// an existing file is refused rather than overwritten).
+    /// an existing file is refused rather than overwritten). Atomic and durable: the bytes go to a
+    /// temporary file beside `path`, flushed to the disk, which then takes its name; a failure (a full
+    /// disk) leaves nothing, so the same command can be run again once the cause is fixed.
     public static func writePrivate(_ bytes: [UInt8], to path: String) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-        guard fd >= 0 else {
-            if errno == EEXIST { throw KeyToolError("\(path) already exists; refusing to overwrite a key") }
-            throw KeyToolError(FileProblem(path: path, action: "create", why: CommandMessage.strerrorText(errno)).description)
-        }
-        defer { close(fd) }
-        // umask cannot add bits, but make the mode explicit anyway.
-        fchmod(fd, 0o600)
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, bytes.count - written) }
-            if n < 0 { if errno == EINTR { continue }; throw KeyToolError("cannot write \(path): \(String(cString: strerror(errno)))") }
-            written += n
-        }
+        let staged = try PrivateFileStaging.stage(bytes, for: path)
+        try staged.publish()
+        try PrivateFileStaging.syncDirectory(of: path)
     }
 
-    /// Creates a new secret key file and its IRK beside it.
+    /// Creates a new secret key file and its IRK beside it: both, or (on any failure) neither. A key
+    /// without its IRK would make every retry refuse ("already exists") and the wearable not start.
     public static func create(at path: String) throws {
         if FileManager.default.fileExists(atPath: path) {
             throw KeyToolError("\(path) already exists; refusing to overwrite a key")
@@ -64,8 +56,21 @@ public enum SecretKeyFile {
         if FileManager.default.fileExists(atPath: irkPath(for: path)) {
             throw KeyToolError("\(irkPath(for: path)) already exists; refusing to overwrite a key")
         }
-        try writePrivate(try randomBytes(SimpleKeySchedule.secretKeySize), to: path)
-        try writePrivate(try randomBytes(irkSize), to: irkPath(for: path))
+        let key = try PrivateFileStaging.stage(try randomBytes(SimpleKeySchedule.secretKeySize), for: path)
+        let irk: PrivateFileStaging
+        do { irk = try PrivateFileStaging.stage(try randomBytes(irkSize), for: irkPath(for: path)) } catch {
+            key.discard()
+            throw error
+        }
+        do { try key.publish() } catch {
+            irk.discard()
+            throw error
+        }
+        do { try irk.publish() } catch {
+            unlink(path)  // the key just published: its IRK could not join it
+            throw error
+        }
+        try PrivateFileStaging.syncDirectory(of: path)
     }
 
     /// Reads a private file after checking nobody but the owner can read or write it.
