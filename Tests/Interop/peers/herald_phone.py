@@ -154,7 +154,7 @@ async def read_herald_devices(device: Device) -> None:
             payload = await read_payload_of(device, heard[address])
             done.add(address)
             say("got", address, payload.hex())
-        except Exception as error:  # any failure is reported and retried; the phone goes on
+        except (Exception, asyncio.CancelledError) as error:  # reported and retried; the phone goes on
             due[address] = time.monotonic() + 2
             say("failed", address, str(error).replace(" ", "-")[:120] or type(error).__name__)
 
@@ -180,7 +180,10 @@ async def read_payload_of(device: Device, address) -> bytes:
     try:
         await asyncio.wait({reading, gone}, timeout=10, return_when=asyncio.FIRST_COMPLETED)
         if reading.done():
-            return reading.result()
+            try:
+                return reading.result()
+            except asyncio.CancelledError:  # Bumble cancels a pending request when the link goes
+                raise ConnectionError("request cancelled (link gone)") from None
         raise ConnectionError(f"disconnected (0x{gone.result():02X})" if gone.done() else "no payload within 10 s")
     finally:
         if not reading.done():
