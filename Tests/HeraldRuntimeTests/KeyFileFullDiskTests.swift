@@ -14,15 +14,18 @@ import Glibc
     final class SmallDisk {
         let path: String
 
-        init(size: String = "8k") throws {
+        private init(path: String) { self.path = path }
+
+        static func mount(size: String = "8k") throws -> SmallDisk {
             var template = Array((FileManager.default.temporaryDirectory.path + "/herald-fulldisk-XXXXXX").utf8CString)
             guard let made = mkdtemp(&template) else { throw KeyToolError("mkdtemp failed") }
-            path = String(cString: made)
-            guard mount("tmpfs", path, "tmpfs", 0, "size=\(size)") == 0 else {
+            let path = String(cString: made)
+            guard Glibc.mount("tmpfs", path, "tmpfs", 0, "size=\(size)") == 0 else {
                 let why = String(cString: strerror(errno))
                 rmdir(path)
                 try Test.cancel("cannot mount a \(size) tmpfs to fill (\(why)); run as root to test a full disk")
             }
+            return SmallDisk(path: path)
         }
 
         deinit {
@@ -49,7 +52,7 @@ import Glibc
     }
 
     @Test func aKeyThatDoesNotFitLeavesNoFileAndTheRetrySucceeds() throws {
-        let disk = try SmallDisk()
+        let disk = try SmallDisk.mount()
         let filler = try disk.fill(leaving: 0)
         let key = disk.path + "/device.key"
         #expect(throws: KeyToolError.self) { try SecretKeyFile.create(at: key) }
@@ -70,7 +73,7 @@ import Glibc
     @Test func anIRKThatDoesNotFitTakesItsKeyWithItAndTheRetrySucceeds() throws {
         // Room for the 2,048-byte key (one page) but not for the IRK beside it: a key without its
         // IRK would block the retry ("already exists") and leave the wearable unable to start.
-        let disk = try SmallDisk()
+        let disk = try SmallDisk.mount()
         let filler = try disk.fill(leaving: 1)
         let key = disk.path + "/device.key"
         do {
@@ -89,7 +92,7 @@ import Glibc
     }
 
     @Test func aSingleFileThatDoesNotFitLeavesNothing() throws {
-        let disk = try SmallDisk()
+        let disk = try SmallDisk.mount()
         let filler = try disk.fill(leaving: 0)
         let path = disk.path + "/other.key"
         #expect(throws: KeyToolError.self) { try SecretKeyFile.writePrivate([UInt8](repeating: 7, count: 2048), to: path) }
