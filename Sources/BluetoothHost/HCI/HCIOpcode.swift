@@ -24,6 +24,7 @@ public struct HCIStatus: RawRepresentable, Equatable, Hashable, Sendable {
     public static let hardwareFailure = HCIStatus(rawValue: 0x03)
     public static let connectionTimeout = HCIStatus(rawValue: 0x08)
     public static let commandDisallowed = HCIStatus(rawValue: 0x0C)
+    public static let connectionRejectedLimitedResources = HCIStatus(rawValue: 0x0D)
     public static let invalidParameters = HCIStatus(rawValue: 0x12)
     public static let remoteUserTerminated = HCIStatus(rawValue: 0x13)
     public static let localHostTerminated = HCIStatus(rawValue: 0x16)

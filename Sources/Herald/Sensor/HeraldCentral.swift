@@ -143,6 +143,9 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     var slots: InlineArray<links, HeraldCentralLink?>
     /// The device the stack's connection attempt is for, until the stack reports its end.
     public internal(set) var pending: HeraldConnectionAttempt?
+    /// The stack refused our last attempt's link for want of room (0x0D): no attempt starts before a
+    /// link ends or this time passes (`schedule`).
+    public internal(set) var waitsForRoomUntil: UInt64?
     public internal(set) var isOn = false
     /// The scan asked of the stack (nil: none).
     public internal(set) var scan: ScanIntent?
@@ -207,6 +210,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
         for i in 0..<links { slots[i] = nil; inboundStrangers[i] = nil }
         outgoingLink = nil
         pending = nil
+        waitsForRoomUntil = nil
         scan = nil
     }
 

@@ -31,6 +31,7 @@ extension HeraldCentral {
         database.initializeInPlace()
         initializeAbsent(&slots)
         pending = nil
+        waitsForRoomUntil = nil
         isOn = false
         scan = nil
         scanWindowOpen = true
