@@ -45,4 +45,21 @@ struct ConnectionAttemptEndTests {
         #expect(h.stack.app.failed.count == 1)
         #expect(h.stack.le.control.connecting == nil)
     }
+
+    /// A failed LE Connection Complete of the advertising side (high duty cycle directed advertising
+    /// timed out, 0x3C, Core 5.4 Vol 4 Part E 7.8.9) is no end of our attempt: neither with role
+    /// peripheral (7.7.65.1) nor with the role Zephyr's controller gives every failed event (it
+    /// clears all but the status: role 0x00).
+    @Test func anAdvertisingSideFailureLeavesTheAttemptRunning() throws {
+        var h = try CentralHarness()
+        do { let ok = h.connect(); #expect(ok) }
+        h.feed(StackHarness.connectionComplete(handle: 0, role: 0x01, status: 0x3C))
+        h.feed(StackHarness.connectionComplete(handle: 0, role: 0x00, status: 0x3C))
+        #expect(h.stack.app.failed.isEmpty)
+        #expect(h.stack.le.control.connecting?.peer == CentralHarness.peer)
+        // The attempt's own failure still ends it (after our cancel: 0x02, reported as the timeout).
+        h.feed(StackHarness.connectionComplete(handle: 0, role: 0x00, status: 0x3E))
+        #expect(h.stack.app.failed.map(\.1) == [HCIStatus(rawValue: 0x3E)])
+        #expect(h.stack.le.control.connecting == nil)
+    }
 }

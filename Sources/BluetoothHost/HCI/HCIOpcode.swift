@@ -31,6 +31,7 @@ public struct HCIStatus: RawRepresentable, Equatable, Hashable, Sendable {
     public static let unsupportedRemoteFeature = HCIStatus(rawValue: 0x1A)
     public static let connectionAlreadyExists = HCIStatus(rawValue: 0x0B)
     public static let unacceptableConnectionParameters = HCIStatus(rawValue: 0x3B)
+    public static let advertisingTimeout = HCIStatus(rawValue: 0x3C)
     public static let connectionFailedToEstablish = HCIStatus(rawValue: 0x3E)
     public static let unknownAdvertisingIdentifier = HCIStatus(rawValue: 0x42)
     public static let operationCancelledByHost = HCIStatus(rawValue: 0x44)

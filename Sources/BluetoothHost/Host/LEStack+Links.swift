@@ -90,11 +90,15 @@ extension LEStack {
 
     /// Which connection attempt LE Connection Complete `c` ends, if any (Core 5.4 Vol 4 Part E
     /// 7.7.65.1). Only our own LE Create Connection makes us central (Vol 6 Part B 4.5), one at a
-    /// time (Vol 4 Part E 7.8.12): a link as central ends it, and so does a failed event (after our
-    /// cancel: 0x02 Unknown Connection Identifier).
+    /// time (Vol 4 Part E 7.8.12), so a link as central ends it. A failed event ends it too (after
+    /// our cancel: 0x02 Unknown Connection Identifier) unless it is the advertising side's: role
+    /// peripheral, or 0x3C Advertising Timeout, which only high duty cycle directed advertising
+    /// reports (7.8.9) and which Zephyr's controller sends, like every failed event, with all but the
+    /// status cleared (role 0x00, central).
     func attempt(endedBy c: HCILEConnectionCompleteEvent) -> ConnectionAttempt? {
         guard let attempt = control.connecting else { return nil }
-        return c.role == .central || c.status != .success ? attempt : nil
+        if c.status == .success { return c.role == .central ? attempt : nil }
+        return c.role == .peripheral || c.status == .advertisingTimeout ? nil : attempt
     }
 
     /// How a connection attempt ended: in a link the application now holds, or not (why).
