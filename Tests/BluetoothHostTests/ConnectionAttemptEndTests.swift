@@ -62,4 +62,19 @@ struct ConnectionAttemptEndTests {
         #expect(h.stack.app.failed.map(\.1) == [HCIStatus(rawValue: 0x3E)])
         #expect(h.stack.le.control.connecting == nil)
     }
+
+    /// A central link from another address than the attempt's is the late link of an attempt that
+    /// already ended (the controller allows one LE Create Connection at a time, Core 5.4 Vol 4 Part E
+    /// 7.8.12): it is no end of the attempt under way, which goes on to its own end.
+    @Test func aCentralLinkFromAnotherAddressDoesNotEndTheAttempt() throws {
+        var h = try CentralHarness()
+        do { let ok = h.connect(); #expect(ok) }
+        h.feed(Self.connectionComplete(handle: 0x40, role: 0x00, peer: [0x01, 0, 0, 0, 0, 0xC0]))
+        #expect(h.stack.app.connected.map(\.handle) == [0x40])
+        #expect(h.stack.le.control.connecting?.peer == CentralHarness.peer)
+        h.feed(StackHarness.connectionComplete(handle: 0x41, role: 0x00))
+        #expect(h.stack.app.connected.map(\.handle) == [0x40, 0x41])
+        #expect(h.stack.le.control.connecting == nil)
+        #expect(h.stack.app.failed.isEmpty)
+    }
 }

@@ -72,4 +72,23 @@ struct SensorAttemptEndTests {
         #expect(le.control.connecting?.peer == fourth)
         #expect(le.app.central.pending?.address == fourth)
     }
+
+    /// A central link from an address no attempt of ours is for: the late link of an attempt the
+    /// stack already ended. Nothing would use it or close it, so it is closed at once (HCI Disconnect,
+    /// 0x13 by `StackControl.disconnect`), and the attempt under way is still awaited.
+    @Test func aLateCentralLinkNoAttemptOwnsIsClosed() {
+        var h = CentralHarness<8, 2>()
+        h.advert(address(1), AdvertData.heraldUUID16)
+        #expect(h.central.pending?.address == address(1))
+        #expect(h.connect(address(9), handle: 0x47) == nil)
+        #expect(h.control.disconnects == [0x47])
+        #expect(h.central.pending?.address == address(1))
+        #expect(h.connect(address(1), handle: 0x48) == .exchangeMTU)
+        #expect(h.central.pending == nil)
+        // With no attempt under way at all.
+        #expect(h.connect(address(9), handle: 0x49) == nil)
+        #expect(h.control.disconnects == [0x47, 0x49])
+        #expect(h.central.openLinks == 1)
+        #expect(h.central.unownedLinksClosed == 2)
+    }
 }

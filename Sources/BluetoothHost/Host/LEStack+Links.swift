@@ -90,14 +90,19 @@ extension LEStack {
 
     /// Which connection attempt LE Connection Complete `c` ends, if any (Core 5.4 Vol 4 Part E
     /// 7.7.65.1). Only our own LE Create Connection makes us central (Vol 6 Part B 4.5), one at a
-    /// time (Vol 4 Part E 7.8.12), so a link as central ends it. A failed event ends it too (after
-    /// our cancel: 0x02 Unknown Connection Identifier) unless it is the advertising side's: role
-    /// peripheral, or 0x3C Advertising Timeout, which only high duty cycle directed advertising
-    /// reports (7.8.9) and which Zephyr's controller sends, like every failed event, with all but the
-    /// status cleared (role 0x00, central).
+    /// time (Vol 4 Part E 7.8.12), so a link as central from its address ends it. A failed event
+    /// ends it too (after our cancel: 0x02 Unknown Connection Identifier) unless it is the
+    /// advertising side's: role peripheral, or 0x3C Advertising Timeout, which only high duty cycle
+    /// directed advertising reports (7.8.9) and which Zephyr's controller sends, like every failed
+    /// event, with all but the status cleared (role 0x00, central).
     func attempt(endedBy c: HCILEConnectionCompleteEvent) -> ConnectionAttempt? {
         guard let attempt = control.connecting else { return nil }
-        if c.status == .success { return c.role == .central ? attempt : nil }
+        // A link as central from another address than the attempt's (we connect to the address as
+        // advertised, with no resolving list: `StackControl.connect`) is the late link of an attempt
+        // already ended, reported then: the attempt under way goes on to its own end.
+        if c.status == .success {
+            return c.role == .central && c.peer.address == attempt.peer.address ? attempt : nil
+        }
         return c.role == .peripheral || c.status == .advertisingTimeout ? nil : attempt
     }
 

@@ -111,10 +111,17 @@ extension HeraldCentral {
                                                              now: UInt64, control: inout C) -> HeraldGATTStep? {
         guard isCentral else { return peerDidConnect(handle: handle, peer: peer, now: now) }
         // Only our own LE Create Connection makes us central, one at a time (Core 5.4 Vol 4 Part E
-        // 7.8.12): a central link is the end of our attempt, whichever address it reports.
-        let attempt = pending
+        // 7.8.12). The stack ends an attempt with a central link from its address alone
+        // (`LEStack.attempt(endedBy:)`): a central link from another address, or with no attempt
+        // under way, is the late link of an attempt the stack already ended (a cancel the controller
+        // never confirmed). No procedure would use it and nobody would close it: it is closed now
+        // (0x13) and counted.
+        guard let p = pending, p.address.address == peer.address else {
+            unownedLinksClosed &+= 1
+            control.requestDisconnection(handle: handle)
+            return nil
+        }
         pending = nil
-        guard let p = attempt, p.address == peer else { return nil }
         guard let index = database.index(of: p.target), let slot = freeLinkSlot(),
               let device = database.entries[index] else {
             control.requestDisconnection(handle: handle)

@@ -168,6 +168,9 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     var nextPurge: UInt64 = 0
     /// The immediate-send message waiting for every device flagged `immediateSendPending`.
     public internal(set) var immediateData = FixedBytes<128>()
+    /// Central links no attempt of ours was waiting for (one the stack had already ended that came
+    /// up late), closed at once (`didConnect`).
+    public internal(set) var unownedLinksClosed = 0
     /// Adverts whose data did not parse.
     public internal(set) var malformedAdverts = 0
     /// Adverts of Apple devices the reference apps' filter rules out (`AppleDeviceFilter`): never

@@ -42,6 +42,7 @@ extension HeraldCentral {
         scanPeriodStart = 0
         nextPurge = 0
         immediateData = FixedBytes()
+        unownedLinksClosed = 0
         malformedAdverts = 0
         ignoredAppleAdverts = 0
         outgoing = FixedBytes()
