@@ -13,6 +13,11 @@ struct RecordingApp: LEApplication {
     var writers: [UInt16] = []
     var configured: [(link: UInt16, valueHandle: UInt16, value: UInt16)] = []
     var timedOut: [UInt16] = []
+    /// Each link ATT_MTU the stack announced (`stackDidUpdateATTMTU`): handle, MTU.
+    var linkMTUs: [[UInt16]] = []
+    mutating func stackDidUpdateATTMTU(handle: UInt16, mtu: UInt16, now: UInt64, control: inout StackControl) {
+        linkMTUs.append([handle, mtu])
+    }
     mutating func stackCommandDidTimeOut(tag: CommandTag, opcode: HCIOpcode, control: inout StackControl) {
         timedOut.append(opcode.rawValue)
     }

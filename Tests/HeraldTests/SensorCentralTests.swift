@@ -179,9 +179,13 @@ struct SensorCentralTests {
         h.now += 60_000
         h.central.tick(now: h.now, control: &h.control, delegate: &h.delegate)
         #expect(h.central.pending != nil)
-        // The stack has one attempt: a central link ends it, whatever address it names (only our own
-        // LE Create Connection makes us central); one to an address we did not ask for is not read.
+        // The stack ends its one attempt with a central link from the attempt's address alone
+        // (`LEStack.attempt(endedBy:)`): one from an address we did not ask for is the late link of an
+        // attempt already ended. It is closed, not read, and our attempt goes on to its own end.
         #expect(h.connect(address(9), handle: 3) == nil)
+        #expect(h.control.disconnects.last == 3)
+        #expect(h.central.pending != nil)
+        #expect(h.connect(a, handle: 5) == .exchangeMTU)
         #expect(h.central.pending == nil)
     }
 

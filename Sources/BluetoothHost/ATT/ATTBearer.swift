@@ -1,15 +1,22 @@
-/// Per-connection ATT server state (Core 5.4 Vol 3 Part F 3.2.11, 3.3.2, 3.3.3): the MTU, the link's
+/// Per-connection ATT state (Core 5.4 Vol 3 Part F 3.2.11, 3.3.2, 3.3.3): the link's one ATT_MTU, its
 /// security, the prepare-write queue and the one indication we may have outstanding. The connection
 /// layer keeps one per link and hands it to `ATTServer.handle` with every PDU from that link.
+///
+/// One bearer per link, one ATT_MTU on it, for client and server alike (Part F 3.4.2.2): each side's
+/// client may exchange it once, and either exchange sets it for both roles, as Zephyr's `bt_att_chan`
+/// keeps one MTU per channel. Our server sets it answering the peer's request; `LEStack` sets it
+/// from the peer's answer to our client's (`clientExchangeAnswered`) and tells the application.
 ///
 /// `Queue` holds the link's prepared writes (Part F 3.4.6.1): `ATTPreparedWrites<entries, octets>`,
 /// or `ATTNoPrepareQueue` for a server that offers no queued writes (`GATTServerFeatures`), whose
 /// links then carry no queue at all. The application chooses it (`GATTServerDelegate.PrepareQueue`).
 public struct ATTBearer<Queue: ATTPrepareQueue> {
-    /// ATT_MTU in use: 23 until an Exchange MTU succeeds (Part G 5.2.1).
+    /// ATT_MTU in use by both roles: 23 until an Exchange MTU succeeds (Part G 5.2.1).
     public internal(set) var mtu: UInt16 = ATTMTU.minimum
-    /// An Exchange MTU already happened; the spec allows one per connection (Part F 3.4.2.1).
-    public internal(set) var mtuExchanged = false
+    /// The peer's client exchanged ATT_MTU with our server; a client sends it once (Part F 3.4.2.1).
+    public internal(set) var exchangedByPeer = false
+    /// The peer's server answered our client's Exchange MTU Request.
+    public internal(set) var exchangedByUs = false
     /// Security the link has now; the connection layer updates it after encryption changes.
     public var security = ATTLinkSecurity()
     /// The indication awaiting its confirmation (Part F 3.4.7.2: only one at a time).
@@ -24,6 +31,15 @@ public struct ATTBearer<Queue: ATTPrepareQueue> {
 
     /// Prepared writes in the queue.
     public var queuedWrites: Int { queue.count }
+
+    /// The peer's server answered our client's Exchange MTU Request with `serverRxMTU`; we offered
+    /// `localRxMTU`, the device's one receive MTU (a device's request and response carry the same,
+    /// Part F 3.4.2.2). Only the first answer counts: our client asks once.
+    mutating func clientExchangeAnswered(serverRxMTU: UInt16, localRxMTU: UInt16) {
+        guard !exchangedByUs else { return }
+        exchangedByUs = true
+        mtu = ATTMTU.agreed(serverRxMTU, localRxMTU)
+    }
 
     public var hasPendingIndication: Bool { pendingIndicationHandle != 0 }
 

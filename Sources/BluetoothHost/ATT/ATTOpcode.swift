@@ -78,4 +78,6 @@ public enum ATTMTU {
     public static let defaultMaximum: UInt16 = 247
     /// Longest attribute value (Part F 3.2.9).
     public static let maximumAttributeLength = 512
+    /// The ATT_MTU an exchange agrees: the smaller Rx MTU, never below 23 (Part F 3.4.2.2).
+    static func agreed(_ a: UInt16, _ b: UInt16) -> UInt16 { max(minimum, min(a, b)) }
 }

@@ -75,11 +75,11 @@ public struct ATTServer: Sendable {
             switch opcode {
             case .exchangeMTURequest:
                 let r = try ATTExchangeMTURequest(pdu)
-                // Part G 4.3.1: ATT_MTU = min(client Rx MTU, server Rx MTU), never below 23; only
-                // the first exchange changes it.
-                if !bearer.mtuExchanged {
-                    bearer.mtu = max(ATTMTU.minimum, min(r.clientRxMTU, maximumMTU))
-                    bearer.mtuExchanged = true
+                // Part G 4.3.1: ATT_MTU = min(client Rx MTU, server Rx MTU), never below 23, for
+                // both roles on the link (ATTBearer); only the peer's first request changes it.
+                if !bearer.exchangedByPeer {
+                    bearer.mtu = ATTMTU.agreed(r.clientRxMTU, maximumMTU)
+                    bearer.exchangedByPeer = true
                 }
                 ATTExchangeMTUResponse(serverRxMTU: maximumMTU).write(to: &response)
                 return .respond

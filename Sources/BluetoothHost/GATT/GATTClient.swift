@@ -90,6 +90,13 @@ public struct GATTClient<let longWriteCapacity: Int> {
         writeBuffer = InlineArray(repeating: 0)
     }
 
+    /// Uses `mtu`, the link's ATT_MTU as the owner of the bearer keeps it (`LEApplication.stackDidUpdateATTMTU`):
+    /// one per bearer, for client and server alike (Part F 3.4.2.2), whichever side's client
+    /// exchanged it. Never below 23.
+    public mutating func useLinkMTU(_ mtu: UInt16) {
+        self.mtu = max(ATTMTU.minimum, mtu)
+    }
+
     /// A procedure is outstanding.
     public var isBusy: Bool { phase != .idle }
 

@@ -20,6 +20,11 @@ public protocol LEApplication: GATTServerDelegate {
     mutating func stackDidUpdatePHY(handle: UInt16, _ phy: LinkPHY, now: UInt64, control: inout Control)
     /// An ATT PDU for the client role (responses, notifications, indications) on `handle`.
     mutating func stackDidReceiveATT(handle: UInt16, pdu: Span<UInt8>, now: UInt64, control: inout Control)
+    /// The ATT_MTU of `handle`'s one bearer (Core 5.4 Vol 3 Part F 3.4.2.2), which our server uses and
+    /// the application's GATT client must use too (`GATTClient.useLinkMTU`): told when the peer's
+    /// client changes it, and when our client's own exchange ends (answered or refused), after its
+    /// response has been delivered.
+    mutating func stackDidUpdateATTMTU(handle: UInt16, mtu: UInt16, now: UInt64, control: inout Control)
     /// The peer confirmed our indication of `attribute`.
     mutating func stackIndicationConfirmed(handle: UInt16, attribute: UInt16, now: UInt64, control: inout Control)
     /// A command the application sent completed (tags `.application` and its own).
@@ -106,6 +111,7 @@ extension LEApplication {
     public mutating func stackDidReceive(advertisingReport: borrowing AdvertisingReport, now: UInt64, control: inout Control) {}
     public mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout Control) {}
     public mutating func stackDidFailToConnect(to peer: DeviceAddress, status: HCIStatus, now: UInt64, control: inout Control) {}
+    public mutating func stackDidUpdateATTMTU(handle: UInt16, mtu: UInt16, now: UInt64, control: inout Control) {}
     public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout Control) {}
     public mutating func stackDidChangeDataLength(handle: UInt16, _ length: LinkDataLength, now: UInt64, control: inout Control) {}
     public mutating func stackDidUpdatePHY(handle: UInt16, _ phy: LinkPHY, now: UInt64, control: inout Control) {}

@@ -55,6 +55,7 @@ extension LEStack {
         // The slot `LinkTable.receive` found the link in, checked, not searched for again.
         guard let i = connections.slot(of: link) else { return }
         var response = PDU()
+        let mtu = connections.entries[i]!.extra.bearer.mtu
         let action = server.handle(pdu: pdu, bearer: &connections.entries[i]!.extra.bearer,
                                    link: GATTServerLink(handle: link.handle, slot: i),
                                    now: now, database: &database, delegate: &app, response: &response)
@@ -74,11 +75,38 @@ extension LEStack {
         case .none:
             break
         }
+        // The peer's client exchanged ATT_MTU: our client on this link uses it too.
+        if let changed = connections.entries[i]?.extra.bearer.mtu, changed != mtu {
+            app.stackDidUpdateATTMTU(handle: link.handle, mtu: changed, now: now, control: &control)
+        }
     }
 
     @inline(never)
     mutating func receiveClientATT(link: ConnectionSummary, pdu: Span<UInt8>) {
+        let exchanged = clientExchangeEnded(link: link, pdu: pdu)
         app.stackDidReceiveATT(handle: link.handle, pdu: pdu, now: now, control: &control)
+        if let mtu = exchanged { app.stackDidUpdateATTMTU(handle: link.handle, mtu: mtu, now: now, control: &control) }
+    }
+
+    /// Whether `pdu` ends our client's Exchange MTU on `link` (Core 5.4 Vol 3 Part F 3.4.2): its
+    /// response sets the link's one ATT_MTU, which our server then uses too, and an Error Response to
+    /// it leaves the link's (the peer's client may have exchanged already). Returns the link's ATT_MTU
+    /// then, for the application's client, which otherwise knows only its own exchange; nil for any
+    /// other PDU. Our Rx MTU is the server's `maximumMTU`: one receive MTU per device, as the link
+    /// buffers hold it.
+    mutating func clientExchangeEnded(link: ConnectionSummary, pdu: Span<UInt8>) -> UInt16? {
+        guard let i = connections.slot(of: link) else { return nil }
+        switch ATTOpcode(rawValue: pdu[0]) {
+        case .exchangeMTUResponse:
+            guard let r = try? ATTExchangeMTUResponse(pdu) else { return nil }
+            connections.entries[i]!.extra.bearer.clientExchangeAnswered(serverRxMTU: r.serverRxMTU,
+                                                                        localRxMTU: server.maximumMTU)
+        case .errorResponse:
+            guard let e = try? ATTErrorResponse(pdu), e.requestOpcode == .exchangeMTURequest else { return nil }
+        default:
+            return nil
+        }
+        return connections.entries[i]?.extra.bearer.mtu
     }
 
     /// Queues ATT responses that found the outbound queue full; returns whether any was queued.
@@ -186,7 +214,7 @@ extension LEStack {
         return 0
     }
 
-    /// The negotiated ATT_MTU on `handle` (23 until exchanged).
+    /// The negotiated ATT_MTU on `handle` (23 until exchanged, by either side's client).
     public func mtu(handle: UInt16) -> Int? {
         connections[handle: handle].map { Int($0.extra.bearer.mtu) }
     }

@@ -5,16 +5,13 @@
 extension LEStack {
     mutating func linkUp(_ c: HCILEConnectionCompleteEvent) {
         let peer = c.peer
-        // A failed LE Connection Complete carries no role worth trusting (7.7.65.1); with an attempt
-        // under way it is that attempt's end (after our cancel: 0x02 Unknown Connection Identifier).
-        if App.connectsAsCentral, let pending = control.connecting, c.role == .central || c.status != .success {
-            control.connecting = nil
-            if c.status != .success {
-                endAttempt(pending, status: pending.reported(c.status))
-                return
-            }
+        // The attempt this event ends stays in `control.connecting` until `endAttempt` reports it,
+        // on whichever path below: one that reported nothing would still end at its deadline (`tick`).
+        let attempt = App.connectsAsCentral ? attempt(endedBy: c) : nil
+        guard c.status == .success else {
+            if let a = attempt { endAttempt(a, .failed(a.reported(c.status))) }
+            return
         }
-        guard c.status == .success else { return }
         // A Connection_Handle names one link at a time (Core 5.4 Vol 4 Part E 5.3.1): a new link on
         // a handle we still hold means the controller ended the old one without its Disconnection
         // Complete (Bumble's virtual controller, after a second link between one pair of devices
@@ -49,9 +46,11 @@ extension LEStack {
                 // through the count (and `linkDown` resumes the stack's own advertising).
                 control.advertiserEnabled = false
                 control.refusedWhileAdvertising &+= 1
-            } else if App.connectsAsCentral {
-                // Our attempt ended in a link we cannot keep: the scan it paused goes on.
-                control.resumeScanning()
+            } else if let a = attempt {
+                // Our attempt ended in a link we cannot keep. The application hears it refused for
+                // want of room (0x0D, Core 5.4 Vol 1 Part F 2.13), no failure of the peer's, and the
+                // scan the attempt paused goes on. Its Disconnection Complete finds no link to report.
+                endAttempt(a, .failed(.connectionRejectedLimitedResources))
             }
             return
         }
@@ -82,17 +81,50 @@ extension LEStack {
             control.cancelAttempt(reason: .connectionAlreadyExists, now: now)
         }
         let summary = ConnectionSummary(handle: c.handle, role: c.role, peer: peer, timing: timing, slot: slot)
-        app.stackDidConnect(summary, now: now, control: &control)
-        // Only our own LE Create Connection makes us central (Core 5.4 Vol 6 Part B 4.5), so an
-        // application that never connects as central carries no code for it.
-        if App.connectsAsCentral, c.role == .central { control.resumeScanning() }
+        if let a = attempt {
+            endAttempt(a, .connected(summary))
+        } else {
+            app.stackDidConnect(summary, now: now, control: &control)
+        }
     }
 
-    /// Ends a connection attempt that did not produce a link: the application hears why, then the
-    /// scan it wants resumes unless its callback started another attempt.
-    mutating func endAttempt(_ attempt: ConnectionAttempt, status: HCIStatus) {
+    /// Which connection attempt LE Connection Complete `c` ends, if any (Core 5.4 Vol 4 Part E
+    /// 7.7.65.1). Only our own LE Create Connection makes us central (Vol 6 Part B 4.5), one at a
+    /// time (Vol 4 Part E 7.8.12), so a link as central from its address ends it. A failed event
+    /// ends it too (after our cancel: 0x02 Unknown Connection Identifier) unless it is the
+    /// advertising side's: role peripheral, or 0x3C Advertising Timeout, which only high duty cycle
+    /// directed advertising reports (7.8.9) and which Zephyr's controller sends, like every failed
+    /// event, with all but the status cleared (role 0x00, central).
+    func attempt(endedBy c: HCILEConnectionCompleteEvent) -> ConnectionAttempt? {
+        guard let attempt = control.connecting else { return nil }
+        // A link as central from another address than the attempt's (we connect to the address as
+        // advertised, with no resolving list: `StackControl.connect`) is the late link of an attempt
+        // already ended, reported then: the attempt under way goes on to its own end.
+        if c.status == .success {
+            return c.role == .central && c.peer.address == attempt.peer.address ? attempt : nil
+        }
+        return c.role == .peripheral || c.status == .advertisingTimeout ? nil : attempt
+    }
+
+    /// How a connection attempt ended: in a link the application now holds, or not (why).
+    enum AttemptEnd {
+        case connected(ConnectionSummary)
+        case failed(HCIStatus)
+    }
+
+    /// Ends the connection attempt under way: every end of one (link, failed or refused Connection
+    /// Complete, refused or unanswered LE Create Connection, a cancel the controller never
+    /// confirmed) comes here, so the application hears each attempt end once, as `stackDidConnect`
+    /// or `stackDidFailToConnect`, with the attempt already cleared so that its callback may start
+    /// the next. Then the scan it wants resumes unless that callback started another attempt.
+    mutating func endAttempt(_ attempt: ConnectionAttempt, _ end: AttemptEnd) {
         control.connecting = nil
-        app.stackDidFailToConnect(to: attempt.peer, status: status, now: now, control: &control)
+        switch end {
+        case .connected(let link):
+            app.stackDidConnect(link, now: now, control: &control)
+        case .failed(let status):
+            app.stackDidFailToConnect(to: attempt.peer, status: status, now: now, control: &control)
+        }
         control.resumeScanning()
     }
 

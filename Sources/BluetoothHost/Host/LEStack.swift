@@ -100,7 +100,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
     public mutating func hostCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus, returnParameters: Span<UInt8>) {
         // A refused LE Create Connection completes with Command Status; nothing else will follow.
         if App.connectsAsCentral, opcode == HCILECreateConnection.opcode, status != .success, let c = control.connecting {
-            endAttempt(c, status: status)
+            endAttempt(c, .failed(status))
             return
         }
         // A controller that lists LE Set Data Length but does not know it (Bumble's) is asked no more.
@@ -113,7 +113,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
     public mutating func hostCommandDidTimeOut(tag: CommandTag, opcode: HCIOpcode) {
         // A Create Connection the controller never acknowledged: the attempt is over.
         if App.connectsAsCentral, opcode == HCILECreateConnection.opcode, let c = control.connecting {
-            endAttempt(c, status: .connectionTimeout)
+            endAttempt(c, .failed(.connectionTimeout))
             return
         }
         if opcode == HCILESetPHY.opcode { setPHYTimedOut() }
@@ -217,7 +217,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
                 // The controller should end a cancelled attempt with LE Connection Complete (Unknown
                 // Connection Identifier, Core 5.4 Vol 4 Part E 7.8.13); some (Bumble's virtual one)
                 // never do. Without this the attempt would stay open and block every later connect.
-                endAttempt(c, status: reason)
+                endAttempt(c, .failed(reason))
             }
         }
         dropIdleLinks(now: now)

@@ -59,6 +59,10 @@ extension HeraldCentral {
     /// then Apple devices to check, the most recently heard first within each.
     public mutating func schedule<C: HeraldCentralControl>(now: UInt64, control: inout C) {
         guard isOn, pending == nil else { return }
+        if let until = waitsForRoomUntil {
+            guard now >= until else { return }
+            waitsForRoomUntil = nil
+        }
         var best: (index: Int, urgency: Int, lastSeen: UInt64)?
         for i in 0..<devices {
             guard let (u, seen) = urgency(of: i, now: now) else { continue }
@@ -107,10 +111,17 @@ extension HeraldCentral {
                                                              now: UInt64, control: inout C) -> HeraldGATTStep? {
         guard isCentral else { return peerDidConnect(handle: handle, peer: peer, now: now) }
         // Only our own LE Create Connection makes us central, one at a time (Core 5.4 Vol 4 Part E
-        // 7.8.12): a central link is the end of our attempt, whichever address it reports.
-        let attempt = pending
+        // 7.8.12). The stack ends an attempt with a central link from its address alone
+        // (`LEStack.attempt(endedBy:)`): a central link from another address, or with no attempt
+        // under way, is the late link of an attempt the stack already ended (a cancel the controller
+        // never confirmed). No procedure would use it and nobody would close it: it is closed now
+        // (0x13) and counted.
+        guard let p = pending, p.address.address == peer.address else {
+            unownedLinksClosed &+= 1
+            control.requestDisconnection(handle: handle)
+            return nil
+        }
         pending = nil
-        guard let p = attempt, p.address == peer else { return nil }
         guard let index = database.index(of: p.target), let slot = freeLinkSlot(),
               let device = database.entries[index] else {
             control.requestDisconnection(handle: handle)
@@ -192,6 +203,13 @@ extension HeraldCentral {
         pending = nil
         guard let p = attempt, p.address == peer else { return }
         guard status != .connectionAlreadyExists, status != .operationCancelledByHost else { return }
+        // The stack had no room for the link (its table or credits full, with links peers made to
+        // us): no failure of the peer's, and another attempt now would only be refused again, so the
+        // next waits for a link to end (`didDisconnect`), or `connectionTimeout` at most.
+        guard status != .connectionRejectedLimitedResources else {
+            waitsForRoomUntil = now &+ configuration.connectionTimeout
+            return
+        }
         if let i = database.index(of: p.target) { recordFailure(at: i, now: now) }
     }
 
@@ -218,6 +236,8 @@ extension HeraldCentral {
     @discardableResult
     public mutating func didDisconnect<C: HeraldCentralControl>(handle: UInt16, now: UInt64, control: inout C)
         -> (handle: UInt16, step: HeraldGATTStep)? {
+        // Any link's end may be the room a refused attempt waited for.
+        waitsForRoomUntil = nil
         for i in 0..<devices where database.entries[i]?.inboundLink == handle { database.entries[i]?.inboundLink = nil }
         for s in 0..<links where inboundStrangers[s]?.handle == handle { inboundStrangers[s] = nil }
         if let slot = linkIndex(handle: handle) {

@@ -86,6 +86,14 @@ extension HeraldCentral {
 
     // Each result by handle is the peer's answer, as a PDU through `receiveATT` would be.
 
+    /// The link's ATT_MTU as the stack keeps it (one per link, Core 5.4 Vol 3 Part F 3.4.2.2): its GATT
+    /// client and procedure use it from now on, whichever side's exchange set it.
+    public mutating func linkMTUDidChange(handle: UInt16, mtu: UInt16) {
+        guard let s = linkIndex(handle: handle) else { return }
+        slots[s]?.client.useLinkMTU(mtu)
+        slots[s]?.procedure.didExchangeMTU(Int(mtu))
+    }
+
     public mutating func gattDidExchangeMTU(handle: UInt16, mtu: Int) {
         guard let s = linkIndex(handle: handle) else { return }
         slots[s]?.heardFromPeer = true

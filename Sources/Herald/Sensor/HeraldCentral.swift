@@ -143,6 +143,9 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     var slots: InlineArray<links, HeraldCentralLink?>
     /// The device the stack's connection attempt is for, until the stack reports its end.
     public internal(set) var pending: HeraldConnectionAttempt?
+    /// The stack refused our last attempt's link for want of room (0x0D): no attempt starts before a
+    /// link ends or this time passes (`schedule`).
+    public internal(set) var waitsForRoomUntil: UInt64?
     public internal(set) var isOn = false
     /// The scan asked of the stack (nil: none).
     public internal(set) var scan: ScanIntent?
@@ -165,6 +168,9 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     var nextPurge: UInt64 = 0
     /// The immediate-send message waiting for every device flagged `immediateSendPending`.
     public internal(set) var immediateData = FixedBytes<128>()
+    /// Central links no attempt of ours was waiting for (one the stack had already ended that came
+    /// up late), closed at once (`didConnect`).
+    public internal(set) var unownedLinksClosed = 0
     /// Adverts whose data did not parse.
     public internal(set) var malformedAdverts = 0
     /// Adverts of Apple devices the reference apps' filter rules out (`AppleDeviceFilter`): never
@@ -207,6 +213,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
         for i in 0..<links { slots[i] = nil; inboundStrangers[i] = nil }
         outgoingLink = nil
         pending = nil
+        waitsForRoomUntil = nil
         scan = nil
     }
 

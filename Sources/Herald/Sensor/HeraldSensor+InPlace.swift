@@ -31,6 +31,7 @@ extension HeraldCentral {
         database.initializeInPlace()
         initializeAbsent(&slots)
         pending = nil
+        waitsForRoomUntil = nil
         isOn = false
         scan = nil
         scanWindowOpen = true
@@ -41,6 +42,7 @@ extension HeraldCentral {
         scanPeriodStart = 0
         nextPurge = 0
         immediateData = FixedBytes()
+        unownedLinksClosed = 0
         malformedAdverts = 0
         ignoredAppleAdverts = 0
         outgoing = FixedBytes()

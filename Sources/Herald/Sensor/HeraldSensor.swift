@@ -140,6 +140,10 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
         perform(read.step, slot: slot, handle: read.handle, now: now, buffer: &request, control: &control)
     }
 
+    public mutating func stackDidUpdateATTMTU(handle: UInt16, mtu: UInt16, now: UInt64, control: inout StackControl) {
+        core.central.linkMTUDidChange(handle: handle, mtu: mtu)
+    }
+
     public mutating func stackDidUpdatePHY(handle: UInt16, _ phy: LinkPHY, now: UInt64, control: inout StackControl) {
         core.now = now
         peripheral.stackDidUpdatePHY(handle: handle, phy, delegate: &core)

@@ -113,6 +113,14 @@ public struct GATTDumper: LEApplication {
         collector.dump.dataLength = .init(txOctets: Int(length.maxTxOctets), rxOctets: Int(length.maxRxOctets))
     }
 
+    /// The link's one ATT_MTU (Core 5.4 Vol 3 Part F 3.4.2.2): the peer's client may have exchanged it
+    /// with our server, and the peer's server then answers our client at it, `exchangesMTU` or not.
+    public mutating func stackDidUpdateATTMTU(handle: UInt16, mtu: UInt16, now: UInt64, control: inout StackControl) {
+        guard handle == self.handle else { return }
+        client.useLinkMTU(mtu)
+        collector.dump.mtu = Int(mtu)
+    }
+
     public mutating func stackDidUpdatePHY(handle: UInt16, _ phy: LinkPHY, now: UInt64, control: inout StackControl) {
         guard handle == self.handle else { return }
         collector.dump.phy = .init(tx: "\(phy.tx.name)", rx: "\(phy.rx.name)")

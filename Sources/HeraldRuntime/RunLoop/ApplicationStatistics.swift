@@ -11,9 +11,10 @@ extension HeraldCentral {
         [("malformedAdverts", malformedAdverts), ("ignoredAppleAdverts", ignoredAppleAdverts)]
     }
 
-    /// What must stay bounded however long it runs: device database entries and the central's links.
+    /// What must stay bounded however long it runs: device database entries and the central's links,
+    /// and the late central links it closed because no attempt owned them.
     public var occupancyStatistics: [(String, Int)] {
-        [("devices", database.count), ("centralLinks", openLinks)]
+        [("devices", database.count), ("centralLinks", openLinks), ("unownedLinksClosed", unownedLinksClosed)]
     }
 }
 
