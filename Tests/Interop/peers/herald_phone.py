@@ -1,6 +1,6 @@
 """A Bumble host that behaves like a phone running a Herald app, for the wearable interop tests.
 
-usage: python herald_phone.py TRANSPORT ADDRESS KIND PAYLOAD_HEX
+usage: python herald_phone.py TRANSPORT ADDRESS KIND PAYLOAD_HEX [--read]
 
 KIND:
   android  advertises the Herald service UUID and a pseudo device address (manufacturer data 0xFFFA,
@@ -12,6 +12,13 @@ KIND:
 
 Prints "advertising" when ready, then one line per event: "connected <peer> <t>",
 "disconnected <peer> <t>", "read payload <t>", "signal <hex> <t>" (t: seconds since ready).
+
+--read: the phone's Herald app is a central too, as on a real phone: it scans (passively), and connects
+to every address whose advert carries the Herald service UUID, discovers the service, reads the payload
+characteristic (Read, then Read Blob past ATT_MTU 23) and disconnects, once per address (an address
+that failed is tried again 2 s later, at most 5 times). It prints "heard <address> <t>" at an address's
+first advert, "got <address> <payload hex> <t>" for each payload read and "failed <address> <why> <t>".
+Zephyr's controller refuses LE Create Connection while scanning, so the scan stops for each read.
 """
 import asyncio
 import sys
@@ -19,7 +26,7 @@ import time
 
 from bumble.att import Attribute
 from bumble.core import UUID, AdvertisingData
-from bumble.device import Device
+from bumble.device import Device, Peer
 from bumble.gatt import Characteristic, CharacteristicValue, Service
 from bumble.hci import Address
 from bumble.transport import open_transport
@@ -38,7 +45,7 @@ def say(*words: str) -> None:
     print(*words, f"{time.monotonic() - start:.3f}", flush=True)
 
 
-async def main(transport: str, address: str, kind: str, payload: bytes) -> None:
+async def main(transport: str, address: str, kind: str, payload: bytes, read: bool = False) -> None:
     async with await open_transport(transport) as (source, sink):
         device = Device.with_hci(f"herald-{kind}", Address(address), source, sink)
 
@@ -98,10 +105,97 @@ async def main(transport: str, address: str, kind: str, payload: bytes) -> None:
         interval = 250 if kind == "android" else None
         await device.start_advertising(auto_restart=True, advertising_interval_min=interval, advertising_interval_max=interval)
         say("advertising")
+        if read:
+            await read_herald_devices(device)
         await asyncio.get_running_loop().create_future()
 
 
+async def read_herald_devices(device: Device) -> None:
+    """The --read central (see the module's doc): runs for ever."""
+    heard: dict[str, object] = {}   # address -> Bumble's Address, in the order first heard
+    tries: dict[str, int] = {}
+    done: set[str] = set()
+    due: dict[str, float] = {}      # address -> earliest next try
+    wake = asyncio.Event()
+
+    def on_advertisement(advertisement):
+        data = advertisement.data
+        uuids = [u for t in (AdvertisingData.COMPLETE_LIST_OF_128_BIT_SERVICE_CLASS_UUIDS,
+                             AdvertisingData.INCOMPLETE_LIST_OF_128_BIT_SERVICE_CLASS_UUIDS)
+                 for u in (data.get(t) or [])]
+        address = str(advertisement.address)
+        if HERALD_SERVICE in uuids and address not in heard:
+            heard[address] = advertisement.address
+            say("heard", address)
+            wake.set()
+
+    device.on("advertisement", on_advertisement)
+    while True:
+        try:
+            await device.start_scanning(active=False, filter_duplicates=False)
+            now = time.monotonic()
+            ready = [a for a in heard if a not in done and tries.get(a, 0) < 5 and due.get(a, 0) <= now]
+            while not ready:
+                wake.clear()
+                try:
+                    await asyncio.wait_for(wake.wait(), 0.5)
+                except asyncio.TimeoutError:
+                    pass
+                now = time.monotonic()
+                ready = [a for a in heard if a not in done and tries.get(a, 0) < 5 and due.get(a, 0) <= now]
+            await device.stop_scanning()
+        except Exception as error:  # a refused scan command: said, and tried again in a second
+            say("error", type(error).__name__, str(error).replace(" ", "-")[:120])
+            await asyncio.sleep(1)
+            continue
+        address = ready[0]
+        tries[address] = tries.get(address, 0) + 1
+        try:
+            payload = await read_payload_of(device, heard[address])
+            done.add(address)
+            say("got", address, payload.hex())
+        except (Exception, asyncio.CancelledError) as error:  # reported and retried; the phone goes on
+            due[address] = time.monotonic() + 2
+            say("failed", address, str(error).replace(" ", "-")[:120] or type(error).__name__)
+
+
+async def read_payload_of(device: Device, address) -> bytes:
+    """Connects, reads the payload and disconnects; fails as soon as the peer ends the link (Bumble's
+    pending ATT request would wait for its 30 s timeout) or after 10 s."""
+    connection = await device.connect(address, timeout=5)
+    gone = asyncio.get_running_loop().create_future()
+    connection.on("disconnection", lambda reason: gone.done() or gone.set_result(reason))
+
+    async def read() -> bytes:
+        peer = Peer(connection)
+        services = await peer.discover_service(HERALD_SERVICE)
+        if not services:
+            raise LookupError("no Herald service")
+        characteristics = await services[0].discover_characteristics([PAYLOAD])
+        if not characteristics:
+            raise LookupError("no payload characteristic")
+        return bytes(await characteristics[0].read_value())
+
+    reading = asyncio.ensure_future(read())
+    try:
+        await asyncio.wait({reading, gone}, timeout=10, return_when=asyncio.FIRST_COMPLETED)
+        if reading.done():
+            try:
+                return reading.result()
+            except asyncio.CancelledError:  # Bumble cancels a pending request when the link goes
+                raise ConnectionError("request cancelled (link gone)") from None
+        raise ConnectionError(f"disconnected (0x{gone.result():02X})" if gone.done() else "no payload within 10 s")
+    finally:
+        if not reading.done():
+            reading.cancel()
+        if not gone.done():
+            try:
+                await asyncio.wait_for(connection.disconnect(), 3)
+            except Exception:  # gone meanwhile, or the controller is slow to confirm
+                pass
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 5 or sys.argv[3] not in ("android", "iphone", "plain"):
+    if len(sys.argv) not in (5, 6) or sys.argv[3] not in ("android", "iphone", "plain") or sys.argv[5:] not in ([], ["--read"]):
         sys.exit(__doc__)
-    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3], bytes.fromhex(sys.argv[4])))
+    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3], bytes.fromhex(sys.argv[4]), sys.argv[5:] == ["--read"]))
