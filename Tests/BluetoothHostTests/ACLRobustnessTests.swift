@@ -21,7 +21,7 @@ struct ACLFuzzBytes {
         var table = ConnectionTable<4, 64, NoConnectionExtra>()
         let peer = DeviceAddress(type: .publicDevice, address: .zero)
         for h: UInt16 in 0..<4 {
-            try? table.insert(handle: h, role: h.isMultiple(of: 2) ? .central : .peripheral, peer: peer,
+            _ = try? table.insert(handle: h, role: h.isMultiple(of: 2) ? .central : .peripheral, peer: peer,
                               timing: ConnectionTiming(interval: 24, latency: 0, supervisionTimeout: 72))
         }
         var router = L2CAPFixedChannelRouter()

@@ -125,12 +125,12 @@ private func parseMeta<T>(_ bytes: [UInt8], _ body: (HCILEMetaEvent) throws(Deco
         #expect(String(decoding: file, as: UTF8.self) == "lll.c")
 
         // Fatal marker with a malformed tail: still fatal, but no location.
-        let odd = try HCIVendorEvent(parsing: hex("aa 6c6c 00 2301").span)
+        let odd = HCIVendorEvent(parsing: hex("aa 6c6c 00 2301").span)
         let (oddFatal, oddLine, oddFile) = (odd.isZephyrFatal, odd.zephyrAssertLine, odd.zephyrAssertFile.count)
         #expect(oddFatal && oddLine == nil && oddFile == 0)
 
         // Another vendor subevent is not fatal.
-        let other = try HCIVendorEvent(parsing: hex("04 01 665544332211 c4").span)
+        let other = HCIVendorEvent(parsing: hex("04 01 665544332211 c4").span)
         let (otherFatal, sub) = (other.isZephyrFatal, other.subevent)
         #expect(!otherFatal && sub == 0x04)
         let empty = HCIVendorEvent(parsing: hex("").span)

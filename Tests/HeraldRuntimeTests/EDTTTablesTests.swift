@@ -94,7 +94,7 @@ private struct Sink: ATTResponseSink {
         // Swap the first two handles: no longer ascending.
         bytes.swapAt(column, column + 2)
         bytes.swapAt(column + 1, column + 3)
-        bytes.withUnsafeBufferPointer { t in
+        _ = bytes.withUnsafeBufferPointer { t in
             #expect(throws: GATTDatabaseError.invalidTable) { _ = try EDTTDatabase(table: t) }
         }
     }

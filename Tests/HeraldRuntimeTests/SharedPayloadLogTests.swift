@@ -15,7 +15,7 @@ import Testing
         let lines = Lines()
         let hub = WearableEventHub(json: true, consumer: consumer, clock: { Date(timeIntervalSince1970: 1_790_000_000) },
                                    write: { lines.lines.append($0) })
-        var delegate = WearableSensorDelegate(hub: hub)
+        let delegate = WearableSensorDelegate(hub: hub)
         var central = HeraldCentral<8, 2>()
         struct NoControl: HeraldCentralControl {
             mutating func requestConnection(to peer: DeviceAddress, now: UInt64, timeout: UInt64) -> Bool { false }

@@ -72,7 +72,7 @@ import Testing
         let (_, perLink) = try db.writeConstantTable(to: &sink)
         let good = sink.bytes
         let cut = Array(good.dropLast())
-        cut.withUnsafeBufferPointer { t in
+        _ = cut.withUnsafeBufferPointer { t in
             #expect(throws: GATTDatabaseError.invalidTable) { try GATTDatabase<0, 6, 2>(table: t) }
         }
         #expect(perLink == 6)

@@ -18,7 +18,7 @@ import Testing
     }
 
     @Test func layoutFollowsTheMandatoryServicesLikeTheReferencePhone() throws {
-        var (db, h) = try database()
+        let (db, h) = try database()
         // GAP 0x0001-0x0005, GATT 0x0006-0x000D, then ours, as in herald-phone-peripheral.btsnoop.
         #expect(h.service == 0x000E)
         #expect(h.payload == GATTCharacteristicHandles(declaration: 0x000F, value: 0x0010, clientConfiguration: 0))
