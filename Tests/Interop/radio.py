@@ -213,6 +213,8 @@ class BumbleRadio:
         deadline = time.time() + 60
         while not all(os.path.exists(p) for p in self.paths):
             if self.proc.poll() is not None or time.time() > deadline:
+                # A late one is not left behind (each failed start used to leave its process running).
+                self.stop()
                 raise RuntimeError(f"bumble controllers did not start in 60 s: {open(self.log.name).read()}")
             time.sleep(0.05)
 

@@ -264,8 +264,8 @@ def test_every_read_the_reference_wearable_completes_gets_our_payload(scenario):
           f"({len(ours_wearable) / minutes:.2f}/min, at {ours_wearable} s simulated)")
     # The floor that is ours: every read the reference starts and its own stack does not break returns.
     # How many it starts is its race with its own break: 1, 0, 4, 1, 0 and 3 reads of our wearable in six
-    # runs of this scenario, and 0 and 0 against the rebuilt reference (patches 03/04: every attempt it
-    # started went unanswered; docs/reference-cpp-captures.md), so a count of reads is printed, not asserted.
+    # runs of this scenario, and 0, 0 and 0 against the rebuilt reference (patches 03/04: its attempts went
+    # unanswered; docs/reference-cpp-captures.md), so a count of reads is printed, not asserted.
     assert len(reads) == started - failed, (started, failed, reads)
     known = {OUR_BEACON_PAYLOAD, CPP_BEACON_PAYLOAD}
     assert all(p in known or short_name(p) in names for _, p in reads), reads
