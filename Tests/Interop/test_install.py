@@ -49,7 +49,7 @@ def test_bash_completion_loads(installed):
     assert r.returncode == 0 and r.stderr == "", r
     assert "herald" in r.stdout
     assert (installed["prefix"] / "share" / "zsh" / "site-functions" / "_herald").read_text().startswith("#compdef herald")
-    assert "complete -c herald" in (installed["prefix"] / "share" / "fish" / "vendor_completions.d" / "herald.fish").read_text()
+    assert "complete -c 'herald'" in (installed["prefix"] / "share" / "fish" / "vendor_completions.d" / "herald.fish").read_text()
 
 
 @pytest.mark.skipif(shutil.which("man") is None, reason="man not installed (Tools/test installs man-db)")
