@@ -69,13 +69,14 @@ struct BeaconLog: HeraldPeripheralDelegate {
     }
 
     mutating func heraldPeripheral(didDisconnect link: HeraldLink, reason: HCIStatus) {
-        EventLog.open("disconnected"); EventLog.link(link); Log.put(",\"reason\":"); Log.put(UInt32(truncatingIfNeeded: reason.rawValue)); EventLog.close()
+        EventLog.open("disconnected"); EventLog.handle(link); EventLog.peer(link)
+        Log.put(",\"reason\":"); Log.put(UInt32(truncatingIfNeeded: reason.rawValue)); EventLog.role(link); EventLog.close()
     }
 
     mutating func heraldPeripheral(didServePayload payload: Span<UInt8>, to link: HeraldLink) {
         reads += 1
-        EventLog.open("payload-read"); EventLog.link(link); EventLog.hex(",\"payload\":\"", payload)
-        Log.put(",\"reads\":"); Log.put(reads); EventLog.close()
+        EventLog.open("payload-read"); EventLog.handle(link); EventLog.hex(",\"payload\":\"", payload)
+        EventLog.peer(link); Log.put(",\"reads\":"); Log.put(reads); EventLog.role(link); EventLog.close()
     }
 
     mutating func heraldPeripheral(commandFailed opcode: HCIOpcode, status: HCIStatus) {

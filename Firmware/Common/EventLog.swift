@@ -41,12 +41,14 @@ enum EventLog {
         if value < 0 { Log.put("-"); Log.put(UInt32(truncatingIfNeeded: -Int32(truncatingIfNeeded: value))) } else { Log.put(UInt32(truncatingIfNeeded: value)) }
     }
 
-    /// The link fields of the peripheral's events: `,"handle":N,"peer":"AA:…","role":"…"`.
+    /// The link fields of the peripheral's events, `,"handle":N,"peer":"AA:…","role":"…"`; a caller
+    /// with keys that sort between them writes the three parts itself.
     static func link(_ link: HeraldLink) {
-        Log.put(",\"handle\":"); Log.put(link.handle)
-        Log.put(",\"peer\":\""); putAddress(link.peer.address)
-        Log.put(link.role == .peripheral ? "\",\"role\":\"peripheral\"" : "\",\"role\":\"central\"")
+        handle(link); peer(link); role(link)
     }
+    static func handle(_ link: HeraldLink) { Log.put(",\"handle\":"); Log.put(link.handle) }
+    static func peer(_ link: HeraldLink) { Log.put(",\"peer\":\""); putAddress(link.peer.address); Log.put("\"") }
+    static func role(_ link: HeraldLink) { Log.put(link.role == .peripheral ? ",\"role\":\"peripheral\"" : ",\"role\":\"central\"") }
 
     /// An address as the runtime writes it: most significant octet first, upper-case hex.
     static func putAddress(_ address: BDAddress) {

@@ -56,8 +56,9 @@ struct SensorLog: SensorDelegate {
     }
     mutating func sensor(_ sensor: SensorType, didMeasure proximity: Proximity, fromTarget target: TargetIdentifier) {
         EventLog.open("didMeasure"); Log.put(",\"rssi\":"); EventLog.put(signed: proximity.value); EventLog.target(target)
+        Log.put(",\"time\":\""); EventLog.putTime(); Log.put("\"")
         if let tx = proximity.calibration { Log.put(",\"txPower\":"); EventLog.put(signed: Int16(truncatingIfNeeded: tx)) }
-        Log.put(",\"time\":\""); EventLog.putTime(); Log.put("\"}"); Log.end()
+        Log.put("}"); Log.end()
     }
     mutating func sensor(_ sensor: SensorType, didRead payload: Span<UInt8>, fromTarget target: TargetIdentifier) {
         EventLog.open("didRead"); EventLog.hex(",\"payload\":\"", payload)
@@ -93,13 +94,15 @@ struct SensorLog: SensorDelegate {
         EventLog.open("connected"); EventLog.link(link); EventLog.close()
     }
     mutating func heraldPeripheral(didDisconnect link: HeraldLink, reason: HCIStatus) {
-        EventLog.open("disconnected"); EventLog.link(link); Log.put(",\"reason\":"); Log.put(UInt32(truncatingIfNeeded: reason.rawValue)); EventLog.close()
+        EventLog.open("disconnected"); EventLog.handle(link); EventLog.peer(link)
+        Log.put(",\"reason\":"); Log.put(UInt32(truncatingIfNeeded: reason.rawValue)); EventLog.role(link); EventLog.close()
     }
     mutating func heraldPeripheral(didServePayload payload: Span<UInt8>, to link: HeraldLink) {
-        EventLog.open("payload-read"); EventLog.link(link); EventLog.hex(",\"payload\":\"", payload); EventLog.close()
+        EventLog.open("payload-read"); EventLog.handle(link); EventLog.hex(",\"payload\":\"", payload)
+        EventLog.peer(link); EventLog.role(link); EventLog.close()
     }
     mutating func heraldPeripheral(didReceivePayload payload: Span<UInt8>, from link: HeraldLink) {
-        EventLog.open("signal"); EventLog.link(link); EventLog.hex(",\"payload\":\"", payload)
+        EventLog.open("signal"); EventLog.handle(link); EventLog.hex(",\"payload\":\"", payload); EventLog.peer(link); EventLog.role(link)
         Log.put(",\"time\":\""); EventLog.putTime(); Log.put("\",\"type\":\"payload\"}"); Log.end()
     }
     mutating func heraldPeripheral(didChangeAddress address: BDAddress, unixMillis: Int64) {

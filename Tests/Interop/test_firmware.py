@@ -2,6 +2,7 @@
 (Cortex-M4) and on the micro:bit (nRF51822, Cortex-M0), talking HCI over their UART to a Bumble
 virtual controller, and Bumble peers reading what they serve over the simulated radio."""
 import asyncio
+import json
 import os
 import re
 import shutil
@@ -145,6 +146,11 @@ def provisioned_payload() -> bytes:
 
 
 def field(line: str, name: str) -> str:
+    """A field of a log line: `name=value` words, or a key of an event's JSON object."""
+    if line.startswith("{"):
+        event = json.loads(line)
+        assert name in event, f"no {name} in {line!r}"
+        return str(event[name])
     for part in line.split():
         if part.startswith(name + "="):
             return part[len(name) + 1:]
@@ -223,7 +229,7 @@ def test_beacon_firmware_serves_venue_payload(firmware_images, controllers, imag
         assert int.from_bytes(value[3:5], "big") == 4
         assert int.from_bytes(value[5:9], "big") == 0x0001E240
         assert b"Herald Cafe" in value[9:]
-        fw.wait_for("payload read handle=")
+        fw.wait_for('{"event":"payload-read"')
         fw.assert_still_running_within_budget()
     finally:
         fw.close()
@@ -238,14 +244,14 @@ def test_wearable_firmware_and_phone_find_each_other(firmware_images, controller
     fw = Firmware(image, ctl.paths[0])
     try:
         advertising = fw.wait_for("advertising ")
-        rpa = field(fw.wait_for("sensor didChangeAddress "), "address")
+        rpa = field(fw.wait_for('{"address":'), "address")
         phone_payload = bytes.fromhex("1003" "3a00" "04") + bytes(range(16))
         # The phone stays on air until the wearable has read it back.
         address, value, _, did_read = asyncio.run(find_and_read(
-            ctl.paths[1], phone_payload=phone_payload, stay=lambda: fw.wait_for("sensor didRead ", timeout=60)))
+            ctl.paths[1], phone_payload=phone_payload, stay=lambda: fw.wait_for('{"event":"didRead"', timeout=60)))
         # The phone read the wearable's current Simple payload: protocol 0x10..0x17, header, 16-byte
         # contact identifier, exactly what the firmware says it served.
-        share = fw.wait_for("sensor didShare ")
+        share = fw.wait_for('{"event":"payload-read"')
         assert value == bytes.fromhex(field(share, "payload"))
         assert len(value) == 21 and 0x10 <= value[0] <= 0x17
         assert int.from_bytes(value[1:3], "big") == 826
@@ -254,7 +260,7 @@ def test_wearable_firmware_and_phone_find_each_other(firmware_images, controller
         assert address.split("/")[0].upper() == rpa.upper()
         assert int(rpa[:2], 16) >> 6 == 0b01
         # And the wearable, scanning, detected the phone advertising the Herald service.
-        detect = fw.wait_for("sensor didDetect ", timeout=30)
+        detect = fw.wait_for('{"event":"didDetect"', timeout=30)
         print(f"{image}: {advertising}; {detect}; {did_read}")
         # The wearable, as central, found the phone's Herald service and read its payload.
         assert bytes.fromhex(field(did_read, "payload")) == phone_payload
@@ -294,13 +300,14 @@ def test_wearable_firmware_connects_to_a_phone_and_reads_it(firmware_images, con
     ctl = controllers(2)
     fw = Firmware(image, ctl.paths[0])
     try:
-        fw.wait_for("sensor didUpdateState on")
+        fw.wait_for('{"event":"didUpdateState","sensor":"ble","state":"on"')
         phone_payload = bytes.fromhex("1003" "3a00" "04") + bytes(range(32, 48))
         did_read = asyncio.run(advertise_and_serve(ctl.paths[1], phone_payload,
-                                                   stay=lambda: fw.wait_for("sensor didRead ", timeout=60)))
+                                                   stay=lambda: fw.wait_for('{"event":"didRead"', timeout=60)))
         assert bytes.fromhex(field(did_read, "payload")) == phone_payload
-        assert "role=central" in fw.wait_for("connected ")
-        print(f"{image} as central: {fw.wait_for('sensor didDetect ')}; {did_read}")
+        assert field(fw.wait_for('{"event":"connected"'), "role") == "central"
+        detect = fw.wait_for('{"event":"didDetect"')
+        print(f"{image} as central: {detect}; {did_read}")
         fw.assert_still_running_within_budget()
     finally:
         fw.close()
