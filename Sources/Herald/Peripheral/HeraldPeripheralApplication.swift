@@ -1,20 +1,25 @@
 import BluetoothHost
 
 /// `HeraldPeripheral` as a whole application: a wearable or beacon that only serves the Herald service.
+/// One application for every image: what its server offers is the peripheral's (`Offer`), and its
+/// stack's buffers are `Buffers` (`StandardPeripheralBuffers`, or a beacon's smaller ones).
 public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate: HeraldPeripheralDelegate,
-                                          let links: Int, let payloadCapacity: Int, let signalCapacity: Int>: LEApplication {
-    public var peripheral: HeraldPeripheral<Source, links, payloadCapacity, signalCapacity>
+                                          let links: Int, let payloadCapacity: Int, let signalCapacity: Int,
+                                          Offer: HeraldServerOffer, Buffers: HeraldPeripheralBuffers>: LEApplication {
+    public var peripheral: HeraldPeripheral<Source, Offer, links, payloadCapacity, signalCapacity>
     public var delegate: Delegate
 
-    public init(peripheral: HeraldPeripheral<Source, links, payloadCapacity, signalCapacity>, delegate: Delegate) {
+    public init(peripheral: HeraldPeripheral<Source, Offer, links, payloadCapacity, signalCapacity>, delegate: Delegate) {
         precondition(Delegate.rotatesAddress || peripheral.advertiser.configuration.irk == nil,
                      "HeraldPeripheralApplication: an IRK was configured but the delegate's rotatesAddress is false")
         self.peripheral = peripheral
         self.delegate = delegate
     }
 
-    public static var serverFeatures: GATTServerFeatures { Delegate.serverFeatures }
-    public typealias PrepareQueue = Delegate.PrepareQueue
+    public static var serverFeatures: GATTServerFeatures { Offer.serverFeatures }
+    public typealias PrepareQueue = Offer.PrepareQueue
+    public typealias LinkBuffers = Buffers.LinkBuffers
+    public typealias ControlBuffers = Buffers.ControlBuffers
     /// It only advertises and is connected to (the sensor, which also scans and connects, embeds
     /// `HeraldPeripheral` itself).
     public static var scans: Bool { false }
@@ -59,11 +64,11 @@ public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate:
     /// Asked of the type first, so that an application that never follows the period grid has no
     /// timer code at all, not only no timer.
     public var applicationDeadline: UInt64? {
-        HeraldPeripheral<Source, links, payloadCapacity, signalCapacity>.tracksPeriods(Delegate.self) ? peripheral.deadline : nil
+        HeraldPeripheral<Source, Offer, links, payloadCapacity, signalCapacity>.tracksPeriods(Delegate.self) ? peripheral.deadline : nil
     }
 
     public mutating func stackTimerFired(now: UInt64, control: inout StackControl) {
-        guard HeraldPeripheral<Source, links, payloadCapacity, signalCapacity>.tracksPeriods(Delegate.self) else { return }
+        guard HeraldPeripheral<Source, Offer, links, payloadCapacity, signalCapacity>.tracksPeriods(Delegate.self) else { return }
         peripheral.stackTimerFired(now: now, control: &control, delegate: &delegate)
     }
 }

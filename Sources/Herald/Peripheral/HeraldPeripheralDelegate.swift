@@ -15,7 +15,8 @@ public struct HeraldLink: Sendable, Equatable {
 }
 
 /// What the Herald peripheral tells its application. Every method has a default that ignores it.
-/// Spans are valid only during the call.
+/// Spans are valid only during the call. What the GATT server offers is not the delegate's to say
+/// (`HeraldServerOffer`, the peripheral's type parameter).
 public protocol HeraldPeripheralDelegate {
     /// A link came up (either role: the peripheral hears every link).
     mutating func heraldPeripheral(didConnect link: HeraldLink)
@@ -48,10 +49,6 @@ public protocol HeraldPeripheralDelegate {
     /// its `PayloadDataSupplier`, so both halves have one provider. nil (the default): the source
     /// serves. True or false as `HeraldPayloadSource.writePayload(at:to:)`.
     mutating func heraldPeripheral<S: ByteSink>(payloadAt time: Int64, into sink: inout S) -> Bool?
-    /// The optional GATT server procedures `HeraldPeripheralApplication` offers (`.all` unless said
-    /// otherwise). A venue beacon's firmware can leave them all out: Herald centrals only discover,
-    /// read the payload and write short signal messages.
-    static var serverFeatures: GATTServerFeatures { get }
     /// Whether this build can advertise a resolvable private address rotated every payload period
     /// (true unless said otherwise). A venue beacon, which has nothing to hide, says false and
     /// advertises the controller's identity address: being a constant after specialisation, the
@@ -63,9 +60,6 @@ public protocol HeraldPeripheralDelegate {
     /// payload specification), so the beacon accepts each write and discards it unread, and the
     /// reassembly and message parsing are left out of its image.
     static var receivesSignals: Bool { get }
-    /// Each link's prepare-write queue (`GATTServerDelegate.PrepareQueue`): the standard 8 writes / 512
-    /// octets unless said otherwise; `ATTNoPrepareQueue` when `serverFeatures` leave queued writes out.
-    associatedtype PrepareQueue: ATTPrepareQueue = ATTStandardPrepareQueue
 }
 
 extension HeraldPeripheralDelegate {
@@ -82,7 +76,6 @@ extension HeraldPeripheralDelegate {
     public mutating func heraldPeripheral(didChangeAddress address: BDAddress, unixMillis: Int64) {}
     public mutating func heraldPeripheral(commandFailed opcode: HCIOpcode, status: HCIStatus) {}
     public mutating func heraldPeripheral<S: ByteSink>(payloadAt time: Int64, into sink: inout S) -> Bool? { nil }
-    public static var serverFeatures: GATTServerFeatures { .all }
     public static var rotatesAddress: Bool { true }
     public static var receivesSignals: Bool { true }
 }
