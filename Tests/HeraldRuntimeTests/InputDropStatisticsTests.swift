@@ -34,6 +34,6 @@ private struct Observer: LEApplication {}
         #expect(stats["droppedCommandCompletes"] == 0)
         let json = session.statisticsJSON()
         #expect(json.contains(#""lastDrops": ["event 0x3E subevent 0x02 (advertising report): Event_Type 7 is not a valid value", "#
-                              + #""event 0x3E subevent 0x03 (link event): 6 octets needed, 3 present"]"#), "\(json)")
+                              + #""event 0x3E subevent 0x03 (link event): 9 octets needed, 3 present"]"#), "\(json)")
     }
 }

@@ -35,28 +35,28 @@ public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate:
         peripheral.write(id: id, link: link, offset: offset, value: value, delegate: &delegate)
     }
 
-    public mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout StackControl) {
+    public mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout Control) {
         peripheral.stackDidBecomeReady(info, now: now, control: &control, delegate: &delegate)
     }
 
-    public mutating func stackControllerDidFail(_ failure: ControllerFailure, now: UInt64, control: inout StackControl) {
+    public mutating func stackControllerDidFail(_ failure: ControllerFailure, now: UInt64, control: inout Control) {
         peripheral.stackControllerDidFail()
     }
 
-    public mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {
+    public mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout Control) {
         peripheral.stackDidConnect(link, now: now, control: &control, delegate: &delegate)
     }
 
-    public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
+    public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout Control) {
         peripheral.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control, delegate: &delegate)
     }
 
-    public mutating func stackDidUpdatePHY(handle: UInt16, _ phy: LinkPHY, now: UInt64, control: inout StackControl) {
+    public mutating func stackDidUpdatePHY(handle: UInt16, _ phy: LinkPHY, now: UInt64, control: inout Control) {
         peripheral.stackDidUpdatePHY(handle: handle, phy, delegate: &delegate)
     }
 
     public mutating func stackCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus,
-                                                 returnParameters: Span<UInt8>, control: inout StackControl) {
+                                                 returnParameters: Span<UInt8>, control: inout Control) {
         _ = peripheral.stackCommandDidComplete(tag: tag, opcode: opcode, status: status, returnParameters: returnParameters,
                                                control: &control, delegate: &delegate)
     }
@@ -67,7 +67,7 @@ public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate:
         HeraldPeripheral<Source, Offer, links, payloadCapacity, signalCapacity>.tracksPeriods(Delegate.self) ? peripheral.deadline : nil
     }
 
-    public mutating func stackTimerFired(now: UInt64, control: inout StackControl) {
+    public mutating func stackTimerFired(now: UInt64, control: inout Control) {
         guard HeraldPeripheral<Source, Offer, links, payloadCapacity, signalCapacity>.tracksPeriods(Delegate.self) else { return }
         peripheral.stackTimerFired(now: now, control: &control, delegate: &delegate)
     }
