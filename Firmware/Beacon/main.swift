@@ -61,6 +61,11 @@ struct BeaconLog: HeraldPeripheralDelegate {
     /// Phones' signal writes are accepted and dropped unread: a venue keeps no visitor list.
     static var receivesSignals: Bool { false }
 
+    /// The line a tester waits for: bring-up done, and the address the beacon advertises with.
+    mutating func heraldPeripheral(didBecomeReady address: BDAddress, now: UInt64) {
+        Log.put("ready t="); Log.put(now); Log.put("ms address="); Log.put(address: address); Log.end()
+    }
+
     mutating func heraldPeripheral(didConnect link: HeraldLink) {
         Log.put("connected handle="); Log.put(link.handle); Log.put(" peer="); Log.put(address: link.peer.address); Log.end()
     }

@@ -122,17 +122,11 @@ func runStack<App: LEApplication, let links: Int, let attributes: Int, let value
     var lastPeak: UInt32 = 0
     var lastTick: UInt64 = 0
     var restartAt: UInt64?
-    var saidReady = false
     while true {
         chunk.removeAll()
         while chunk.count < 64, let byte = Board.hci.read() { chunk.append(byte) }
         output.now = Board.milliseconds(&clock)
         if chunk.count > 0 { receive(chunk.span, into: &stack, output: &output) }
-        // Bring-up done: the time and the address the controller advertises and connects with.
-        if !saidReady, stack.hci.isReady {
-            saidReady = true
-            Log.put("ready t="); Log.put(output.now); Log.put("ms address="); Log.put(address: stack.hci.info.address); Log.end()
-        }
         // Timers: SysTick wakes the loop every millisecond, and `tick` runs exactly what is due, so
         // ticking once per new millisecond is ticking at `nextDeadline` (at most 1 ms late). Asking
         // `stack.nextDeadline` itself costs more than it saves here: Swift 6.3 -Osize copies the
@@ -147,7 +141,6 @@ func runStack<App: LEApplication, let links: Int, let attributes: Int, let value
             if restartAt == nil { restartAt = output.now &+ restartDelay }
             if let at = restartAt, output.now >= at {
                 restartAt = nil
-                saidReady = false
                 Log.line("controller: restarting bring-up")
                 start(&stack, output: &output)
             }

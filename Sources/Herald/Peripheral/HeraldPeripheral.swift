@@ -228,6 +228,7 @@ public struct HeraldPeripheral<Source: HeraldPayloadSource, Offer: HeraldServerO
         _ info: ControllerInfo, now: UInt64, control: inout StackControlOf<B>, delegate: inout D
     ) {
         clearLinks()
+        delegate.heraldPeripheral(didBecomeReady: info.address, now: now)
         advertiser.stackDidBecomeReady(info, now: now, tracksPeriods: Self.tracksPeriods(D.self), control: &control,
                                        delegate: &delegate)
     }

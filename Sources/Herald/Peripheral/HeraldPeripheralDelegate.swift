@@ -18,6 +18,9 @@ public struct HeraldLink: Sendable, Equatable {
 /// Spans are valid only during the call. What the GATT server offers is not the delegate's to say
 /// (`HeraldServerOffer`, the peripheral's type parameter).
 public protocol HeraldPeripheralDelegate {
+    /// The controller is up (again): `address` is the one it uses until the advertiser sets a
+    /// private one, `now` the stack's time (firmware logs it as its `ready` line).
+    mutating func heraldPeripheral(didBecomeReady address: BDAddress, now: UInt64)
     /// A link came up (either role: the peripheral hears every link).
     mutating func heraldPeripheral(didConnect link: HeraldLink)
     /// A link went down; its payload snapshot and partial signal message are gone.
@@ -63,6 +66,7 @@ public protocol HeraldPeripheralDelegate {
 }
 
 extension HeraldPeripheralDelegate {
+    public mutating func heraldPeripheral(didBecomeReady address: BDAddress, now: UInt64) {}
     public mutating func heraldPeripheral(didConnect link: HeraldLink) {}
     public mutating func heraldPeripheral(didDisconnect link: HeraldLink, reason: HCIStatus) {}
     public mutating func heraldPeripheral(didUpdatePHY phy: LinkPHY, on link: HeraldLink) {}

@@ -95,6 +95,10 @@ public struct SensorDelegatePair<First: SensorDelegate, Second: SensorDelegate>:
 
     // MARK: The peripheral half's events
 
+    public mutating func heraldPeripheral(didBecomeReady address: BDAddress, now: UInt64) {
+        first.heraldPeripheral(didBecomeReady: address, now: now)
+        second.heraldPeripheral(didBecomeReady: address, now: now)
+    }
     public mutating func heraldPeripheral(didConnect link: HeraldLink) {
         first.heraldPeripheral(didConnect: link)
         second.heraldPeripheral(didConnect: link)

@@ -85,6 +85,9 @@ extension SensorCore: HeraldPeripheralDelegate {
     public static var rotatesAddress: Bool { Delegate.rotatesAddress }
     public static var receivesSignals: Bool { Delegate.receivesSignals }
 
+    public mutating func heraldPeripheral(didBecomeReady address: BDAddress, now: UInt64) {
+        delegate.heraldPeripheral(didBecomeReady: address, now: now)
+    }
     public mutating func heraldPeripheral(didConnect link: HeraldLink) { delegate.heraldPeripheral(didConnect: link) }
     public mutating func heraldPeripheral(didDisconnect link: HeraldLink, reason: HCIStatus) {
         delegate.heraldPeripheral(didDisconnect: link, reason: reason)
