@@ -75,7 +75,7 @@ func peerWrites(_ message: [UInt8], from peer: DeviceAddress, now: UInt64, centr
                 delegate: inout Delegate) {
     let payload: [UInt8] = [0x10, 0x03, 0x3A, 0x00, 0x00] + [UInt8](repeating: 0x90, count: 16)
     guard let source = try? FixedPayloadSource<32>(bytes: payload.span),
-          var peripheral = try? HeraldPeripheral<FixedPayloadSource<32>, 1, 32, 600>(
+          var peripheral = try? HeraldPeripheral<FixedPayloadSource<32>, StandardServerOffer, 1, 32, 600>(
               source: source, advertising: HeraldAdvertisingConfiguration(), clock: HeraldClock(unixMillisAtZero: 0))
     else { fatalError("the peripheral is built from constants") }
     var core = SensorCore(supplier: SimplePayloadLayout(), delegate: delegate, central: central)

@@ -74,7 +74,7 @@ struct Events: HeraldPeripheralDelegate {
     }
 }
 
-typealias App = HeraldPeripheralApplication<SimplePayloadDataSupplier<InlineSecretKey>, Events, 2, 128, 600>
+typealias App = HeraldPeripheralApplication<SimplePayloadDataSupplier<InlineSecretKey>, Events, 2, 128, 600, StandardServerOffer, StandardPeripheralBuffers>
 typealias Stack = BluetoothStack<App, 2, 32, 256>
 
 func answer(_ p: [UInt8]) -> [UInt8] {
@@ -132,7 +132,7 @@ func makeConnectedStack() -> Stack {
                                              header: PayloadHeader(protocolAndVersion: 0x10, countryCode: 826, stateCode: 1))
         // 2026-06-01T00:00:00Z.
         let clock = HeraldClock(unixMillisAtZero: 1_780_272_000_000)
-        var peripheral = try HeraldPeripheral<SimplePayloadDataSupplier<InlineSecretKey>, 2, 128, 600>(
+        var peripheral = try HeraldPeripheral<SimplePayloadDataSupplier<InlineSecretKey>, StandardServerOffer, 2, 128, 600>(
             source: source, advertising: HeraldAdvertisingConfiguration(), clock: clock)
         var db = try GATTDatabase<32, 256, 2>(deviceName: Array("HERALD".utf8).span)
         try peripheral.install(into: &db)

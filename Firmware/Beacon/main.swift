@@ -64,6 +64,11 @@ struct BeaconLog: HeraldPeripheralDelegate {
     /// Phones' signal writes are accepted and dropped unread: a venue keeps no visitor list.
     static var receivesSignals: Bool { false }
 
+    /// The line a tester waits for: bring-up done, and the address the beacon advertises with.
+    mutating func heraldPeripheral(didBecomeReady address: BDAddress, now: UInt64) {
+        Log.put("ready t="); Log.put(now); Log.put("ms address="); Log.put(address: address); Log.end()
+    }
+
     mutating func heraldPeripheral(didConnect link: HeraldLink) {
         EventLog.open("connected"); EventLog.link(link); EventLog.close()
     }
@@ -85,22 +90,18 @@ struct BeaconLog: HeraldPeripheralDelegate {
     }
 }
 
-typealias BeaconPeripheral = HeraldPeripheral<ProvisionedPayload, 2, 64, 32>
-
-/// Logs bring-up, then hands every callback to the core's Herald peripheral. It is its own
-/// `LEApplication` rather than `HeraldPeripheralApplication`, so that its stack's queues are sized
-/// for a beacon (`ControlBuffers`) while the peripheral's code is the same.
-struct VenueBeacon: LEApplication {
-    var peripheral: BeaconPeripheral
-    var log: BeaconLog
-
-    /// Phones discover the Herald service, read the payload and write short signal messages: none of
-    /// the optional server procedures (Read Multiple, long writes, Database Hash, Write Commands:
-    /// no Herald characteristic offers Write Without Response) is needed, so their code stays out of
-    /// the image.
+/// What the beacon's GATT server offers. Phones discover the Herald service, read the payload and
+/// write short signal messages: none of the optional server procedures (Read Multiple, long writes,
+/// Database Hash, Write Commands: no Herald characteristic offers Write Without Response) is needed,
+/// so their code stays out of the image; and with no queued writes, no prepare queue on its links
+/// (the standard one is 0.6 KB a link).
+enum BeaconServer: HeraldServerOffer {
     static var serverFeatures: GATTServerFeatures { .mandatory }
-    /// No queued writes, so no prepare queue on its links (the standard one is 0.6 KB a link).
     typealias PrepareQueue = ATTNoPrepareQueue
+}
+
+/// The beacon's buffers, for the core's `HeraldPeripheralApplication`.
+enum BeaconBuffers: HeraldPeripheralBuffers {
     /// ATT PDUs of up to 68 octets (ATT_MTU 68; the standard 247 cost each link 2 × 180 octets more):
     /// the largest PDU the beacon sends is the Read Response with its whole payload, the opcode and
     /// the 64 octets the peripheral keeps per link (`BeaconPeripheral`): 65, so a phone still reads
@@ -124,46 +125,13 @@ struct VenueBeacon: LEApplication {
     ///   Part F 3.3.2), each at most 8 + 68 octets in the queue; two links' 152 fit, and a response
     ///   that finds the queue full is held on its link and sent when there is room.
     typealias ControlBuffers = StackControlQueues<256, 160>
-    /// A beacon only advertises and is connected to.
-    static var scans: Bool { false }
-    static var connectsAsCentral: Bool { false }
-    static var asksForLE2MPHY: Bool { false }  // a phone reads the venue payload and goes
-
-    mutating func read<S: ByteSink>(id: UInt16, link: UInt16, offset: Int, into sink: inout S) -> ATTErrorCode? {
-        peripheral.read(id: id, link: link, offset: offset, into: &sink, delegate: &log)
-    }
-    mutating func write(id: UInt16, link: UInt16, offset: Int, value: Span<UInt8>) -> ATTErrorCode? {
-        peripheral.write(id: id, link: link, offset: offset, value: value, delegate: &log)
-    }
-    mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout Control) {
-        Log.put("ready t="); Log.put(now); Log.put("ms address="); Log.put(address: info.address); Log.end()
-        peripheral.stackDidBecomeReady(info, now: now, control: &control, delegate: &log)
-    }
-    mutating func stackControllerDidFail(_ failure: ControllerFailure, now: UInt64, control: inout Control) {
-        Log.line("controller failed")
-        peripheral.stackControllerDidFail()
-    }
-    mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout Control) {
-        peripheral.stackDidConnect(link, now: now, control: &control, delegate: &log)
-    }
-    mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout Control) {
-        peripheral.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control, delegate: &log)
-    }
-    mutating func stackCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus,
-                                          returnParameters: Span<UInt8>, control: inout Control) {
-        _ = peripheral.stackCommandDidComplete(tag: tag, opcode: opcode, status: status, returnParameters: returnParameters,
-                                               control: &control, delegate: &log)
-    }
-    /// Asked of the type first, as `HeraldPeripheralApplication` does: a beacon that never follows
-    /// the period grid has no timer code at all.
-    var applicationDeadline: UInt64? {
-        BeaconPeripheral.tracksPeriods(BeaconLog.self) ? peripheral.deadline : nil
-    }
-    mutating func stackTimerFired(now: UInt64, control: inout Control) {
-        guard BeaconPeripheral.tracksPeriods(BeaconLog.self) else { return }
-        peripheral.stackTimerFired(now: now, control: &control, delegate: &log)
-    }
 }
+
+typealias BeaconPeripheral = HeraldPeripheral<ProvisionedPayload, BeaconServer, 2, 64, 32>
+
+/// The core's Herald peripheral application, with the beacon's server offer and buffers. It only
+/// advertises and is connected to, and asks for no LE 2M PHY (a phone reads the venue payload and goes).
+typealias VenueBeacon = HeraldPeripheralApplication<ProvisionedPayload, BeaconLog, 2, 64, 32, BeaconServer, BeaconBuffers>
 
 /// The GATT database is the constant table in gatt_table.c (flash): 16 attributes (GAP 5, GATT 6,
 /// Herald 5); RAM holds only the per-link values, 6 octets for 2 links (Service Changed CCCD and
@@ -196,6 +164,6 @@ func makeStack(into stack: UnsafeMutablePointer<BeaconStack>) {
     // The table is not checked here (`makeDatabase`): its test checks it where it is made.
     _ = BeaconStack.initialize(stack, configuration: HostConfiguration(randomAddressSeed: [0x42, 0x45, 0x41, 0x43, 0x4F, 0x4E]),
                                        database: { makeDatabase(into: $0) }) { app in
-        app.initialize(to: VenueBeacon(peripheral: peripheral, log: BeaconLog()))
+        app.initialize(to: VenueBeacon(peripheral: peripheral, delegate: BeaconLog()))
     }
 }

@@ -37,19 +37,6 @@ enum Wearable {
 /// the peripheral half's as `herald beacon --json` does (`SensorDelegate` is a
 /// `HeraldPeripheralDelegate`).
 struct SensorLog: SensorDelegate {
-    /// Herald centrals never use Read Multiple; iPhones write long signal messages, so queued writes
-    /// stay. No Database Hash: it lets an unbonded client trust its cached copy of our database on a
-    /// later connection (Core 5.4 Vol 3 Part G 2.5.2.1), but the wearable's resolvable private
-    /// address changes every payload period and no Herald peer bonds, so a phone cannot tell it is
-    /// us again for longer than a period anyway. Leaving it out saves the AES-CMAC (1.4 KB). No
-    /// Write Commands: no Herald characteristic offers Write Without Response.
-    static var serverFeatures: GATTServerFeatures {
-        GATTServerFeatures(readMultiple: false, databaseHash: false, writeCommands: false)
-    }
-    /// Queued writes reach only the signal characteristic, whose messages the peripheral keeps up
-    /// to 64 octets (`WearablePeripheral`'s signal capacity): a longer one gets Prepare Queue Full instead of being
-    /// rejected after the execute. The standard queue (8 writes, 512 octets) was 0.6 KB a link.
-    typealias PrepareQueue = ATTPreparedWrites<2, 64>
 
     mutating func sensor(_ sensor: SensorType, didDetect target: TargetIdentifier) {
         EventLog.open("didDetect"); EventLog.target(target); EventLog.close()
@@ -118,7 +105,24 @@ struct SensorLog: SensorDelegate {
 /// link of the sensor's or a peripheral link a phone made.
 typealias WearableApp = HeraldSensor<SimplePayloadDataSupplier<StaticSecretKey>, SensorLog, 16, 4, WearablePeripheral>
 /// No payload source of its own: the sensor's supplier is the one provider of our payload.
-typealias WearablePeripheral = HeraldPeripheral<NoPayloadSource, 4, 32, 64>
+typealias WearablePeripheral = HeraldPeripheral<NoPayloadSource, WearableServer, 4, 32, 64>
+
+/// What the wearable's GATT server offers. Herald centrals never use Read Multiple; iPhones write
+/// long signal messages, so queued writes stay. No Database Hash: it lets an unbonded client trust
+/// its cached copy of our database on a later connection (Core 5.4 Vol 3 Part G 2.5.2.1), but the
+/// wearable's resolvable private address changes every payload period and no Herald peer bonds, so
+/// a phone cannot tell it is us again for longer than a period anyway. Leaving it out saves the
+/// AES-CMAC (1.4 KB). No Write Commands: no Herald characteristic offers Write Without Response.
+enum WearableServer: HeraldServerOffer {
+    static var serverFeatures: GATTServerFeatures {
+        GATTServerFeatures(readMultiple: false, databaseHash: false, writeCommands: false)
+    }
+    /// Queued writes reach only the signal characteristic, whose messages the peripheral keeps up
+    /// to 64 octets (`WearablePeripheral`'s signal capacity): a longer one gets Prepare Queue Full
+    /// instead of being rejected after the execute. The standard queue (8 writes, 512 octets) was
+    /// 0.6 KB a link.
+    typealias PrepareQueue = ATTPreparedWrites<2, 64>
+}
 /// The GATT database is the constant table in gatt_table.c (flash, 16 attributes); RAM holds only
 /// the per-link values, 12 octets for 4 links.
 typealias WearableStack = BluetoothStack<WearableApp, 4, 0, 12>

@@ -44,7 +44,7 @@ struct SenseCommand: ParsableCommand {
             let identifier = ContactIdentifier(repeating: UInt8(byte))
             // The test payload is the sensor's supplier; the peripheral serves it (no source of its own).
             let supplier: FixedPayloadSource<32>
-            var peripheral: HeraldPeripheral<NoPayloadSource, 4, 32, 600>
+            var peripheral: HeraldPeripheral<NoPayloadSource, StandardServerOffer, 4, 32, 600>
             var database = try Self.database()
             do {
                 supplier = try .simpleTest(header: header, contactIdentifier: identifier, order: byteOrder.order)

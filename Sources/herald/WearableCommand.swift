@@ -141,7 +141,7 @@ struct WearableCommand: ParsableCommand {
     func runWearable<Supplier: PayloadDataSupplier>(
         supplier: Supplier, advertising: HeraldAdvertisingConfiguration, clock: HeraldClock
     ) throws {
-        typealias Peripheral = HeraldPeripheral<NoPayloadSource, 4, 512, 1024>
+        typealias Peripheral = HeraldPeripheral<NoPayloadSource, StandardServerOffer, 4, 512, 1024>
         // The sensor's events go to the hub, the peripheral half's to the printer.
         typealias Delegate = SensorDelegatePair<WearableSensorDelegate, PeripheralEventPrinter>
         typealias App = HeraldSensor<Supplier, Delegate, 64, 2, Peripheral>
@@ -286,11 +286,11 @@ struct PeripheralRunOptions {
 func runHeraldPeripheral<Source: HeraldPayloadSource>(
     source: Source, advertising: HeraldAdvertisingConfiguration, controller: ControllerOptions, options: PeripheralRunOptions
 ) throws {
-    typealias App = HeraldPeripheralApplication<Source, PeripheralEventPrinter, 4, 512, 1024>
+    typealias App = HeraldPeripheralApplication<Source, PeripheralEventPrinter, 4, 512, 1024, StandardServerOffer, StandardPeripheralBuffers>
     let sink = PeripheralEventSink()
     var printer = PeripheralEventPrinter(json: options.json, sink: sink)
     printer.order = options.byteOrder
-    var peripheral: HeraldPeripheral<Source, 4, 512, 1024>
+    var peripheral: HeraldPeripheral<Source, StandardServerOffer, 4, 512, 1024>
     var database: GATTDatabase<24, 256, 4>
     do {
         peripheral = try HeraldPeripheral(source: source, advertising: advertising, clock: .system())

@@ -10,7 +10,6 @@ struct EventKindLog: HostDelegate {
     var dataLengths: [HCILEDataLengthChangeEvent] = []
     var phyUpdates: [HCILEPHYUpdateCompleteEvent] = []
     var completedPackets: [[UInt16]] = []
-    var malformed = 0
     var raw: [UInt8] = []
     var typed: Int { connections.count + disconnections.count + updates.count + requests.count + dataLengths.count + phyUpdates.count }
     mutating func hostDidReceive(connectionComplete e: HCILEConnectionCompleteEvent) { connections.append(e) }
@@ -24,7 +23,6 @@ struct EventKindLog: HostDelegate {
         for i in 0..<e.count { entries += [e.handle(at: i), e.completedPackets(at: i)] }
         completedPackets.append(entries)
     }
-    mutating func hostDidDropMalformedEvent() { malformed += 1 }
     mutating func hostDidReceive(event: borrowing HCIEventPacket) { raw.append(event.code) }
 }
 
@@ -69,7 +67,7 @@ struct RawEventApp: LEApplication {
                       Self.connectionUpdate, Self.parameterRequest, Self.dataLengthChange, Self.phyUpdate] {
             h.host.receive(event.span, now: h.now, delegate: &log, output: &h.wire)
         }
-        #expect(log.raw.isEmpty && log.malformed == 0)
+        #expect(log.raw.isEmpty && h.host.drops.total == 0)
         #expect(log.completedPackets == [[0x40, 1, 0x41, 3]])
         let c = try #require(log.connections.first)
         #expect(log.connections.count == 1 && c.handle == 0x40 && c.role == .peripheral && c.connectionInterval == 0x18)
@@ -89,7 +87,7 @@ struct RawEventApp: LEApplication {
         var log = EventKindLog()
         for event in Self.unknown { h.host.receive(event.span, now: h.now, delegate: &log, output: &h.wire) }
         #expect(log.raw == [0x08, 0x1A, 0xFF, 0x3E, 0x3E])
-        #expect(log.typed == 0 && log.completedPackets.isEmpty && log.malformed == 0)
+        #expect(log.typed == 0 && log.completedPackets.isEmpty && h.host.drops.total == 0)
     }
 
     /// Each kind of event the host hands on typed, malformed as the H4 framer lets through: the LE
@@ -102,7 +100,7 @@ struct RawEventApp: LEApplication {
         stack.receive(StackHarness.connectionComplete(handle: 0x40, role: 0x01).span, now: 0, output: &wire)
         StackHarness.pump(&stack, controller: &controller, wire: &wire)
         let timing = stack.le.timing(handle: 0x40)
-        let before = stack.le.counters.malformedEvents
+        let before = stack.hci.drops.count(of: .linkEvent)
         var malformed = [StackHarness.connectionComplete(handle: 0x41, role: 0x01), Self.connectionUpdate,
                          Self.parameterRequest, Self.dataLengthChange, Self.phyUpdate].map { event in
             var short = Array(event.dropLast())
@@ -112,7 +110,7 @@ struct RawEventApp: LEApplication {
         malformed.append([0x04, 0x13, 0x05, 0x02, 0x40, 0x00, 0x01, 0x00])
         for (n, event) in malformed.enumerated() {
             stack.receive(event.span, now: 0, output: &wire)
-            #expect(stack.le.counters.malformedEvents == before + n + 1, "event \(n)")
+            #expect(stack.hci.drops.count(of: .linkEvent) == before + n + 1, "event \(n)")
         }
         #expect(stack.app.events.isEmpty)
         #expect(stack.le.connections.count == 1 && stack.le.timing(handle: 0x40) == timing)
@@ -131,7 +129,7 @@ struct RawEventApp: LEApplication {
         }
         #expect(stack.app.events.map(\.code) == [0x08, 0x1A, 0xFF, 0x3E, 0x3E])
         #expect(stack.app.events.compactMap(\.subevent) == [0x12, 0x14])
-        #expect(stack.le.connections.count == 1 && stack.le.counters.malformedEvents == 0)
+        #expect(stack.le.connections.count == 1 && stack.hci.drops.total == 0)
         #expect(stack.le.timing(handle: 0x40) == ConnectionTiming(interval: 0x18, latency: 2, supervisionTimeout: 0x48))
     }
 }

@@ -33,7 +33,7 @@ import Testing
         // reassembles and decodes it, the sensor's core turns it into the delegate's events.
         var core = SensorCore(supplier: SimplePayloadLayout(), delegate: delegate, central: central)
         core.now = 1_000
-        var peripheral = try HeraldPeripheral<FixedPayloadSource<32>, 1, 32, 600>(
+        var peripheral = try HeraldPeripheral<FixedPayloadSource<32>, StandardServerOffer, 1, 32, 600>(
             source: FixedPayloadSource<32>(bytes: a.span), advertising: HeraldAdvertisingConfiguration(),
             clock: HeraldClock(unixMillisAtZero: 0))
         var stack = StackControl()

@@ -185,13 +185,13 @@ struct SensorPeripheralEventTests {
     @Test func eachPeripheralEventReachesBothDelegatesOfAPair() throws {
         let payload: [UInt8] = [0x10, 0, 0, 0, 0] + (0..<16).map { UInt8($0) }
         let supplier = try payload.withUnsafeBufferPointer { try FixedPayloadSource<32>(bytes: Span(_unsafeElements: $0)) }
-        var peripheral = try HeraldPeripheral<NoPayloadSource, 2, 128, 256>(
+        var peripheral = try HeraldPeripheral<NoPayloadSource, StandardServerOffer, 2, 128, 256>(
             source: NoPayloadSource(), advertising: HeraldAdvertisingConfiguration(),
             clock: HeraldClock(unixMillisAtZero: (KeyEpoch.standard.unixSeconds + 86_400) * 1_000))
         var db = try GATTDatabase<24, 256, 2>(deviceName: Array("t".utf8).span)
         try peripheral.install(into: &db)
         let payloadID = peripheral.payloadID
-        var app = HeraldSensor<FixedPayloadSource<32>, SensorDelegatePair<Counting, Counting>, 8, 2, HeraldPeripheral<NoPayloadSource, 2, 128, 256>>(
+        var app = HeraldSensor<FixedPayloadSource<32>, SensorDelegatePair<Counting, Counting>, 8, 2, HeraldPeripheral<NoPayloadSource, StandardServerOffer, 2, 128, 256>>(
             supplier: supplier, delegate: SensorDelegatePair(Counting(), Counting()), peripheral: peripheral)
         var control = StackControl()
         let peer = DeviceAddress(type: .randomDevice, address: BDAddress(displayOrder: 0xC0, 1, 2, 3, 4, 5))

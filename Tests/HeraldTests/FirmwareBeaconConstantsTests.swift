@@ -50,7 +50,7 @@ import Testing
     /// flash: `HeraldPeripheral(source:advertiser:)`) queues the same commands at bring-up as one
     /// that makes it from the configuration.
     @Test func aPeripheralWithAnAdvertisementMadeBeforehandAdvertisesTheSame() throws {
-        typealias Beacon = HeraldPeripheral<FixedPayloadSource<64>, 2, 64, 32>
+        typealias Beacon = HeraldPeripheral<FixedPayloadSource<64>, StandardServerOffer, 2, 64, 32>
         let bytes = try Self.payload(order: .bigEndian)
         let source = try FixedPayloadSource<64>(bytes: bytes.span)
         let configuration = HeraldAdvertisingConfiguration(intervalMilliseconds: 100)

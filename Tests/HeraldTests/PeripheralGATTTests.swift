@@ -60,7 +60,7 @@ let testUnixMillis: Int64 = (KeyEpoch.standard.unixSeconds + 99 * 86_400 + 100 *
 
 /// A peripheral application behind a real ATT server and GATT database, two links, no controller.
 struct PeripheralHarness<Source: HeraldPayloadSource> {
-    typealias App = HeraldPeripheralApplication<Source, PeripheralEventLog, 2, 128, 600>
+    typealias App = HeraldPeripheralApplication<Source, PeripheralEventLog, 2, 128, 600, StandardServerOffer, StandardPeripheralBuffers>
     var app: App
     var db: GATTDatabase<32, 256, 2>
     let server = ATTServer(maximumMTU: 247)
@@ -72,7 +72,7 @@ struct PeripheralHarness<Source: HeraldPayloadSource> {
     var now: UInt64 = 0
 
     init(source: Source, unixMillisAtZero: Int64 = testUnixMillis, irk: InlineArray<16, UInt8>? = nil) throws {
-        var p = try HeraldPeripheral<Source, 2, 128, 600>(
+        var p = try HeraldPeripheral<Source, StandardServerOffer, 2, 128, 600>(
             source: source, advertising: HeraldAdvertisingConfiguration(irk: irk), clock: HeraldClock(unixMillisAtZero: unixMillisAtZero))
         db = try GATTDatabase<32, 256, 2>(deviceName: Array("herald".utf8).span)
         try p.install(into: &db)

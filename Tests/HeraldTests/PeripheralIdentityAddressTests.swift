@@ -12,10 +12,10 @@ struct IdentityBeaconEvents: HeraldPeripheralDelegate {
 }
 
 @Suite struct PeripheralIdentityAddressTests {
-    typealias Beacon = HeraldPeripheralApplication<FixedPayloadSource<32>, IdentityBeaconEvents, 1, 32, 64>
+    typealias Beacon = HeraldPeripheralApplication<FixedPayloadSource<32>, IdentityBeaconEvents, 1, 32, 64, StandardServerOffer, StandardPeripheralBuffers>
 
-    static func peripheral(irk: InlineArray<16, UInt8>? = nil) throws -> HeraldPeripheral<FixedPayloadSource<32>, 1, 32, 64> {
-        try HeraldPeripheral<FixedPayloadSource<32>, 1, 32, 64>(
+    static func peripheral(irk: InlineArray<16, UInt8>? = nil) throws -> HeraldPeripheral<FixedPayloadSource<32>, StandardServerOffer, 1, 32, 64> {
+        try HeraldPeripheral<FixedPayloadSource<32>, StandardServerOffer, 1, 32, 64>(
             source: try FixedPayloadSource<32>(bytes: hex("30033a0003").span),
             advertising: HeraldAdvertisingConfiguration(irk: irk), clock: HeraldClock(unixMillisAtZero: testUnixMillis))
     }
@@ -68,8 +68,8 @@ struct IdentityBeaconEvents: HeraldPeripheralDelegate {
     }
 
     @Test func onlyAChangingPayloadOrARotatingAddressFollowsThePeriodGrid() {
-        typealias Fixed = HeraldPeripheral<FixedPayloadSource<32>, 1, 32, 64>
-        typealias Counting = HeraldPeripheral<CountingSource, 1, 32, 64>
+        typealias Fixed = HeraldPeripheral<FixedPayloadSource<32>, StandardServerOffer, 1, 32, 64>
+        typealias Counting = HeraldPeripheral<CountingSource, StandardServerOffer, 1, 32, 64>
         #expect(!FixedPayloadSource<32>.changesWithTime && CountingSource.changesWithTime)
         #expect(!Fixed.tracksPeriods(IdentityBeaconEvents.self))
         #expect(Fixed.tracksPeriods(PeripheralEventLog.self), "a rotating address changes at each boundary")
@@ -98,7 +98,7 @@ struct IdentityBeaconEvents: HeraldPeripheralDelegate {
     @Test func anIRKForADelegateThatDoesNotRotateIsRefused() async throws {
         await #expect(processExitsWith: .failure) {
             let irk = InlineArray<16, UInt8>(repeating: 7)
-            _ = HeraldPeripheralApplication<FixedPayloadSource<32>, IdentityBeaconEvents, 1, 32, 64>(
+            _ = HeraldPeripheralApplication<FixedPayloadSource<32>, IdentityBeaconEvents, 1, 32, 64, StandardServerOffer, StandardPeripheralBuffers>(
                 peripheral: try! PeripheralIdentityAddressTests.peripheral(irk: irk), delegate: IdentityBeaconEvents())
         }
     }

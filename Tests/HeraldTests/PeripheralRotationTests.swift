@@ -142,7 +142,7 @@ struct SimulatedAdvertisingController {
 }
 
 @Suite struct PeripheralRotationTests {
-    typealias App = HeraldPeripheralApplication<FixedPayloadSource<32>, PeripheralEventLog, 2, 32, 64>
+    typealias App = HeraldPeripheralApplication<FixedPayloadSource<32>, PeripheralEventLog, 2, 32, 64, StandardServerOffer, StandardPeripheralBuffers>
     static let irk = inline16(hex("9b7d390aa6101034 05adc857a33402ec"))
 
     struct Advert { var time: UInt64; var address: BDAddress }
@@ -155,7 +155,7 @@ struct SimulatedAdvertisingController {
         throws -> (adverts: [Advert], controller: SimulatedAdvertisingController, app: App, periodOf: (UInt64) -> Int64)
     {
         let clock = HeraldClock(unixMillisAtZero: testUnixMillis)
-        var peripheral = try HeraldPeripheral<FixedPayloadSource<32>, 2, 32, 64>(
+        var peripheral = try HeraldPeripheral<FixedPayloadSource<32>, StandardServerOffer, 2, 32, 64>(
             source: try FixedPayloadSource<32>(bytes: hex("10033a0001").span),
             advertising: HeraldAdvertisingConfiguration(irk: Self.irk, epoch: epoch, preparationLead: lead), clock: clock)
         var db = try GATTDatabase<32, 256, 2>(deviceName: Array("herald".utf8).span)

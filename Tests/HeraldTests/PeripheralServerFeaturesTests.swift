@@ -2,25 +2,29 @@ import Testing
 @testable import BluetoothHost
 @testable import Herald
 
-/// A venue beacon's events: it offers only the mandatory server procedures.
-struct MandatoryBeaconEvents: HeraldPeripheralDelegate {
-    var served = 0
-    mutating func heraldPeripheral(didServePayload payload: Span<UInt8>, to link: HeraldLink) { served += 1 }
+/// A venue beacon's server: only the mandatory procedures.
+enum MandatoryServer: HeraldServerOffer {
     static var serverFeatures: GATTServerFeatures { .mandatory }
 }
 
-@Suite struct PeripheralServerFeaturesTests {
-    typealias Beacon = HeraldPeripheralApplication<FixedPayloadSource<64>, MandatoryBeaconEvents, 1, 64, 32>
+/// A venue beacon's events.
+struct MandatoryBeaconEvents: HeraldPeripheralDelegate {
+    var served = 0
+    mutating func heraldPeripheral(didServePayload payload: Span<UInt8>, to link: HeraldLink) { served += 1 }
+}
 
-    @Test func theApplicationOffersWhatItsDelegateChose() {
+@Suite struct PeripheralServerFeaturesTests {
+    typealias Beacon = HeraldPeripheralApplication<FixedPayloadSource<64>, MandatoryBeaconEvents, 1, 64, 32, MandatoryServer, StandardPeripheralBuffers>
+
+    @Test func theApplicationOffersWhatItsPeripheralChose() {
         #expect(Beacon.serverFeatures == .mandatory)
-        #expect(HeraldPeripheralApplication<FixedPayloadSource<64>, PeripheralEventLog, 1, 64, 32>.serverFeatures == .all)
+        #expect(HeraldPeripheralApplication<FixedPayloadSource<64>, PeripheralEventLog, 1, 64, 32, StandardServerOffer, StandardPeripheralBuffers>.serverFeatures == .all)
     }
 
     @Test func aBeaconWithoutTheOptionalProceduresStillServesItsPayload() throws {
         let source = try FixedPayloadSource<64>.venueBeacon(
             header: PayloadHeader(protocolAndVersion: 0x30, countryCode: 826, stateCode: 3), locationCode: 0x0102_0304)
-        let peripheral = try HeraldPeripheral<FixedPayloadSource<64>, 1, 64, 32>(
+        let peripheral = try HeraldPeripheral<FixedPayloadSource<64>, MandatoryServer, 1, 64, 32>(
             source: source, advertising: HeraldAdvertisingConfiguration(), clock: HeraldClock(unixMillisAtZero: 0))
         var server = try OneLinkHeraldServer(peripheral: peripheral, delegate: MandatoryBeaconEvents())
         let payload = server.handles.payload.value
@@ -34,17 +38,18 @@ struct MandatoryBeaconEvents: HeraldPeripheralDelegate {
     }
 }
 
-/// A wearable's sensor events: everything but Read Multiple.
-struct NoReadMultipleSensorEvents: SensorDelegate {
+/// A wearable's server: everything but Read Multiple.
+enum NoReadMultipleServer: HeraldServerOffer {
     static var serverFeatures: GATTServerFeatures { GATTServerFeatures(readMultiple: false) }
 }
 
 @Suite struct SensorServerFeaturesTests {
-    @Test func theSensorOffersWhatItsDelegateChose() {
-        typealias Sensor<D: SensorDelegate> = HeraldSensor<SimplePayloadDataSupplier<InlineSecretKey>, D, 4, 2, NoSensorPeripheral>
-        #expect(Sensor<NoReadMultipleSensorEvents>.serverFeatures == GATTServerFeatures(readMultiple: false))
-        #expect(Sensor<NoReadMultipleSensorEvents>.serverFeatures.queuedWrites)
-        #expect(Sensor<NoReadMultipleSensorEvents>.serverFeatures.databaseHash)
-        #expect(Sensor<RecordingDelegate>.serverFeatures == .all)
+    @Test func theSensorOffersWhatItsPeripheralChose() {
+        typealias Sensor<P: HeraldSensorPeripheral> = HeraldSensor<SimplePayloadDataSupplier<InlineSecretKey>, RecordingDelegate, 4, 2, P>
+        typealias Peripheral = HeraldPeripheral<NoPayloadSource, NoReadMultipleServer, 2, 32, 64>
+        #expect(Sensor<Peripheral>.serverFeatures == GATTServerFeatures(readMultiple: false))
+        #expect(Sensor<Peripheral>.serverFeatures.queuedWrites)
+        #expect(Sensor<Peripheral>.serverFeatures.databaseHash)
+        #expect(Sensor<NoSensorPeripheral>.serverFeatures == .all)
     }
 }

@@ -7,12 +7,12 @@ import BluetoothHost
 /// would keep whatever the memory held: building over three different fills and comparing every
 /// stored property with the value `init` builds finds it.
 @Suite struct SensorInPlaceTests {
-    typealias Sensor = HeraldSensor<SimplePayloadLayout, NoReadMultipleSensorEvents, 8, 2, NoSensorPeripheral>
+    typealias Sensor = HeraldSensor<SimplePayloadLayout, NoSensorDelegate, 8, 2, NoSensorPeripheral>
 
     @Test func inPlaceEqualsInitOverAnyPriorContents() {
         var configuration = HeraldSensorConfiguration()
         configuration.connectionTimeout = 4_000
-        let expected = Sensor(supplier: SimplePayloadLayout(), delegate: NoReadMultipleSensorEvents(),
+        let expected = Sensor(supplier: SimplePayloadLayout(), delegate: NoSensorDelegate(),
                               peripheral: NoSensorPeripheral(), configuration: configuration)
         var expectedDump = ""
         dump(expected, to: &expectedDump)
@@ -20,7 +20,7 @@ import BluetoothHost
         defer { memory.deallocate() }
         for fill: UInt8 in [0x00, 0xFF, 0xA5] {
             UnsafeMutableRawPointer(memory).initializeMemory(as: UInt8.self, repeating: fill, count: MemoryLayout<Sensor>.size)
-            Sensor.initialize(memory, supplier: SimplePayloadLayout(), delegate: NoReadMultipleSensorEvents(),
+            Sensor.initialize(memory, supplier: SimplePayloadLayout(), delegate: NoSensorDelegate(),
                               peripheral: NoSensorPeripheral(), configuration: configuration)
             var built = ""
             dump(memory.pointee, to: &built)

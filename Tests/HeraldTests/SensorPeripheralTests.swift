@@ -8,7 +8,7 @@ import Testing
 @Suite("Sensor with the Herald peripheral")
 struct SensorPeripheralTests {
     /// The peripheral has no payload source of its own: it serves the sensor's supplier.
-    typealias Peripheral = HeraldPeripheral<NoPayloadSource, 2, 128, 600>
+    typealias Peripheral = HeraldPeripheral<NoPayloadSource, StandardServerOffer, 2, 128, 600>
     typealias Sensor = HeraldSensor<FixedPayloadSource<32>, RecordingDelegate, 8, 2, Peripheral>
 
     struct Rig {

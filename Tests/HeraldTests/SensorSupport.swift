@@ -251,7 +251,7 @@ struct CentralHarness<let devices: Int, let links: Int> {
 extension CentralHarness {
     /// A peripheral with one link and room for a 1,024-octet signal message (the host wearable's),
     /// so every message a central can write reaches the sensor, oversized payloads included.
-    typealias SignalPeripheral = HeraldPeripheral<FixedPayloadSource<32>, 1, 32, 1024>
+    typealias SignalPeripheral = HeraldPeripheral<FixedPayloadSource<32>, StandardServerOffer, 1, 32, 1024>
 
     /// `message` as a peer writes it to our signal characteristic, on the path that ships: one ATT
     /// write on a fresh link from `peer` to the Herald peripheral, which reassembles and decodes it

@@ -13,15 +13,15 @@ struct ArraySink: ATTResponseSink {
 
 /// A Herald peripheral application behind the real ATT server with one peripheral link up (handle
 /// 0x40), its database built with the application's server features: for tests that speak ATT to it.
-struct OneLinkHeraldServer<Source: HeraldPayloadSource, Delegate: HeraldPeripheralDelegate,
+struct OneLinkHeraldServer<Source: HeraldPayloadSource, Offer: HeraldServerOffer, Delegate: HeraldPeripheralDelegate,
                            let payloadCapacity: Int, let signalCapacity: Int> {
-    typealias App = HeraldPeripheralApplication<Source, Delegate, 1, payloadCapacity, signalCapacity>
+    typealias App = HeraldPeripheralApplication<Source, Delegate, 1, payloadCapacity, signalCapacity, Offer, StandardPeripheralBuffers>
     var app: App
     var db: GATTDatabase<24, 128, 1>
     var bearer = ATTBearer<App.PrepareQueue>()
     let handles: HeraldGATTHandles
 
-    init(peripheral: HeraldPeripheral<Source, 1, payloadCapacity, signalCapacity>, delegate: Delegate) throws {
+    init(peripheral: HeraldPeripheral<Source, Offer, 1, payloadCapacity, signalCapacity>, delegate: Delegate) throws {
         var peripheral = peripheral
         db = try GATTDatabase<24, 128, 1>(deviceName: Array("beacon".utf8).span, features: App.serverFeatures)
         try peripheral.install(into: &db)

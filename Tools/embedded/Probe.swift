@@ -163,7 +163,7 @@ struct ProbeSensorDelegate: SensorDelegate {
 /// rotation).
 @_cdecl("herald_probe_sensor")
 public func probeSensor(_ bytes: UnsafePointer<UInt8>, _ count: Int, _ now: UInt64) -> Int32 {
-    typealias Peripheral = HeraldPeripheral<NoPayloadSource, 4, 32, 128>
+    typealias Peripheral = HeraldPeripheral<NoPayloadSource, StandardServerOffer, 4, 32, 128>
     typealias App = HeraldSensor<SimplePayloadDataSupplier<InlineSecretKey>, SensorDelegatePair<ProbeSensorDelegate, ProbeSensorDelegate>, 64, 2, Peripheral>
     let span = Span(_unsafeStart: bytes, count: count)
     guard count >= 2048 else { return -1 }
@@ -216,11 +216,11 @@ public func probePeripheral(_ secretKey: UnsafePointer<UInt8>, _ bytes: UnsafePo
                             _ now: UInt64, _ unixMillis: Int64) -> Int32 {
     // The key read in place (flash on a microcontroller), as firmware does.
     typealias Source = SimplePayloadDataSupplier<StaticSecretKey>
-    typealias App = HeraldPeripheralApplication<Source, ProbePeripheralEvents, 2, 32, 128>
+    typealias App = HeraldPeripheralApplication<Source, ProbePeripheralEvents, 2, 32, 128, StandardServerOffer, StandardPeripheralBuffers>
     let header = PayloadHeader(protocolAndVersion: 0x10, countryCode: 826, stateCode: 0)
     let name: StaticString = "herald"
     let source = Source(key: StaticSecretKey(unsafeStart: secretKey), header: header)
-    guard var peripheral = try? HeraldPeripheral<Source, 2, 32, 128>(
+    guard var peripheral = try? HeraldPeripheral<Source, StandardServerOffer, 2, 32, 128>(
               source: source, advertising: HeraldAdvertisingConfiguration(irk: InlineArray(repeating: 7)),
               clock: HeraldClock(unixMillisAtZero: unixMillis)),
           var database = try? GATTDatabase<24, 192, 2>(deviceName: Span(_unsafeStart: name.utf8Start, count: name.utf8CodeUnitCount)),

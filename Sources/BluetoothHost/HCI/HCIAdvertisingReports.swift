@@ -73,9 +73,7 @@ public struct AdvertisingReport: ~Escapable {
 @inline(__always)
 private func optionalPower(_ v: Int8) -> Int8? { v == 0x7F ? nil : v }
 
-private func readAdvertiserAddress(_ r: inout ByteReader, allowAnonymous: Bool) throws(DecodeError) -> DeviceAddress {
-    let rawType = try r.u8()
-    let address = try BDAddress.read(&r)
+private func advertiserAddress(type rawType: UInt8, _ address: BDAddress, allowAnonymous: Bool) throws(DecodeError) -> DeviceAddress {
     guard let type = AddressType(rawValue: rawType), allowAnonymous || type != .anonymous else {
         throw .invalidValue(field: "Address_Type", value: Int(rawType))
     }
@@ -87,12 +85,18 @@ private func readAdvertiserAddress(_ r: inout ByteReader, allowAnonymous: Bool) 
 ///     var reports = try HCILEAdvertisingReportEvent(meta)
 ///     while let report = try reports.next() { ... }
 ///
-/// Each report is length-checked as it is read; a truncated or inconsistent report throws and
-/// ends the iteration. Bytes left after the last declared report are `trailingBytes`.
+/// Each report is length-checked as it is read. A report cut short throws and ends the iteration:
+/// nothing after it can be found. A report read whole whose values are wrong (a reserved Event_Type
+/// or Address_Type, Data_Length over 31) throws, and the iteration goes on with the next report,
+/// which its lengths still locate (the reports follow one another, each carrying its own length,
+/// Core 5.4 Vol 4 Part E 7.7.65.2; Linux skips such a report the same way). Bytes left after the
+/// last declared report are `trailingBytes`. Loop `while !isFinished` to see every report and error.
 public struct HCILEAdvertisingReportEvent: ~Escapable {
     public static let subevent = HCILESubeventCode.advertisingReport
     var cursor: ReportCursor
     public var numberOfReports: Int { cursor.numberOfReports }
+    /// True once `next` has nothing more to give: every report read, or one cut short.
+    public var isFinished: Bool { cursor.isFinished }
 
     @_lifetime(copy parameters)
     public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
@@ -108,26 +112,34 @@ public struct HCILEAdvertisingReportEvent: ~Escapable {
     @_lifetime(copy self)
     public mutating func next() throws(DecodeError) -> AdvertisingReport? {
         guard try cursor.beginReport() else { return nil }
-        let kind = try AdvertisingReportKind(legacyEventType: try cursor.reader.u8())
-        let address = try readAdvertiserAddress(&cursor.reader, allowAnonymous: false)
+        let eventType = try cursor.reader.u8()
+        let addressType = try cursor.reader.u8()
+        let rawAddress = try BDAddress.read(&cursor.reader)
         let length = Int(try cursor.reader.u8())
-        guard length <= 31 else { throw .badLength(field: "Data_Length", declared: length, limit: 31) }
         let data = try cursor.reader.bytes(length)
         let rssi = try cursor.reader.i8()
+        // Read whole: from here an error costs only this report.
         cursor.failed = false
+        guard length <= 31 else { throw .badLength(field: "Data_Length", declared: length, limit: 31) }
+        let kind = try AdvertisingReportKind(legacyEventType: eventType)
+        let address = try advertiserAddress(type: addressType, rawAddress, allowAnonymous: false)
         return AdvertisingReport(
             kind: kind, address: address, rssi: optionalPower(rssi), txPower: nil, advertisingSID: nil, data: data)
     }
 }
 
-/// The iteration both report events share: Num_Reports, then that many reports. The first error
+/// The iteration both report events share: Num_Reports, then that many reports. A report cut short
 /// ends the iteration; bytes left after the last declared report are `trailingBytes`.
 struct ReportCursor: ~Escapable {
     let numberOfReports: Int
     var reader: ByteReader
     var index = 0
-    /// Set while a report is being read and cleared when it parsed, so an error latches.
+    /// Set while a report is being read and cleared once it was read whole, so that a report cut
+    /// short (or bytes after the last) latches.
     var failed = false
+
+    /// Nothing more to read: a report was cut short, or every report was read and nothing follows.
+    var isFinished: Bool { failed || (index >= numberOfReports && reader.isAtEnd) }
 
     @_lifetime(copy parameters)
     init(parsing parameters: Span<UInt8>) throws(DecodeError) {
@@ -158,6 +170,8 @@ public struct HCILEExtendedAdvertisingReportEvent: ~Escapable {
     public static let subevent = HCILESubeventCode.extendedAdvertisingReport
     var cursor: ReportCursor
     public var numberOfReports: Int { cursor.numberOfReports }
+    /// True once `next` has nothing more to give (as `HCILEAdvertisingReportEvent.isFinished`).
+    public var isFinished: Bool { cursor.isFinished }
 
     @_lifetime(copy parameters)
     public init(parsing parameters: Span<UInt8>) throws(DecodeError) {
@@ -174,7 +188,8 @@ public struct HCILEExtendedAdvertisingReportEvent: ~Escapable {
     public mutating func next() throws(DecodeError) -> AdvertisingReport? {
         guard try cursor.beginReport() else { return nil }
         let kind = AdvertisingReportKind(rawValue: try cursor.reader.u16())
-        let address = try readAdvertiserAddress(&cursor.reader, allowAnonymous: true)
+        let addressType = try cursor.reader.u8()
+        let rawAddress = try BDAddress.read(&cursor.reader)
         try cursor.reader.skip(2)  // Primary_PHY, Secondary_PHY
         let sid = try cursor.reader.u8()
         let txPower = try cursor.reader.i8()
@@ -182,7 +197,9 @@ public struct HCILEExtendedAdvertisingReportEvent: ~Escapable {
         try cursor.reader.skip(2 + 1 + 6)  // Periodic_Advertising_Interval, Direct_Address_Type, Direct_Address
         let length = Int(try cursor.reader.u8())
         let data = try cursor.reader.bytes(length)
+        // Read whole: from here an error costs only this report.
         cursor.failed = false
+        let address = try advertiserAddress(type: addressType, rawAddress, allowAnonymous: true)
         return AdvertisingReport(
             kind: kind, address: address, rssi: optionalPower(rssi), txPower: optionalPower(txPower),
             advertisingSID: sid == 0xFF ? nil : sid, data: data)

@@ -334,6 +334,14 @@ public struct HCILEMetaEvent: ~Escapable {
         self.parameters = r.rest()
     }
 
+    /// From parameters the caller checked hold at least the subevent code (`HCIHost` counts an LE
+    /// Meta event without one as its own kind of drop).
+    @_lifetime(copy parameters)
+    init(checked parameters: Span<UInt8>) {
+        subevent = parameters[0]
+        self.parameters = parameters.extracting(1..<parameters.count)
+    }
+
     @_lifetime(copy packet)
     public init(_ packet: HCIEventPacket) throws(DecodeError) {
         try expectEventCode(packet.code, Self.code)

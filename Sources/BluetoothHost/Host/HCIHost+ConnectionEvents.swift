@@ -1,7 +1,8 @@
 /// The events about links, and LE Meta's advertising reports: parsed here, once, and handed to the
 /// `HostDelegate` typed, one method per kind (Core 5.4 Vol 4 Part E 7.7.5, 7.7.19, 7.7.65). No layer
 /// above parses an event again. An event of a kind handed on typed whose parameters do not have its
-/// layout is dropped and reported once (`hostDidDropMalformedEvent`).
+/// layout is dropped, counted and named in `drops` (`HCIInputDrops`), and so is an LE Meta event
+/// without a subevent and each advertising report that does not parse.
 ///
 /// One method per kind rather than one enum of the kinds: on firmware the enum's construction and
 /// the delegate's second switch over it cost 0.3-0.5 KB of flash (`Tools/embedded-check --report`).
@@ -12,48 +13,85 @@ extension HCIHost {
     mutating func handleConnectionEvent<D: HostDelegate>(_ event: borrowing HCIEventPacket, delegate: inout D) {
         switch event.code {
         case HCIEventCode.disconnectionComplete:
-            guard let e = try? HCIDisconnectionCompleteEvent(parsing: event.parameters) else { return delegate.hostDidDropMalformedEvent() }
-            delegate.hostDidReceive(disconnectionComplete: e)
+            do throws(DecodeError) {
+                delegate.hostDidReceive(disconnectionComplete: try HCIDisconnectionCompleteEvent(parsing: event.parameters))
+            } catch {
+                drops.record(.linkEvent, eventCode: event.code, reason: error)
+            }
         case HCIEventCode.numberOfCompletedPackets:
-            guard let e = try? HCINumberOfCompletedPacketsEvent(parsing: event.parameters) else { return delegate.hostDidDropMalformedEvent() }
-            delegate.hostDidReceive(completedPackets: e)
+            do throws(DecodeError) {
+                let e = try HCINumberOfCompletedPacketsEvent(parsing: event.parameters)
+                delegate.hostDidReceive(completedPackets: e)
+            } catch {
+                drops.record(.linkEvent, eventCode: event.code, reason: error)
+            }
         default:
             handleLEMeta(event, delegate: &delegate)
         }
     }
 
     /// Advertising reports go to the delegate one by one, the subevents about links parsed, others
-    /// raw. An LE Meta event without even a subevent code is dropped.
+    /// raw.
     private mutating func handleLEMeta<D: HostDelegate>(_ event: borrowing HCIEventPacket, delegate: inout D) {
-        guard let meta = try? HCILEMetaEvent(parsing: event.parameters) else { return }
+        guard event.parameters.count > 0 else {
+            return drops.record(.leMetaWithoutSubevent, eventCode: event.code,
+                                reason: .truncated(needed: 1, available: 0))
+        }
+        let meta = HCILEMetaEvent(checked: event.parameters)
         let p = meta.parameters
-        switch meta.subevent {
-        case HCILESubeventCode.connectionComplete, HCILESubeventCode.enhancedConnectionCompleteV1,
-             HCILESubeventCode.enhancedConnectionCompleteV2:
-            guard let c = try? HCILEConnectionCompleteEvent(anyConnectionComplete: meta) else { return delegate.hostDidDropMalformedEvent() }
-            // A failure, or a link in which we are central, ends the controller's initiating.
-            if D.initiatesConnections, c.status != .success || c.role == .central { commands.initiating = false }
-            delegate.hostDidReceive(connectionComplete: c)
-        case HCILESubeventCode.connectionUpdateComplete:
-            guard let u = try? HCILEConnectionUpdateCompleteEvent(parsing: p) else { return delegate.hostDidDropMalformedEvent() }
-            delegate.hostDidReceive(connectionUpdateComplete: u)
-        case HCILESubeventCode.remoteConnectionParameterRequest:
-            guard let r = try? HCILERemoteConnectionParameterRequestEvent(parsing: p) else { return delegate.hostDidDropMalformedEvent() }
-            delegate.hostDidReceive(remoteConnectionParameterRequest: r)
-        case HCILESubeventCode.dataLengthChange:
-            guard let d = try? HCILEDataLengthChangeEvent(parsing: p) else { return delegate.hostDidDropMalformedEvent() }
-            delegate.hostDidReceive(dataLengthChange: d)
-        case HCILESubeventCode.phyUpdateComplete:
-            guard let u = try? HCILEPHYUpdateCompleteEvent(parsing: p) else { return delegate.hostDidDropMalformedEvent() }
-            delegate.hostDidReceive(phyUpdateComplete: u)
-        case HCILEAdvertisingReportEvent.subevent:
-            guard D.receivesAdvertisingReports, var reports = try? HCILEAdvertisingReportEvent(meta) else { return }
-            while let report = try? reports.next() { delegate.hostDidReceive(advertisingReport: report) }
-        case HCILEExtendedAdvertisingReportEvent.subevent:
-            guard D.receivesAdvertisingReports, var reports = try? HCILEExtendedAdvertisingReportEvent(meta) else { return }
-            while let report = try? reports.next() { delegate.hostDidReceive(advertisingReport: report) }
-        default:
-            delegate.hostDidReceive(event: event)
+        do throws(DecodeError) {
+            switch meta.subevent {
+            case HCILESubeventCode.connectionComplete, HCILESubeventCode.enhancedConnectionCompleteV1,
+                 HCILESubeventCode.enhancedConnectionCompleteV2:
+                let c = try HCILEConnectionCompleteEvent(anyConnectionComplete: meta)
+                // A failure, or a link in which we are central, ends the controller's initiating.
+                if D.initiatesConnections, c.status != .success || c.role == .central { commands.initiating = false }
+                delegate.hostDidReceive(connectionComplete: c)
+            case HCILESubeventCode.connectionUpdateComplete:
+                delegate.hostDidReceive(connectionUpdateComplete: try HCILEConnectionUpdateCompleteEvent(parsing: p))
+            case HCILESubeventCode.remoteConnectionParameterRequest:
+                delegate.hostDidReceive(remoteConnectionParameterRequest: try HCILERemoteConnectionParameterRequestEvent(parsing: p))
+            case HCILESubeventCode.dataLengthChange:
+                delegate.hostDidReceive(dataLengthChange: try HCILEDataLengthChangeEvent(parsing: p))
+            case HCILESubeventCode.phyUpdateComplete:
+                delegate.hostDidReceive(phyUpdateComplete: try HCILEPHYUpdateCompleteEvent(parsing: p))
+            case HCILEAdvertisingReportEvent.subevent, HCILEExtendedAdvertisingReportEvent.subevent:
+                guard D.receivesAdvertisingReports else { return }
+                deliverReports(meta, delegate: &delegate)
+            default:
+                delegate.hostDidReceive(event: event)
+            }
+        } catch {
+            drops.record(.linkEvent, eventCode: event.code, subevent: meta.subevent, reason: error)
+        }
+    }
+
+    /// Each report that parses goes to the delegate; each that does not is dropped and counted, and
+    /// the reports after it still arrive where its lengths locate them (`HCILEAdvertisingReportEvent`).
+    private mutating func deliverReports<D: HostDelegate>(_ meta: borrowing HCILEMetaEvent, delegate: inout D) {
+        do throws(DecodeError) {
+            if meta.subevent == HCILEAdvertisingReportEvent.subevent {
+                var reports = try HCILEAdvertisingReportEvent(parsing: meta.parameters)
+                while !reports.isFinished {
+                    do throws(DecodeError) {
+                        if let report = try reports.next() { delegate.hostDidReceive(advertisingReport: report) }
+                    } catch {
+                        drops.record(.advertisingReport, eventCode: HCIEventCode.leMeta, subevent: meta.subevent, reason: error)
+                    }
+                }
+            } else {
+                var reports = try HCILEExtendedAdvertisingReportEvent(parsing: meta.parameters)
+                while !reports.isFinished {
+                    do throws(DecodeError) {
+                        if let report = try reports.next() { delegate.hostDidReceive(advertisingReport: report) }
+                    } catch {
+                        drops.record(.advertisingReport, eventCode: HCIEventCode.leMeta, subevent: meta.subevent, reason: error)
+                    }
+                }
+            }
+        } catch {
+            // Num_Reports 0, or no Num_Reports at all.
+            drops.record(.advertisingReport, eventCode: HCIEventCode.leMeta, subevent: meta.subevent, reason: error)
         }
     }
 }

@@ -29,9 +29,6 @@ public protocol HostDelegate {
     mutating func hostDidReceive(dataLengthChange: HCILEDataLengthChangeEvent)
     /// LE PHY Update Complete (7.7.65.12), whatever its status.
     mutating func hostDidReceive(phyUpdateComplete: HCILEPHYUpdateCompleteEvent)
-    /// An event of one of the kinds above whose parameters did not have its layout: dropped here,
-    /// for the delegate to count.
-    mutating func hostDidDropMalformedEvent()
     /// Any event the host neither consumes nor hands on typed (other events, other LE subevents), as
     /// it came.
     mutating func hostDidReceive(event: borrowing HCIEventPacket)
@@ -59,7 +56,6 @@ extension HostDelegate {
     public mutating func hostDidReceive(remoteConnectionParameterRequest: HCILERemoteConnectionParameterRequestEvent) {}
     public mutating func hostDidReceive(dataLengthChange: HCILEDataLengthChangeEvent) {}
     public mutating func hostDidReceive(phyUpdateComplete: HCILEPHYUpdateCompleteEvent) {}
-    public mutating func hostDidDropMalformedEvent() {}
     public mutating func hostDidReceive(event: borrowing HCIEventPacket) {}
     public mutating func hostDidReceive(acl: Span<UInt8>) {}
     public static var receivesAdvertisingReports: Bool { true }
@@ -112,6 +108,8 @@ public struct HCIHost {
     /// than ten of 4–36 octets (StackControl keeps any overflow for the next turn).
     public internal(set) var commands = HCICommandFlow<256>()
     public private(set) var framer = H4Framer<260>()
+    /// Input dropped because it did not parse: counted by kind, the last few named.
+    public internal(set) var drops = HCIInputDrops()
     private var resetsSent = 0
     /// When the controller last sent anything, and whether a liveness probe is outstanding.
     private var lastHeard: UInt64 = 0
@@ -235,15 +233,19 @@ public struct HCIHost {
     // Not inlined: `receive` reaches it from two places (a whole packet in the caller's bytes, and
     // one the framer assembled), and inlining copied the whole event and ACL path into both.
     @inline(never)
-    private mutating func handlePacket<D: HostDelegate, O: H4Output>(
+    mutating func handlePacket<D: HostDelegate, O: H4Output>(
         type: H4PacketType, _ packet: Span<UInt8>, now: UInt64, delegate: inout D, output: inout O
     ) {
         output.didReceive(h4: packet)
         let body = packet.extracting(1..<packet.count)
         switch type {
         case .event:
-            guard let event = try? HCIEventPacket(parsing: body) else { return }
-            handleEvent(event, now: now, delegate: &delegate, output: &output)
+            do throws(DecodeError) {
+                let event = try HCIEventPacket(parsing: body)
+                handleEvent(event, now: now, delegate: &delegate, output: &output)
+            } catch {
+                drops.record(.eventPacket, eventCode: body.count > 0 ? body[0] : 0, reason: error)
+            }
         case .acl:
             delegate.hostDidReceive(acl: body)
         default:
@@ -255,40 +257,48 @@ public struct HCIHost {
         _ event: borrowing HCIEventPacket, now: UInt64, delegate: inout D, output: inout O
     ) {
         switch event.code {
-        case 0x0E:  // Command Complete (Core 5.4 Vol 4 Part E 7.7.14)
-            guard let complete = try? HCICommandCompleteEvent(parsing: event.parameters) else { return }
-            let match = commands.complete(opcode: complete.opcode, numPackets: complete.numHCICommandPackets)
-            guard case .pending(let tag) = match else {
+        case HCIEventCode.commandComplete:  // Core 5.4 Vol 4 Part E 7.7.14
+            do throws(DecodeError) {
+                let complete = try HCICommandCompleteEvent(parsing: event.parameters)
+                let match = commands.complete(opcode: complete.opcode, numPackets: complete.numHCICommandPackets)
+                guard case .pending(let tag) = match else {
+                    commands.pump(now: now, to: &output)
+                    return
+                }
+                let status = complete.status ?? .success
+                if tag == .liveness {
+                    probing = false
+                } else if tag == .bringUp, case .bringingUp(let step) = state {
+                    bringUpCompleted(step, status: status, returnParameters: complete.returnParameters, now: now, delegate: &delegate, output: &output)
+                } else {
+                    delegate.hostCommandDidComplete(tag: tag, opcode: complete.opcode, status: status, returnParameters: complete.returnParameters)
+                }
                 commands.pump(now: now, to: &output)
-                return
+            } catch {
+                // The command it answers stays pending and times out, as if unanswered.
+                drops.record(.commandComplete, eventCode: event.code, reason: error)
             }
-            let status = complete.status ?? .success
-            if tag == .liveness {
-                probing = false
-            } else if tag == .bringUp, case .bringingUp(let step) = state {
-                bringUpCompleted(step, status: status, returnParameters: complete.returnParameters, now: now, delegate: &delegate, output: &output)
-            } else {
-                delegate.hostCommandDidComplete(tag: tag, opcode: complete.opcode, status: status, returnParameters: complete.returnParameters)
+        case HCIEventCode.commandStatus:  // 7.7.15
+            let s: HCICommandStatusEvent
+            do throws(DecodeError) { s = try HCICommandStatusEvent(parsing: event.parameters) } catch {
+                return drops.record(.commandStatus, eventCode: event.code, reason: error)
             }
-            commands.pump(now: now, to: &output)
-        case 0x0F:  // Command Status (7.7.15)
-            guard let s = try? HCICommandStatusEvent(parsing: event.parameters) else { return }
             if D.initiatesConnections, s.opcode == HCILECreateConnection.opcode, s.status == .success { commands.initiating = true }
             if case .pending(let tag) = commands.complete(opcode: s.opcode, numPackets: s.numHCICommandPackets) {
                 let empty = InlineArray<1, UInt8>(repeating: 0)
                 delegate.hostCommandDidComplete(tag: tag, opcode: s.opcode, status: s.status, returnParameters: empty.span.extracting(0..<0))
             }
             commands.pump(now: now, to: &output)
-        case 0x10:  // Hardware Error (7.7.16)
+        case HCIEventCode.hardwareError:  // 7.7.16
             let code = event.parameters.count > 0 ? event.parameters[0] : 0
             fail(.hardwareError(code: code), delegate: &delegate)
-        case 0xFF:  // Vendor specific
+        case HCIEventCode.vendorSpecific:
             if HCIVendorEvent(parsing: event.parameters).isZephyrFatal {
                 fail(.controllerAssert, delegate: &delegate)
             } else {
                 delegate.hostDidReceive(event: event)
             }
-        case 0x05, 0x13, 0x3E:  // Disconnection Complete, Number Of Completed Packets, LE Meta (7.7.5, 7.7.19, 7.7.65)
+        case HCIEventCode.disconnectionComplete, HCIEventCode.numberOfCompletedPackets, HCIEventCode.leMeta:  // 7.7.5, 7.7.19, 7.7.65
             handleConnectionEvent(event, delegate: &delegate)
         default:
             delegate.hostDidReceive(event: event)

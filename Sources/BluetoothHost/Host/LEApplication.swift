@@ -152,7 +152,6 @@ public struct LinkState<PrepareQueue: ATTPrepareQueue, PDU: ATTPDUBuffer>: Conne
 /// checked increment would stop a device after 2^31 events (25 days of 1,000 packets a second).
 public struct LEStackCounters: Equatable, Sendable {
     public var malformedACL = 0
-    public var malformedEvents = 0
     public var rejectedConnections = 0
     /// Links reported on a handle we still held: the controller had ended the old link unreported.
     public var reusedHandles = 0

@@ -150,8 +150,6 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         control.credits.apply(completedPackets)
     }
 
-    public mutating func hostDidDropMalformedEvent() { counters.malformedEvents &+= 1 }
-
     /// What the stack does not act on goes to the application as it came (`LEApplication.stackDidReceive(event:)`).
     public mutating func hostDidReceive(event: borrowing HCIEventPacket) {
         app.stackDidReceive(event: event, control: &control)

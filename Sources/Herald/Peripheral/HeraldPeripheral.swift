@@ -54,8 +54,11 @@ struct HeraldLinkState<let payloadCapacity: Int, let signalCapacity: Int> {
 /// room for every link the stack can hold.
 ///
 /// Sizes: `payloadCapacity` bounds the payload (21 for a plain Simple payload, 510 at most),
-/// `signalCapacity` the largest signal message accepted.
-public struct HeraldPeripheral<Source: HeraldPayloadSource, let links: Int, let payloadCapacity: Int, let signalCapacity: Int> {
+/// `signalCapacity` the largest signal message accepted. `Offer` is what its GATT server offers
+/// (`HeraldServerOffer`): the optional procedures and each link's prepare queue, the peripheral's
+/// choice with its database, whatever its delegate.
+public struct HeraldPeripheral<Source: HeraldPayloadSource, Offer: HeraldServerOffer, let links: Int, let payloadCapacity: Int,
+                               let signalCapacity: Int> {
     public var source: Source
     public var advertiser: HeraldAdvertiser
     /// Handles of the service, once `install(into:)` ran.
@@ -225,6 +228,7 @@ public struct HeraldPeripheral<Source: HeraldPayloadSource, let links: Int, let 
         _ info: ControllerInfo, now: UInt64, control: inout StackControlOf<B>, delegate: inout D
     ) {
         clearLinks()
+        delegate.heraldPeripheral(didBecomeReady: info.address, now: now)
         advertiser.stackDidBecomeReady(info, now: now, tracksPeriods: Self.tracksPeriods(D.self), control: &control,
                                        delegate: &delegate)
     }

@@ -1,20 +1,25 @@
 import BluetoothHost
 
 /// `HeraldPeripheral` as a whole application: a wearable or beacon that only serves the Herald service.
+/// One application for every image: what its server offers is the peripheral's (`Offer`), and its
+/// stack's buffers are `Buffers` (`StandardPeripheralBuffers`, or a beacon's smaller ones).
 public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate: HeraldPeripheralDelegate,
-                                          let links: Int, let payloadCapacity: Int, let signalCapacity: Int>: LEApplication {
-    public var peripheral: HeraldPeripheral<Source, links, payloadCapacity, signalCapacity>
+                                          let links: Int, let payloadCapacity: Int, let signalCapacity: Int,
+                                          Offer: HeraldServerOffer, Buffers: HeraldPeripheralBuffers>: LEApplication {
+    public var peripheral: HeraldPeripheral<Source, Offer, links, payloadCapacity, signalCapacity>
     public var delegate: Delegate
 
-    public init(peripheral: HeraldPeripheral<Source, links, payloadCapacity, signalCapacity>, delegate: Delegate) {
+    public init(peripheral: HeraldPeripheral<Source, Offer, links, payloadCapacity, signalCapacity>, delegate: Delegate) {
         precondition(Delegate.rotatesAddress || peripheral.advertiser.configuration.irk == nil,
                      "HeraldPeripheralApplication: an IRK was configured but the delegate's rotatesAddress is false")
         self.peripheral = peripheral
         self.delegate = delegate
     }
 
-    public static var serverFeatures: GATTServerFeatures { Delegate.serverFeatures }
-    public typealias PrepareQueue = Delegate.PrepareQueue
+    public static var serverFeatures: GATTServerFeatures { Offer.serverFeatures }
+    public typealias PrepareQueue = Offer.PrepareQueue
+    public typealias LinkBuffers = Buffers.LinkBuffers
+    public typealias ControlBuffers = Buffers.ControlBuffers
     /// It only advertises and is connected to (the sensor, which also scans and connects, embeds
     /// `HeraldPeripheral` itself).
     public static var scans: Bool { false }
@@ -30,28 +35,28 @@ public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate:
         peripheral.write(id: id, link: link, offset: offset, value: value, delegate: &delegate)
     }
 
-    public mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout StackControl) {
+    public mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout Control) {
         peripheral.stackDidBecomeReady(info, now: now, control: &control, delegate: &delegate)
     }
 
-    public mutating func stackControllerDidFail(_ failure: ControllerFailure, now: UInt64, control: inout StackControl) {
+    public mutating func stackControllerDidFail(_ failure: ControllerFailure, now: UInt64, control: inout Control) {
         peripheral.stackControllerDidFail()
     }
 
-    public mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {
+    public mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout Control) {
         peripheral.stackDidConnect(link, now: now, control: &control, delegate: &delegate)
     }
 
-    public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
+    public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout Control) {
         peripheral.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control, delegate: &delegate)
     }
 
-    public mutating func stackDidUpdatePHY(handle: UInt16, _ phy: LinkPHY, now: UInt64, control: inout StackControl) {
+    public mutating func stackDidUpdatePHY(handle: UInt16, _ phy: LinkPHY, now: UInt64, control: inout Control) {
         peripheral.stackDidUpdatePHY(handle: handle, phy, delegate: &delegate)
     }
 
     public mutating func stackCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus,
-                                                 returnParameters: Span<UInt8>, control: inout StackControl) {
+                                                 returnParameters: Span<UInt8>, control: inout Control) {
         _ = peripheral.stackCommandDidComplete(tag: tag, opcode: opcode, status: status, returnParameters: returnParameters,
                                                control: &control, delegate: &delegate)
     }
@@ -59,11 +64,11 @@ public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate:
     /// Asked of the type first, so that an application that never follows the period grid has no
     /// timer code at all, not only no timer.
     public var applicationDeadline: UInt64? {
-        HeraldPeripheral<Source, links, payloadCapacity, signalCapacity>.tracksPeriods(Delegate.self) ? peripheral.deadline : nil
+        HeraldPeripheral<Source, Offer, links, payloadCapacity, signalCapacity>.tracksPeriods(Delegate.self) ? peripheral.deadline : nil
     }
 
-    public mutating func stackTimerFired(now: UInt64, control: inout StackControl) {
-        guard HeraldPeripheral<Source, links, payloadCapacity, signalCapacity>.tracksPeriods(Delegate.self) else { return }
+    public mutating func stackTimerFired(now: UInt64, control: inout Control) {
+        guard HeraldPeripheral<Source, Offer, links, payloadCapacity, signalCapacity>.tracksPeriods(Delegate.self) else { return }
         peripheral.stackTimerFired(now: now, control: &control, delegate: &delegate)
     }
 }

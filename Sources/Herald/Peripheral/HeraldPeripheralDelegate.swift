@@ -15,8 +15,12 @@ public struct HeraldLink: Sendable, Equatable {
 }
 
 /// What the Herald peripheral tells its application. Every method has a default that ignores it.
-/// Spans are valid only during the call.
+/// Spans are valid only during the call. What the GATT server offers is not the delegate's to say
+/// (`HeraldServerOffer`, the peripheral's type parameter).
 public protocol HeraldPeripheralDelegate {
+    /// The controller is up (again): `address` is the one it uses until the advertiser sets a
+    /// private one, `now` the stack's time (firmware logs it as its `ready` line).
+    mutating func heraldPeripheral(didBecomeReady address: BDAddress, now: UInt64)
     /// A link came up (either role: the peripheral hears every link).
     mutating func heraldPeripheral(didConnect link: HeraldLink)
     /// A link went down; its payload snapshot and partial signal message are gone.
@@ -48,10 +52,6 @@ public protocol HeraldPeripheralDelegate {
     /// its `PayloadDataSupplier`, so both halves have one provider. nil (the default): the source
     /// serves. True or false as `HeraldPayloadSource.writePayload(at:to:)`.
     mutating func heraldPeripheral<S: ByteSink>(payloadAt time: Int64, into sink: inout S) -> Bool?
-    /// The optional GATT server procedures `HeraldPeripheralApplication` offers (`.all` unless said
-    /// otherwise). A venue beacon's firmware can leave them all out: Herald centrals only discover,
-    /// read the payload and write short signal messages.
-    static var serverFeatures: GATTServerFeatures { get }
     /// Whether this build can advertise a resolvable private address rotated every payload period
     /// (true unless said otherwise). A venue beacon, which has nothing to hide, says false and
     /// advertises the controller's identity address: being a constant after specialisation, the
@@ -63,12 +63,10 @@ public protocol HeraldPeripheralDelegate {
     /// payload specification), so the beacon accepts each write and discards it unread, and the
     /// reassembly and message parsing are left out of its image.
     static var receivesSignals: Bool { get }
-    /// Each link's prepare-write queue (`GATTServerDelegate.PrepareQueue`): the standard 8 writes / 512
-    /// octets unless said otherwise; `ATTNoPrepareQueue` when `serverFeatures` leave queued writes out.
-    associatedtype PrepareQueue: ATTPrepareQueue = ATTStandardPrepareQueue
 }
 
 extension HeraldPeripheralDelegate {
+    public mutating func heraldPeripheral(didBecomeReady address: BDAddress, now: UInt64) {}
     public mutating func heraldPeripheral(didConnect link: HeraldLink) {}
     public mutating func heraldPeripheral(didDisconnect link: HeraldLink, reason: HCIStatus) {}
     public mutating func heraldPeripheral(didUpdatePHY phy: LinkPHY, on link: HeraldLink) {}
@@ -82,7 +80,6 @@ extension HeraldPeripheralDelegate {
     public mutating func heraldPeripheral(didChangeAddress address: BDAddress, unixMillis: Int64) {}
     public mutating func heraldPeripheral(commandFailed opcode: HCIOpcode, status: HCIStatus) {}
     public mutating func heraldPeripheral<S: ByteSink>(payloadAt time: Int64, into sink: inout S) -> Bool? { nil }
-    public static var serverFeatures: GATTServerFeatures { .all }
     public static var rotatesAddress: Bool { true }
     public static var receivesSignals: Bool { true }
 }

@@ -27,7 +27,8 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
         self.peripheral = peripheral
     }
 
-    public static var serverFeatures: GATTServerFeatures { Delegate.serverFeatures }
+    /// What the server offers is the peripheral's (`HeraldServerOffer`), not the delegate's.
+    public static var serverFeatures: GATTServerFeatures { Peripheral.Offer.serverFeatures }
 
     /// The sensor's links: `links` of the stack's kept for reading others (its central role), so
     /// centrals that connect to us can never take them all; a central silent for 10 s is
@@ -39,7 +40,7 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     /// A Herald link carries a payload read (tens of octets) and ends: the LE 2M PHY saves nothing
     /// there, and asking for it cost links on Zephyr's controller (`LEApplication.asksForLE2MPHY`).
     public static var asksForLE2MPHY: Bool { false }
-    public typealias PrepareQueue = Delegate.PrepareQueue
+    public typealias PrepareQueue = Peripheral.Offer.PrepareQueue
 
     public var supplier: Supplier {
         get { core.supplier }

@@ -8,9 +8,8 @@ import BluetoothHost
 ///
 /// The peripheral's events reach this delegate after the sensor has acted on them (a written payload
 /// is filed, and reported as `didRead`, before `heraldPeripheral(didReceivePayload:from:)` arrives).
-/// The static choices (`serverFeatures`, `PrepareQueue`, `rotatesAddress`, `receivesSignals`) are
-/// the sensor's peripheral's: Herald centrals read one characteristic at a time, so firmware can leave
-/// Read Multiple out; iPhones write long signal messages with queued writes, so those stay.
+/// What the sensor's GATT server offers is its peripheral's (`HeraldServerOffer`), never a
+/// delegate's, so delegates compose in any order (`SensorDelegatePair`).
 public protocol SensorDelegate: HeraldPeripheralDelegate {
     /// A device was seen for the first time in this run.
     mutating func sensor(_ sensor: SensorType, didDetect target: TargetIdentifier)
@@ -50,16 +49,15 @@ public struct NoSensorDelegate: SensorDelegate {
 
 /// Two delegates as one: nest pairs for more (`SensorDelegatePair(a, SensorDelegatePair(b, c))`).
 /// Generic composition, so each call is specialised rather than dispatched through an existential.
-/// Every event, of either half, reaches both, `first` first. The static choices are `first`'s.
+/// Every event, of either half, reaches both, `first` first. `rotatesAddress` and `receivesSignals`
+/// are `first`'s; what the server offers is the peripheral's (`HeraldServerOffer`), whatever the order.
 public struct SensorDelegatePair<First: SensorDelegate, Second: SensorDelegate>: SensorDelegate {
     public var first: First
     public var second: Second
     public init(_ first: First, _ second: Second) { self.first = first; self.second = second }
 
-    public static var serverFeatures: GATTServerFeatures { First.serverFeatures }
     public static var rotatesAddress: Bool { First.rotatesAddress }
     public static var receivesSignals: Bool { First.receivesSignals }
-    public typealias PrepareQueue = First.PrepareQueue
 
     public mutating func sensor(_ sensor: SensorType, didDetect target: TargetIdentifier) {
         first.sensor(sensor, didDetect: target)
@@ -97,6 +95,10 @@ public struct SensorDelegatePair<First: SensorDelegate, Second: SensorDelegate>:
 
     // MARK: The peripheral half's events
 
+    public mutating func heraldPeripheral(didBecomeReady address: BDAddress, now: UInt64) {
+        first.heraldPeripheral(didBecomeReady: address, now: now)
+        second.heraldPeripheral(didBecomeReady: address, now: now)
+    }
     public mutating func heraldPeripheral(didConnect link: HeraldLink) {
         first.heraldPeripheral(didConnect: link)
         second.heraldPeripheral(didConnect: link)

@@ -7,6 +7,8 @@ import BluetoothHost
 /// Generic, never existential: the sensor is specialised for its peripheral. Events come back
 /// through `HeraldPeripheralDelegate`, which the sensor's `SensorCore` implements.
 public protocol HeraldSensorPeripheral {
+    /// What the sensor's GATT server offers (`HeraldServerOffer`).
+    associatedtype Offer: HeraldServerOffer
     /// True for the dynamic attribute ids this peripheral serves.
     func owns(id: UInt16) -> Bool
     mutating func read<S: ByteSink, D: HeraldPeripheralDelegate>(
@@ -53,6 +55,8 @@ extension HeraldPeripheral: HeraldSensorPeripheral where Source == NoPayloadSour
 
 /// No peripheral role: nothing advertised, nothing served.
 public struct NoSensorPeripheral: HeraldSensorPeripheral {
+    /// The stack's GAP and GATT services alone, as before there was a choice.
+    public typealias Offer = StandardServerOffer
     public init() {}
     public func owns(id: UInt16) -> Bool { false }
     public mutating func read<S: ByteSink, D: HeraldPeripheralDelegate>(
@@ -78,11 +82,12 @@ public struct NoSensorPeripheral: HeraldSensorPeripheral {
 /// application's delegate as it came (`SensorDelegate` is a `HeraldPeripheralDelegate`), after the
 /// sensor has acted on it.
 extension SensorCore: HeraldPeripheralDelegate {
-    public static var serverFeatures: GATTServerFeatures { Delegate.serverFeatures }
     public static var rotatesAddress: Bool { Delegate.rotatesAddress }
     public static var receivesSignals: Bool { Delegate.receivesSignals }
-    public typealias PrepareQueue = Delegate.PrepareQueue
 
+    public mutating func heraldPeripheral(didBecomeReady address: BDAddress, now: UInt64) {
+        delegate.heraldPeripheral(didBecomeReady: address, now: now)
+    }
     public mutating func heraldPeripheral(didConnect link: HeraldLink) { delegate.heraldPeripheral(didConnect: link) }
     public mutating func heraldPeripheral(didDisconnect link: HeraldLink, reason: HCIStatus) {
         delegate.heraldPeripheral(didDisconnect: link, reason: reason)

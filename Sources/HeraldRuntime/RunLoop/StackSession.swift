@@ -223,16 +223,19 @@ public final class StackSession<App: LEApplication, let links: Int, let attribut
         supervision.log("H4 framer on \(transport.name): \(c.skippedBytes) bytes skipped, \(c.rejectedHeaders) headers rejected, \(c.oversizePackets) oversize packets")
     }
 
-    /// The runtime's own counters: framer, stack, ACL credits and queue, connections, supervision.
-    /// A test checks after a fault that no connection slot or ACL credit leaked.
+    /// The runtime's own counters: framer, input dropped (`malformedEvents` all kinds, then each),
+    /// stack, ACL credits and queue, connections, supervision. A test checks after a fault that no
+    /// connection slot or ACL credit leaked.
     public var statistics: [(String, Int)] {
         let f = stack.hci.framer.counters
+        let drops = stack.hci.drops
         let le = stack.le.counters
         let control = stack.le.control
         return [
             ("packets", f.packets), ("skippedBytes", f.skippedBytes), ("rejectedHeaders", f.rejectedHeaders),
             ("oversizePackets", f.oversizePackets),
-            ("malformedACL", le.malformedACL), ("malformedEvents", le.malformedEvents),
+            ("malformedACL", le.malformedACL), ("malformedEvents", drops.total),
+        ] + drops.statistics + [
             ("rejectedConnections", le.rejectedConnections), ("reusedHandles", le.reusedHandles), ("refusedInboundLinks", le.refusedInboundLinks),
             ("idleLinksDropped", le.idleLinksDropped), ("attResponses", le.attResponses),
             ("dataLengthChanges", le.dataLengthChanges), ("lastTxOctets", Int(le.lastTxOctets)),
@@ -246,9 +249,12 @@ public final class StackSession<App: LEApplication, let links: Int, let attribut
         ] + ((stack.le.app as? any ApplicationStatistics)?.applicationStatistics ?? [])
     }
 
-    /// `statistics` as one JSON object.
+    /// `statistics` as one JSON object, and `lastDrops`: the last few inputs the host dropped, oldest
+    /// first, each named with its event code, subevent and reason.
     public func statisticsJSON() -> String {
-        "{" + statistics.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}"
+        let drops = stack.hci.drops.recentDescriptions.map { "\"" + $0.replacingOccurrences(of: "\"", with: "'") + "\"" }
+        return "{" + statistics.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ")
+            + ", \"lastDrops\": [" + drops.joined(separator: ", ") + "]}"
     }
 
     /// Closes the capture and the port.

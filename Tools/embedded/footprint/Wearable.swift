@@ -19,6 +19,10 @@ struct WearableEvents: SensorDelegate {
     mutating func sensor(_ sensor: SensorType, didRead payload: Span<UInt8>, fromTarget target: TargetIdentifier) {
         payloads += 1
     }
+}
+
+/// What the wearable's server offers.
+enum WearableServer: HeraldServerOffer {
     /// Herald centrals never use Read Multiple; iPhones write long signal messages, so queued writes
     /// stay. No Database Hash: it lets an unbonded client trust its cached copy of our database on a
     /// later connection (Core 5.4 Vol 3 Part G 2.5.2.1), but the wearable's resolvable private
@@ -28,7 +32,7 @@ struct WearableEvents: SensorDelegate {
 }
 
 // The secret key stays in flash (StaticSecretKey): the supplier reads it in place, for both halves.
-typealias WearablePeripheral = HeraldPeripheral<NoPayloadSource, 4, 32, 128>
+typealias WearablePeripheral = HeraldPeripheral<NoPayloadSource, WearableServer, 4, 32, 128>
 typealias WearableApp = HeraldSensor<SimplePayloadDataSupplier<StaticSecretKey>, WearableEvents, 16, 4, WearablePeripheral>
 nonisolated(unsafe) var wearable: BluetoothStack<WearableApp, 4, 24, 192>? = nil
 
@@ -44,7 +48,7 @@ public func wearableMain() -> Int32 {
     guard var peripheral = try? WearablePeripheral(
               source: NoPayloadSource(), advertising: HeraldAdvertisingConfiguration(irk: irk),
               clock: HeraldClock(unixMillisAtZero: Int64(bitPattern: boardMillis()))),
-          var db = try? GATTDatabase<24, 192, 4>(deviceName: name.span, features: WearableEvents.serverFeatures),
+          var db = try? GATTDatabase<24, 192, 4>(deviceName: name.span, features: WearableServer.serverFeatures),
           (try? peripheral.install(into: &db)) != nil
     else { return 1 }
     var seed = InlineArray<6, UInt8>(repeating: 0)

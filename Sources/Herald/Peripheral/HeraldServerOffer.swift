@@ -1,0 +1,35 @@
+import BluetoothHost
+
+/// What a Herald peripheral's GATT server offers centrals: the optional procedures
+/// (`GATTServerFeatures`) and each link's prepare-write queue (Core 5.4 Vol 3 Part F 3.4.6.1).
+///
+/// The peripheral's choice, a type parameter of `HeraldPeripheral` made with the database it
+/// installs its service into, never its event delegate's: observers (`SensorDelegatePair`) compose in
+/// any order without changing which ATT procedures a central may use. As types, so a procedure left
+/// out is a constant after specialisation and its code is not linked (`GATTServerDelegate`).
+public protocol HeraldServerOffer {
+    /// The optional procedures (`.all` unless said otherwise). A venue beacon can leave them all out:
+    /// Herald centrals only discover, read the payload and write short signal messages.
+    static var serverFeatures: GATTServerFeatures { get }
+    /// Each link's prepare-write queue: the standard 8 writes / 512 octets unless said otherwise;
+    /// `ATTNoPrepareQueue` when `serverFeatures` leave queued writes out.
+    associatedtype PrepareQueue: ATTPrepareQueue = ATTStandardPrepareQueue
+}
+
+extension HeraldServerOffer {
+    public static var serverFeatures: GATTServerFeatures { .all }
+}
+
+/// Every optional procedure and the standard prepare queue.
+public enum StandardServerOffer: HeraldServerOffer {}
+
+/// The buffers of `HeraldPeripheralApplication`'s stack (`LEApplication.LinkBuffers`,
+/// `ControlBuffers`), so that one application serves every image, each sized for what it sends.
+/// The defaults are the stack's: 247-octet ATT PDUs, 384 command and 1,024 ACL octets.
+public protocol HeraldPeripheralBuffers {
+    associatedtype LinkBuffers: LinkBufferSizing = LinkPDUBuffers<247>
+    associatedtype ControlBuffers: StackControlBuffers = StandardControlBuffers
+}
+
+/// The stack's standard buffers (`HeraldPeripheralBuffers`' defaults).
+public enum StandardPeripheralBuffers: HeraldPeripheralBuffers {}
