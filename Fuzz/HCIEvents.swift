@@ -48,8 +48,15 @@ func leSubevents(_ p: Span<UInt8>, subevent: UInt8) {
         let n = reports.numberOfReports
         var seen = 0
         var total = 0
+        var calls = 0
         while true {
-            guard let r = try? reports.next() else { break }
+            // A report with a bad value costs only itself (the iteration goes on); one cut short, or
+            // bytes after the last, end it (`isFinished`). Each call reads a report or ends.
+            calls += 1
+            check(calls <= n + 1, "the iteration ends by itself")
+            let next: AdvertisingReport?
+            do { next = try reports.next() } catch { if reports.isFinished { break } else { continue } }
+            guard let r = next else { break }
             seen += 1
             total += r.data.count
             check(r.data.count <= 31, "legacy report data ≤ 31")
@@ -62,8 +69,15 @@ func leSubevents(_ p: Span<UInt8>, subevent: UInt8) {
         let n = reports.numberOfReports
         var seen = 0
         var total = 0
+        var calls = 0
         while true {
-            guard let r = try? reports.next() else { break }
+            // A report with a bad value costs only itself (the iteration goes on); one cut short, or
+            // bytes after the last, end it (`isFinished`). Each call reads a report or ends.
+            calls += 1
+            check(calls <= n + 1, "the iteration ends by itself")
+            let next: AdvertisingReport?
+            do { next = try reports.next() } catch { if reports.isFinished { break } else { continue } }
+            guard let r = next else { break }
             seen += 1
             total += r.data.count
             check(r.data.count <= 255, "extended report data ≤ 255")
