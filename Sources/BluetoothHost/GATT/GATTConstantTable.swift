@@ -45,7 +45,9 @@ enum GATTConstantTable {
         UInt16(truncatingIfNeeded: u16(t, headerSize &+ count &* recordSize &+ 2 &* i))
     }
 
-    /// The first record of a sparse table whose handle is `handle` or above (`count` if none).
+    /// The first record of a sparse table whose handle is `handle` or above (`count` if none). Out of
+    /// line: the witness of sparse tables in an image's symbols (Firmware/features.py).
+    @inline(never)
     static func firstIndex(_ t: UnsafeBufferPointer<UInt8>, _ count: Int, atOrAfter handle: UInt16) -> Int {
         var lo = 0, hi = count
         while lo < hi {

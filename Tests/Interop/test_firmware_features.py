@@ -1,0 +1,51 @@
+"""What the firmware images link, checked from a build alone (no QEMU, no radio): each image leaves
+out the core's optional features its type leaves out (`Tools/firmware build` prints the features it
+links, from their witness symbols, Firmware/features.py). About a minute, the build of two images."""
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FIRMWARE = ROOT / "Tools" / "firmware"
+IMAGES = ["beacon", "wearable"]
+
+# What each image's type leaves out (Firmware/Beacon/main.swift, Firmware/Wearable/main.swift), by
+# the names of Firmware/features.py. The beacon only advertises and serves its payload: no scanning
+# or central role (HeraldPeripheralApplication), no inbound-link policy (`.open`), no LE 2M PHY
+# requests nor PHY Update tracking, an identity address (no rotation, so no enable queue), signals
+# dropped unread, no prepare queue. The wearable asks for no LE 2M PHY (HeraldSensor).
+LEFT_OUT = {
+    "beacon": {"scanning", "central", "inbound-policy", "phy-requests", "phy-updates", "enable-queue",
+               "rotation", "signals", "prepare-queue"},
+    "wearable": {"phy-requests"},
+}
+
+
+@pytest.fixture(scope="module")
+def build_report() -> dict[str, dict]:
+    env = dict(os.environ, FIRMWARE_MEASURE="0")
+    out = subprocess.run([str(FIRMWARE), "build", *IMAGES], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=1800)
+    assert out.returncode == 0, out.stderr[-3000:]
+    print(out.stdout)
+    report: dict[str, dict] = {image: {} for image in IMAGES}
+    for line in out.stdout.splitlines():
+        label, _, rest = line.partition(": ")
+        if label not in report:
+            continue
+        if rest.startswith("flash "):
+            report[label]["flash"] = int(rest.split()[1])
+        elif rest.startswith("features linked: "):
+            linked = rest[len("features linked: "):].split(";")[0].split()
+            report[label]["features"] = {f for f in linked if f != "-"}
+    return report
+
+
+@pytest.mark.parametrize("image", IMAGES)
+def test_image_links_no_feature_its_type_leaves_out(build_report, image):
+    linked = build_report[image].get("features")
+    assert linked is not None, f"{image}: no features line in Tools/firmware build's output"
+    unexpected = sorted(linked & LEFT_OUT[image])
+    assert not unexpected, f"{image}: links {', '.join(unexpected)}, which its type leaves out"
