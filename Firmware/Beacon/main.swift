@@ -63,6 +63,11 @@ struct BeaconLog: HeraldPeripheralDelegate {
     static var rotatesAddress: Bool { false }
     /// Phones' signal writes are accepted and dropped unread: a venue keeps no visitor list.
     static var receivesSignals: Bool { false }
+    /// A phone reads the payload and goes: which PHY its link uses is of no interest, so LE PHY
+    /// Update Complete is dropped unread.
+    static var tracksPHYUpdates: Bool { false }
+    /// Nothing here reads `HCIHost.drops`: input that does not parse is dropped uncounted.
+    static var recordsInputDrops: Bool { false }
 
     /// The line a tester waits for: bring-up done, and the address the beacon advertises with.
     mutating func heraldPeripheral(didBecomeReady address: BDAddress, now: UInt64) {

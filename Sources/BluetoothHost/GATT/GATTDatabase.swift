@@ -224,11 +224,7 @@ public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, l
     /// The index of the attribute at `handle` (nil for 0x0000 or a handle no attribute has).
     @inline(__always)
     func index(of handle: UInt16) -> Int? {
-        if Self.usesTable && sparse {
-            let i = GATTConstantTable.firstIndex(table, count, atOrAfter: handle)
-            guard handle != 0, i < count, GATTConstantTable.handle(table, count, i) == handle else { return nil }
-            return i
-        }
+        if Self.usesTable && sparse { return GATTConstantTable.index(table, count, of: handle) }
         // 0 <= i < count <= A: the index needs no second check.
         let i = Int(handle) &- 1
         guard i >= 0, i < count else { return nil }
@@ -242,7 +238,7 @@ public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, l
     /// `handle(at:)` for read-only callers inside the database.
     @inline(__always)
     func entryHandle(_ i: Int) -> UInt16 {
-        if Self.usesTable && sparse { return GATTConstantTable.handle(table, count, i) }
+        if Self.usesTable && sparse { return GATTConstantTable.sparseHandle(table, count, i) }
         return UInt16(truncatingIfNeeded: i &+ 1)
     }
 

@@ -63,6 +63,17 @@ public protocol LEApplication: GATTServerDelegate {
     /// `LEStack+PHY`). Bring-up still sets 2M as the controller's preference, so a peer that asks
     /// gets it, and its updates are reported.
     static var asksForLE2MPHY: Bool { get }
+    /// Whether the stack follows LE PHY Update Complete (Core 5.4 Vol 4 Part E 7.7.65.12): each
+    /// link's PHYs, the `phyUpdates` counters and `stackDidUpdatePHY` (true unless said otherwise).
+    /// An application that neither asks for the LE 2M PHY nor cares which PHY a link uses says
+    /// false: the events are dropped unread and their handling is left out of its image. One that
+    /// asks for 2M follows them whatever it says (a collision is retried from them).
+    static var tracksPHYUpdates: Bool { get }
+    /// Whether input the HCI host drops (events that do not parse, advertising reports cut short) is
+    /// counted with its reasons in `HCIHost.drops`, which the runtime prints with `--stats` (true
+    /// unless said otherwise). Firmware that never reads them says false: nothing is counted, and
+    /// building the records is left out of its image.
+    static var recordsInputDrops: Bool { get }
     /// What each link buffers, sized by the largest ATT_MTU this application serves (Core 5.4 Vol 3
     /// Part F 3.2.8): its inbound L2CAP reassembly and the ATT response held for a full queue, one
     /// PDU each, and the stack's working copies while it answers. `LinkPDUBuffers<247>` (the
@@ -128,6 +139,8 @@ extension LEApplication {
     public static var connectsAsCentral: Bool { true }
     public static var inboundLinks: InboundLinkPolicy { .open }
     public static var asksForLE2MPHY: Bool { true }
+    public static var tracksPHYUpdates: Bool { true }
+    public static var recordsInputDrops: Bool { true }
 }
 
 /// Per-link state above L2CAP: the ATT bearer (MTU, prepare queue, indication in flight).

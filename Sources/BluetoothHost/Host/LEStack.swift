@@ -123,6 +123,8 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
     public static var receivesAdvertisingReports: Bool { App.scans }
 
     public static var initiatesConnections: Bool { App.connectsAsCentral }
+    public static var receivesPHYUpdates: Bool { App.asksForLE2MPHY || App.tracksPHYUpdates }
+    public static var recordsInputDrops: Bool { App.recordsInputDrops }
 
     @inline(never)
     public mutating func hostDidReceive(advertisingReport: borrowing AdvertisingReport) {

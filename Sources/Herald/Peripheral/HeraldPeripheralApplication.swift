@@ -26,6 +26,9 @@ public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate:
     public static var connectsAsCentral: Bool { false }
     /// A phone reads the payload and goes: no use for the LE 2M PHY (`LEApplication.asksForLE2MPHY`).
     public static var asksForLE2MPHY: Bool { false }
+    /// As the delegate says (`HeraldPeripheralDelegate.tracksPHYUpdates`).
+    public static var tracksPHYUpdates: Bool { Delegate.tracksPHYUpdates }
+    public static var recordsInputDrops: Bool { Delegate.recordsInputDrops }
 
     public mutating func read<S: ByteSink>(id: UInt16, link: UInt16, offset: Int, into sink: inout S) -> ATTErrorCode? {
         peripheral.read(id: id, link: link, offset: offset, into: &sink, delegate: &delegate)
