@@ -69,11 +69,24 @@ struct Fixture {
 
 let fixture = Fixture()
 
+/// The two links a fuzz input may come on, named as a host's connection table names them: 0x0040
+/// in its first entry, 0x0041 in its second.
+let links: [GATTServerLink] = {
+    var table = ConnectionTable<2, 27, NoConnectionExtra>()
+    for h: UInt16 in [0x0040, 0x0041] {
+        do {
+            try table.insert(handle: h, role: .peripheral, peer: DeviceAddress(type: .publicDevice, address: .zero),
+                             timing: ConnectionTiming(interval: 24, latency: 0, supervisionTimeout: 400))
+        } catch { fatalError("links") }
+    }
+    do { return [try table.serverLink(handle: 0x0040), try table.serverLink(handle: 0x0041)] } catch { fatalError("links") }
+}()
+
 func snapshot(_ db: borrowing Database) -> [[UInt8]] {
     var all: [[UInt8]] = []
     for h in 1...UInt16(db.count) {
-        for link in 0..<2 {
-            let v = db.value(h, slot: link)
+        for link in links {
+            let v = db.value(h, link: link)
             var copy: [UInt8] = []
             for i in 0..<v.count { copy.append(v[i]) }
             all.append(copy)
@@ -128,7 +141,7 @@ func fuzzOne(_ input: Span<UInt8>) {
         var response = Sink()
         let mtuBefore = bearer.mtu
         let action = server.handle(pdu: pdu, bearer: &bearer,
-                                   link: GATTServerLink(handle: 0x40 + UInt16(connection), slot: connection), now: now,
+                                   link: links[connection], now: now,
                                    database: &db, delegate: &delegate, response: &response)
         check(bearer.mtu >= ATTMTU.minimum && bearer.mtu <= server.maximumMTU, "MTU range")
         check(bearer.mtu == mtuBefore || mtuBefore == ATTMTU.minimum, "MTU changes once")
@@ -147,8 +160,8 @@ func fuzzOne(_ input: Span<UInt8>) {
         // Values a peer may not write never change.
         var i = 0
         for h in 1...UInt16(db.count) {
-            for link in 0..<2 {
-                let v = db.value(h, slot: link)
+            for link in links {
+                let v = db.value(h, link: link)
                 var same = v.count == before[i].count
                 if same { for k in 0..<v.count where v[k] != before[i][k] { same = false; break } }
                 if !same {

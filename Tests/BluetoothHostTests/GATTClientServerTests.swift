@@ -54,7 +54,7 @@ struct GATTLoopback {
         while !pdu.isEmpty, steps < 100 {
             requests.append(pdu)
             var response = ATTTestSink()
-            let action = server.handle(pdu: pdu.span, bearer: &bearer, link: GATTServerLink(handle: 0x40, slot: 0), now: now, database: &database,
+            let action = server.handle(pdu: pdu.span, bearer: &bearer, link: ServerLinks()[0x0040], now: now, database: &database,
                                        delegate: &serverDelegate, response: &response)
             guard action == .respond else { break }
             var next = ATTTestSink()
@@ -182,11 +182,11 @@ struct GATTLoopback {
         let cccd = link.status.clientConfiguration
         try link.run(.setClientConfiguration(descriptorHandle: cccd, .notification))
         #expect(link.requests.last == [0x12, UInt8(cccd), 0x00, 0x01, 0x00])
-        #expect(link.database.clientConfiguration(valueHandle: link.status.value, slot: 0) == .notification)
+        #expect(link.database.clientConfiguration(valueHandle: link.status.value, link: ServerLinks()[0x0040]) == .notification)
 
         var out = ATTTestSink()
         let level: [UInt8] = [0x42]
-        #expect(link.server.notify(handle: link.status.value, value: level.span, bearer: link.bearer, slot: 0,
+        #expect(link.server.notify(handle: link.status.value, value: level.span, bearer: link.bearer, link: ServerLinks()[0x0040],
                                    database: link.database, into: &out))
         var reply = ATTTestSink()
         #expect(link.client.handle(pdu: out.bytes.span, now: 5, delegate: &link.delegate, reply: &reply) == .none)
@@ -194,21 +194,21 @@ struct GATTLoopback {
         #expect(link.delegate.notifications.first?.handle == link.status.value)
 
         try link.run(.setClientConfiguration(descriptorHandle: cccd, .indication))
-        #expect(link.database.clientConfiguration(valueHandle: link.status.value, slot: 0) == .indication)
+        #expect(link.database.clientConfiguration(valueHandle: link.status.value, link: ServerLinks()[0x0040]) == .indication)
         out = ATTTestSink()
-        #expect(link.server.indicate(handle: link.status.value, value: level.span, bearer: &link.bearer, slot: 0,
+        #expect(link.server.indicate(handle: link.status.value, value: level.span, bearer: &link.bearer, link: ServerLinks()[0x0040],
                                      now: 10, database: link.database, into: &out) == .sent)
         reply = ATTTestSink()
         #expect(link.client.handle(pdu: out.bytes.span, now: 11, delegate: &link.delegate, reply: &reply) == .send)
         #expect(reply.bytes == [0x1E])
         var none = ATTTestSink()
-        let confirmed = link.server.handle(pdu: reply.bytes.span, bearer: &link.bearer, link: GATTServerLink(handle: 0x40, slot: 0), now: 12,
+        let confirmed = link.server.handle(pdu: reply.bytes.span, bearer: &link.bearer, link: ServerLinks()[0x0040], now: 12,
                                            database: &link.database, delegate: &link.serverDelegate, response: &none)
         #expect(confirmed == .indicationConfirmed(handle: link.status.value) && none.bytes.isEmpty)
 
         try link.run(.setClientConfiguration(descriptorHandle: cccd, .none))
         #expect(link.requests.last == [0x12, UInt8(cccd), 0x00, 0x00, 0x00])
-        #expect(link.database.clientConfiguration(valueHandle: link.status.value, slot: 0).isEmpty)
+        #expect(link.database.clientConfiguration(valueHandle: link.status.value, link: ServerLinks()[0x0040]).isEmpty)
         #expect(link.delegate.completions.count == 3 && link.delegate.completions.allSatisfy { $0.error == nil })
     }
 }

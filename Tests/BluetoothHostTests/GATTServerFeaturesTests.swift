@@ -20,7 +20,7 @@ struct MandatoryServerApp: LEApplication {
     static func answer<D: GATTServerDelegate>(_ hex: String, _ db: inout GATTStandardDatabase, _ delegate: inout D,
                                               bearer: inout ATTBearer<D.PrepareQueue>) -> [UInt8] {
         var out = ATTTestSink()
-        let action = ATTServer().handle(pdu: attHex(hex).span, bearer: &bearer, link: GATTServerLink(handle: 0x40, slot: 0), now: 0,
+        let action = ATTServer().handle(pdu: attHex(hex).span, bearer: &bearer, link: ServerLinks()[0x0040], now: 0,
                                         database: &db, delegate: &delegate, response: &out)
         #expect(action == .respond || out.bytes.isEmpty)
         return out.bytes

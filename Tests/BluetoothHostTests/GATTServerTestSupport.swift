@@ -53,6 +53,28 @@ let heraldPayloadUUID = BluetoothUUID("3e98c0f8-8f05-4829-a121-43e38f8933e7")!
 let heraldSignalUUID = BluetoothUUID("f617b813-092e-437a-8324-e09a80821a11")!
 let heraldPayload: [UInt8] = [0x10, 0x03, 0x3A, 0x00, 0x01] + [UInt8](repeating: 0x5A, count: 16)
 
+/// Links up in a connection table, for tests that drive the ATT server and the GATT database
+/// without a stack: the table numbers them as it fills (the first handle in its first entry), and
+/// the tests name each by its handle, through the public `serverLink(handle:)`.
+struct ServerLinks {
+    var table = ConnectionTable<8, 27, NoConnectionExtra>()
+
+    init(_ handles: [UInt16] = [0x0040]) {
+        for h in handles {
+            _ = try? table.insert(handle: h, role: .peripheral, peer: DeviceAddress(type: .publicDevice, address: .zero),
+                                  timing: ConnectionTiming(interval: 24, latency: 0, supervisionTimeout: 400))
+        }
+    }
+
+    /// The link `handle` as the server and the database take it (`Issue.record`s an unknown one).
+    subscript(handle: UInt16) -> GATTServerLink {
+        do { return try table.serverLink(handle: handle) } catch {
+            Issue.record("no link \(handle) in the test's table: \(error)")
+            return try! ServerLinks([handle]).table.serverLink(handle: handle)
+        }
+    }
+}
+
 /// The server side under test: one database, a bearer per connection, a clock.
 struct ServerHarness {
     var server: ATTServer
@@ -60,20 +82,28 @@ struct ServerHarness {
     var db: GATTStandardDatabase
     var delegate = RecordingDelegate()
     var now: UInt64 = 1_000
+    /// Connection `i` is link `handles[i]`.
+    let handles: [UInt16]
+    var links: ServerLinks
 
-    init(maximumMTU: UInt16 = 247, db: GATTStandardDatabase) {
+    init(maximumMTU: UInt16 = 247, db: GATTStandardDatabase, handles: [UInt16] = [0x0040, 0x0041]) {
         server = ATTServer(maximumMTU: maximumMTU)
         self.db = db
+        self.handles = handles
+        links = ServerLinks(handles)
     }
 
-    /// The HCI handle of the harness's link `connection` (the stack slot it plays is `connection`).
-    static func handle(_ connection: Int) -> UInt16 { 0x0040 + UInt16(connection) }
+    /// The HCI handle of the harness's link `connection` (0x0040 + connection unless told otherwise).
+    func handle(_ connection: Int) -> UInt16 { handles[connection] }
 
-    /// Sends one PDU from link `connection` (its bearer and slot; the delegate hears its handle,
+    /// Link `connection` as the server and the database take it.
+    func link(_ connection: Int) -> GATTServerLink { links[handles[connection]] }
+
+    /// Sends one PDU from link `connection` (its bearer; the delegate hears its handle,
     /// `handle(connection)`); returns the action and the response bytes.
     mutating func send(_ pdu: [UInt8], connection: Int = 0) -> (ATTServerAction, [UInt8]) {
         var out = ATTTestSink()
-        let link = GATTServerLink(handle: Self.handle(connection), slot: connection)
+        let link = link(connection)
         let action = server.handle(pdu: pdu.span, bearer: &bearers[connection], link: link, now: now,
                                    database: &db, delegate: &delegate, response: &out)
         if action == .respond {

@@ -230,7 +230,7 @@ import Testing
         var delegate = QueueSizedDelegate<ATTPreparedWrites<2, 16>, _>(base: RecordingDelegate())
         func send(_ hex: String) -> [UInt8] {
             var out = ATTTestSink()
-            _ = h.server.handle(pdu: attHex(hex).span, bearer: &bearer, link: GATTServerLink(handle: 0x40, slot: 0), now: 0, database: &h.db,
+            _ = h.server.handle(pdu: attHex(hex).span, bearer: &bearer, link: h.link(0), now: 0, database: &h.db,
                                 delegate: &delegate, response: &out)
             return out.bytes
         }
@@ -253,7 +253,7 @@ import Testing
         let range: [UInt8] = [0x01, 0x00, 0xFF, 0xFF]
         func indicate(_ h: inout ServerHarness, connection: Int = 0) -> (ATTIndicationResult, [UInt8]) {
             var out = ATTTestSink()
-            let r = h.server.indicate(handle: 8, value: range.span, bearer: &h.bearers[connection], slot: connection,
+            let r = h.server.indicate(handle: 8, value: range.span, bearer: &h.bearers[connection], link: h.link(connection),
                                       now: h.now, database: h.db, into: &out)
             return (r, out.bytes)
         }
@@ -294,18 +294,18 @@ import Testing
         let value = [UInt8](repeating: 7, count: 30)
         func notify(_ h: inout ServerHarness, _ connection: Int) -> [UInt8] {
             var out = ATTTestSink()
-            _ = h.server.notify(handle: c.value, value: value.span, bearer: h.bearers[connection], slot: connection,
+            _ = h.server.notify(handle: c.value, value: value.span, bearer: h.bearers[connection], link: h.link(connection),
                                 database: h.db, into: &out)
             return out.bytes
         }
         #expect(notify(&h, 0).isEmpty)
         // Indication bit on a notify-only characteristic is dropped.
         #expect(h.ask("12 " + le16(c.clientConfiguration) + " 03 00") == [0x13])
-        #expect(h.db.clientConfiguration(valueHandle: c.value, slot: 0) == .notification)
+        #expect(h.db.clientConfiguration(valueHandle: c.value, link: h.link(0)) == .notification)
         let n = notify(&h, 0)
         #expect(n.count == 23 && Array(n.prefix(3)) == [0x1B, UInt8(c.value), 0x00])  // cut to MTU-3
         #expect(notify(&h, 1).isEmpty)
-        h.db.resetLink(0)
+        h.db.resetLink(h.link(0))
         #expect(notify(&h, 0).isEmpty)
     }
 

@@ -48,12 +48,14 @@ import Testing
         _ = try next.addPrimaryService(BluetoothUUID(uuid16: 0x180F))
         _ = try next.addCharacteristic(BluetoothUUID(uuid16: 0x2A19), properties: .read | .write | .notify,
                                        permissions: .readWrite, value: .dynamic(id: 7))
-        // Stale per-link values in the database being brought in (slot 1 is 0x41's).
+        // Stale per-link values in the database being brought in, where the stack keeps 0x41.
         var stale = GATTNoDelegate()
-        _ = next.writeValue(v + 1, link: GATTServerLink(handle: 0x0041, slot: 1), offset: 0, value: [0x01, 0x00].span,
+        let link41 = try h.stack.le.connections.serverLink(handle: 0x0041)
+        _ = next.writeValue(v + 1, link: link41, offset: 0, value: [0x01, 0x00].span,
                             delegate: &stale)
         let old = h.stack.le.replaceDatabase(with: next)
-        #expect(old.clientConfiguration(valueHandle: sc.value, slot: 0) == .indication)
+        #expect(old.clientConfiguration(valueHandle: sc.value, link: try h.stack.le.connections.serverLink(handle: 0x0042))
+                == .indication)
         #expect(h.stack.le.clientConfiguration(valueHandle: sc.value, link: 0x0042) == .indication)
         #expect(h.stack.le.clientConfiguration(valueHandle: sc.value, link: 0x0041)?.isEmpty == true)
         #expect(h.stack.le.clientSupportedFeatures(link: 0x0041) == 0x01)

@@ -15,7 +15,7 @@ struct NoPrepareQueueApp: LEApplication {
                                            bearer: inout ATTBearer<Q>) -> [UInt8] {
         var out = ATTTestSink()
         var delegate = QueueSizedDelegate<Q, _>(base: GATTNoDelegate())
-        _ = ATTServer().handle(pdu: attHex(hex).span, bearer: &bearer, link: GATTServerLink(handle: 0x40, slot: 0), now: 0,
+        _ = ATTServer().handle(pdu: attHex(hex).span, bearer: &bearer, link: ServerLinks()[0x0040], now: 0,
                                database: &db, delegate: &delegate, response: &out)
         return out.bytes
     }

@@ -52,9 +52,13 @@ private struct Sink: ATTResponseSink {
         var db = try EDTTDatabase(table: EDTTServer.tables[2])
         var bearer = ATTStandardBearer()
         var delegate = GATTNoDelegate()
+        var links = ConnectionTable<1, 27, NoConnectionExtra>()
+        try links.insert(handle: 0x0040, role: .peripheral, peer: DeviceAddress(type: .publicDevice, address: .zero),
+                         timing: ConnectionTiming(interval: 24, latency: 0, supervisionTimeout: 400))
+        let link = try links.serverLink(handle: 0x0040)
         func send(_ pdu: [UInt8]) -> [UInt8] {
             var out = Sink()
-            _ = ATTServer().handle(pdu: pdu.span, bearer: &bearer, link: GATTServerLink(handle: 0x40, slot: 0), now: 0, database: &db,
+            _ = ATTServer().handle(pdu: pdu.span, bearer: &bearer, link: link, now: 0, database: &db,
                                    delegate: &delegate, response: &out)
             return out.bytes
         }
@@ -84,7 +88,7 @@ private struct Sink: ATTResponseSink {
         }
         // A CCCD write in a sparse table finds its characteristic value (Service Changed at 3).
         #expect(send([0x12, 0x04, 0x00, 0x02, 0x00]) == [0x13])
-        #expect(db.clientConfiguration(valueHandle: 3, slot: 0) == .indication)
+        #expect(db.clientConfiguration(valueHandle: 3, link: link) == .indication)
     }
 
     @Test func tablesWithHandlesOutOfOrderAreRefused() {

@@ -177,20 +177,22 @@ import Testing
                 requests.append([0x12, UInt8(h & 0xFF), UInt8(h >> 8), 0x01])
                 requests.append([0x0A, UInt8(h & 0xFF), UInt8(h >> 8)])
             }
+            let connections = ServerLinks((0..<links).map { 0x0040 + UInt16($0) })
             for link in 0..<links {
+                let named = connections[0x0040 + UInt16(link)]
                 var ramBearer = ATTStandardBearer(), tableBearer = ATTStandardBearer()
                 var ramDelegate = ATTAnswers(), tableDelegate = ATTAnswers()
                 for request in requests {
                     var x = ArraySink(), y = ArraySink()
-                    let ax = ATTServer().handle(pdu: request.span, bearer: &ramBearer, link: GATTServerLink(handle: 0x40 + UInt16(link), slot: link), now: 0,
+                    let ax = ATTServer().handle(pdu: request.span, bearer: &ramBearer, link: named, now: 0,
                                                 database: &ram, delegate: &ramDelegate, response: &x)
-                    let ay = ATTServer().handle(pdu: request.span, bearer: &tableBearer, link: GATTServerLink(handle: 0x40 + UInt16(link), slot: link), now: 0,
+                    let ay = ATTServer().handle(pdu: request.span, bearer: &tableBearer, link: named, now: 0,
                                                 database: &table, delegate: &tableDelegate, response: &y)
                     #expect(ax == ay && x.bytes == y.bytes, "link \(link) request \(hexString(request))")
                 }
                 #expect(ramDelegate.events == tableDelegate.events)
-                ram.resetLink(link)
-                table.resetLink(link)
+                ram.resetLink(named)
+                table.resetLink(named)
             }
         }
     }

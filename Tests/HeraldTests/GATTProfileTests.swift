@@ -63,7 +63,7 @@ import Testing
         let server = ATTServer()
         func ask(_ pdu: [UInt8]) -> [UInt8] {
             var out = ArraySink()
-            _ = server.handle(pdu: pdu.span, bearer: &bearer, link: GATTServerLink(handle: 0x40, slot: 0), now: 0, database: &db, delegate: &delegate, response: &out)
+            _ = server.handle(pdu: pdu.span, bearer: &bearer, link: ServerLinks()[0x0040], now: 0, database: &db, delegate: &delegate, response: &out)
             return out.bytes
         }
         // Read By Group Type for primary services from 0x000E: one 128-bit entry (length 20).

@@ -64,9 +64,11 @@ struct PeripheralHarness<Source: HeraldPayloadSource> {
     var app: App
     var db: GATTDatabase<32, 256, 2>
     let server = ATTServer(maximumMTU: 247)
-    var bearers = [ATTStandardBearer(), ATTStandardBearer()]
-    /// The link in each slot of the stack's table this harness plays.
-    var stackSlots: [UInt16?] = [nil, nil]
+    /// Each link's bearer, by handle.
+    var bearers: [UInt16: ATTStandardBearer] = [:]
+    /// The stack's connection table this harness plays: it numbers the links (the database keeps
+    /// their CCCDs there); the server is given each link by its handle (`serverLink(handle:)`).
+    var links = StackLinks()
     var control = StackControl()
     var handles: HeraldGATTHandles
     var now: UInt64 = 0
@@ -84,12 +86,10 @@ struct PeripheralHarness<Source: HeraldPayloadSource> {
     var events: [String] { app.delegate.events }
 
     mutating func connect(_ handle: UInt16, stackSlot: Int? = nil) {
-        // As the stack does: the link takes a slot of the stack's table (the first free one unless
-        // the test says otherwise), where its bearer and its CCCDs live; the application is told
-        // its handle only.
-        let slot = stackSlot ?? stackSlots.firstIndex(of: nil) ?? 0
-        stackSlots[slot] = handle
-        bearers[slot] = ATTStandardBearer()
+        // As the stack does: the link takes an entry of the stack's table (the first free one unless
+        // the test says otherwise), where its CCCDs live; the application is told its handle only.
+        links.insert(handle, at: stackSlot)
+        bearers[handle] = ATTStandardBearer()
         let summary = ConnectionSummary(handle: handle, role: .peripheral,
                                         peer: DeviceAddress(type: .randomDevice, address: BDAddress(bytes: [1, 2, 3, 4, 5, UInt8(handle)])),
                                         timing: ConnectionTiming(interval: 24, latency: 0, supervisionTimeout: 72))
@@ -97,7 +97,7 @@ struct PeripheralHarness<Source: HeraldPayloadSource> {
     }
 
     mutating func disconnect(_ handle: UInt16) {
-        if let slot = stackSlots.firstIndex(of: handle) { stackSlots[slot] = nil }
+        links.remove(handle)
         app.stackDidDisconnect(handle: handle, reason: .remoteUserTerminated, now: now, control: &control)
     }
 
@@ -111,12 +111,15 @@ struct PeripheralHarness<Source: HeraldPayloadSource> {
     }
 
     /// One ATT PDU from the central on link `handle`; the response bytes. The server is given the
-    /// link's handle and the slot the stack keeps it in, as `LEStack.serveATT` gives them.
+    /// link as the stack's table names it, as `LEStack.serveATT` gives it (a PDU comes only on a
+    /// link the stack holds: one the test never connected is put in the table, not reported).
     mutating func send(_ pdu: [UInt8], link handle: UInt16 = 0x0040) -> [UInt8] {
-        let slot = stackSlots.firstIndex(of: handle) ?? 0
+        let link = links.link(handle)
         var out = ArraySink()
-        _ = server.handle(pdu: pdu.span, bearer: &bearers[slot], link: GATTServerLink(handle: handle, slot: slot),
+        var bearer = bearers[handle] ?? ATTStandardBearer()
+        _ = server.handle(pdu: pdu.span, bearer: &bearer, link: link,
                           now: now, database: &db, delegate: &app, response: &out)
+        bearers[handle] = bearer
         return out.bytes
     }
 

@@ -39,7 +39,7 @@ import Testing
         // without a snapshot or a partial message; 0x40 keeps its own.
         h.disconnect(0x0041)
         h.connect(0x0042)
-        #expect(h.stackSlots == [0x0042, 0x0040])
+        #expect((0..<2).map { h.links.table.handle(at: $0) } == [0x0042, 0x0040])
         #expect(Array(h.read(link: 0x0042).dropFirst()) == (0..<22).map { UInt8(48 + $0) })
         #expect(Array(h.read(link: 0x0040).dropFirst()) == second)
         #expect(h.app.peripheral.link(handle: 0x0042)?.handle == 0x0042)
@@ -51,7 +51,7 @@ import Testing
         var h = try PeripheralHarness(source: CountingSource())
         h.connect(0x0040)
         // A link the stack holds but never reported here (Unlikely Error, 0x0E), not another's state.
-        h.stackSlots[1] = 0x0077
+        h.links.insert(0x0077)
         #expect(h.read(link: 0x0077) == [0x01, 0x0A] + h.le(h.handles.payload.value) + [0x0E])
         #expect(h.writeSignal(Captured.capturedRSSIWrite, link: 0x0077) == [0x01, 0x12] + h.le(h.handles.signal.value) + [0x0E])
         #expect(h.events.isEmpty)

@@ -46,9 +46,10 @@ import BluetoothHost
 
     static func values(_ db: borrowing Database) -> [[UInt8]] {
         var all: [[UInt8]] = []
+        let links = ServerLinks([0x0040, 0x0041])
         for h in 1...UInt16(db.count) {
-            for link in 0..<2 {
-                let v = db.value(h, slot: link)
+            for link in [links[0x0040], links[0x0041]] {
+                let v = db.value(h, link: link)
                 var copy: [UInt8] = []
                 for i in v.indices { copy.append(v[i]) }
                 all.append(copy)
@@ -86,7 +87,7 @@ import BluetoothHost
             for pdu in pdus(method, handle: handle, value: [0x01, 0x00]) {
                 var out: [UInt8] = []
                 var sink = ArraySink()
-                let action = server.handle(pdu: pdu.span, bearer: &bearer, link: GATTServerLink(handle: 0x40, slot: 0), now: 1_000,
+                let action = server.handle(pdu: pdu.span, bearer: &bearer, link: ServerLinks()[0x0040], now: 1_000,
                                            database: &db, delegate: &delegate, response: &sink)
                 out = sink.bytes
                 if method == .writeCommand { #expect(action == .none && out.isEmpty) }

@@ -15,9 +15,10 @@ struct SensorPeripheralTests {
         var sensor: Sensor
         var db: GATTDatabase<32, 256, 2>
         let server = ATTServer(maximumMTU: 247)
-        var bearers = [ATTStandardBearer(), ATTStandardBearer()]
-        /// The link in each slot of the stack's table this rig plays.
-        var stackSlots: [UInt16?] = [nil, nil]
+        /// Each link's bearer, by handle.
+        var bearers: [UInt16: ATTStandardBearer] = [:]
+        /// The stack's connection table this rig plays.
+        var links = StackLinks()
         var control = StackControl()
         var handles: HeraldGATTHandles
         static let ours = simplePayload(0x90)
@@ -35,15 +36,17 @@ struct SensorPeripheralTests {
         }
 
         mutating func send(_ pdu: [UInt8], link handle: UInt16, now: UInt64) -> [UInt8] {
-            let slot = stackSlots.firstIndex(of: handle) ?? 0
+            let link = links.link(handle)
             var out = ArraySink()
-            _ = server.handle(pdu: pdu.span, bearer: &bearers[slot], link: GATTServerLink(handle: handle, slot: slot),
+            var bearer = bearers[handle] ?? ATTStandardBearer()
+            _ = server.handle(pdu: pdu.span, bearer: &bearer, link: link,
                               now: now, database: &db, delegate: &sensor, response: &out)
+            bearers[handle] = bearer
             return out.bytes
         }
 
         mutating func connect(_ handle: UInt16, peer: DeviceAddress, now: UInt64) {
-            if let slot = stackSlots.firstIndex(of: nil) { stackSlots[slot] = handle }
+            links.insert(handle)
             sensor.stackDidConnect(ConnectionSummary(handle: handle, role: .peripheral, peer: peer,
                                                      timing: ConnectionTiming(interval: 24, latency: 0, supervisionTimeout: 72)),
                                    now: now, control: &control)

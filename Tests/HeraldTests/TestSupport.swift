@@ -38,9 +38,57 @@ struct OneLinkHeraldServer<Source: HeraldPayloadSource, Offer: HeraldServerOffer
     /// One ATT PDU in; the response's bytes (empty when there is none).
     mutating func send(_ pdu: [UInt8]) -> [UInt8] {
         var out = ArraySink()
-        _ = ATTServer().handle(pdu: pdu.span, bearer: &bearer, link: GATTServerLink(handle: 0x40, slot: 0), now: 0, database: &db,
+        _ = ATTServer().handle(pdu: pdu.span, bearer: &bearer, link: ServerLinks()[0x0040], now: 0, database: &db,
                                delegate: &app, response: &out)
         return out.bytes
+    }
+}
+
+/// Links up in a connection table, for tests that drive the ATT server and the GATT database
+/// without a stack: the table numbers them as it fills (the first handle in its first entry), and
+/// the tests name each by its handle, through the public `serverLink(handle:)`.
+struct ServerLinks {
+    var table = ConnectionTable<8, 27, NoConnectionExtra>()
+
+    init(_ handles: [UInt16] = [0x0040]) {
+        for h in handles {
+            _ = try? table.insert(handle: h, role: .peripheral, peer: DeviceAddress(type: .publicDevice, address: .zero),
+                                  timing: ConnectionTiming(interval: 24, latency: 0, supervisionTimeout: 400))
+        }
+    }
+
+    /// The link `handle` as the server and the database take it (a test's own table always has it).
+    subscript(handle: UInt16) -> GATTServerLink { try! table.serverLink(handle: handle) }
+}
+
+/// A stack's connection table for harnesses that play one around an application: links come and
+/// go, a test may choose the entry a link takes, and the server is handed each link by handle.
+struct StackLinks {
+    var table = ConnectionTable<2, 27, NoConnectionExtra>()
+
+    /// Puts `handle` in the first free entry, or in entry `position` when it is free (the entries
+    /// before it held meanwhile).
+    mutating func insert(_ handle: UInt16, at position: Int? = nil) {
+        var held: [UInt16] = []
+        for k in 0..<(position ?? 0) where table.handle(at: k) == nil {
+            add(0x0E00 + UInt16(k))
+            held.append(0x0E00 + UInt16(k))
+        }
+        add(handle)
+        for h in held { _ = table.remove(handle: h) }
+    }
+
+    mutating func remove(_ handle: UInt16) { _ = table.remove(handle: handle) }
+
+    /// The link `handle`, put in the table first if it is not there.
+    mutating func link(_ handle: UInt16) -> GATTServerLink {
+        if !table.contains(handle: handle) { add(handle) }
+        return try! table.serverLink(handle: handle)
+    }
+
+    private mutating func add(_ handle: UInt16) {
+        _ = try? table.insert(handle: handle, role: .peripheral, peer: DeviceAddress(type: .publicDevice, address: .zero),
+                              timing: ConnectionTiming(interval: 24, latency: 0, supervisionTimeout: 400))
     }
 }
 

@@ -22,6 +22,7 @@ import hashlib
 import itertools
 import os
 import pwd
+import re
 import shutil
 import signal
 import subprocess
@@ -120,14 +121,17 @@ _PACER = 'python3 ./bsim_pacer.py -s "$SIM" -d $i --ratio "$RATIO" > "$LOGDIR/pa
 # The fixture's script says only "a simulation process exited" when one device ends the whole radio.
 # The copy names it (the phy, controller i, app device i or the pacer), with its exit status or the
 # signal that ended it, in run.log and in LOGDIR/ended.txt (`ZephyrRadio.ended()`): the evidence a test
-# that loses its radio reports (docs/ci-flakes.md).
+# that loses its radio reports (docs/ci-flakes.md). A status over 128 is a signal only when it names
+# one: BabbleSim's own errors (bs_trace_error) exit with 255, which an earlier copy reported as
+# "killed by signal 127".
 _WAIT_ANY = 'wait -n "${PIDS[@]}"\necho "a simulation process exited; stopping (see $LOGDIR)" >&2'
 _WAIT_ANY_NAMED = r'''ENDED=; wait -n -p ENDED "${PIDS[@]}"; STATUS=$?
 if [ -n "$ENDED" ]; then
   for k in "${!PIDS[@]}"; do [ "${PIDS[$k]}" = "$ENDED" ] && IDX=$k; done
   if [ "$IDX" = 0 ]; then WHO="the phy"; elif [ "$IDX" -le "$N" ]; then WHO="controller $((IDX-1))"
   elif [ "$IDX" -le $((N+NA)) ]; then WHO="app device $((IDX-1))"; else WHO="the pacer"; fi
-  if [ "$STATUS" -gt 128 ]; then HOW="killed by signal $((STATUS-128)) ($(kill -l $((STATUS-128))))"; else HOW="exit status $STATUS"; fi
+  if [ "$STATUS" -gt 128 ] && SIG=$(kill -l $((STATUS-128)) 2>/dev/null); then HOW="killed by signal $((STATUS-128)) ($SIG)"
+  else HOW="exit status $STATUS"; fi
   echo "$(date +%T.%N | cut -c1-12) $WHO (pid $ENDED) ended: $HOW" | tee "$LOGDIR/ended.txt" >&2
 fi
 echo "a simulation process exited; stopping (see $LOGDIR)" >&2'''
@@ -365,8 +369,19 @@ class ZephyrRadio:
         # another simulation's on a shared machine.
         traps = [l for l in _kernel_log()[self._kernel_lines:]
                  if ("trap" in l or "segfault" in l) and ("zephyr" in l or "herald-cpp" in l or "bs_2G4" in l)]
-        return line + (f"; dmesg since this radio started: {' | '.join(traps[-3:])}" if traps else "")
+        return line + self._last_error(line) + (f"; dmesg since this radio started: {' | '.join(traps[-3:])}" if traps else "")
 
+    def _last_error(self, ended: str) -> str:
+        """The last ERROR line of each device log that has one (BabbleSim's models and tracing say why
+        they stop there: "ERROR: (file:line): ..."), or nothing. Every log, not only that of the
+        process named: when one device stops, the phy ends the others, and `wait -n` may hear of one
+        of those first (CI once reported "controller 0 ended: exit status 0")."""
+        errors = []
+        for log in sorted(Path(self.logs).glob("*.log")):
+            lines = [l.strip() for l in log.read_text(errors="replace").splitlines() if "ERROR" in l]
+            if lines:
+                errors.append(f"{log.name}: {lines[-1]}")
+        return f"; {' | '.join(errors)}" if errors else ""
 
 def _kernel_log() -> list[str]:
     """The kernel's ring buffer (traps and segfaults of crashed programs), or nothing where it cannot be read."""

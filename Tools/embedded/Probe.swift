@@ -82,7 +82,7 @@ public func probeStack(_ bytes: UnsafePointer<UInt8>, _ count: Int, _ now: UInt6
     let sent = stack.perform(now: now, output: &out) { le in
         le.notify(handle: 0x0040, attribute: valueHandle, value: nameSpan)
     }
-    return Int32(out.count + stack.app.connected + (sent ? 1 : 0))
+    return Int32(out.count + stack.app.connected + (sent == .sent ? 1 : 0))
 }
 
 /// Collects what a GATT client reports, as a firmware central would.

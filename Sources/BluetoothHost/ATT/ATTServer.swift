@@ -23,6 +23,19 @@ public enum ATTIndicationResult: Equatable, Sendable {
     /// The link's outbound queue had no room (`LEStack.indicate`): nothing was sent and nothing is
     /// outstanding; try again once queued data has left.
     case queueFull
+    /// No link has this connection handle (`LEStack.indicate`): never connected, or gone.
+    case unknownLink
+}
+
+/// Outcome of `LEStack.notify`.
+public enum ATTNotificationResult: Equatable, Sendable {
+    case sent
+    /// That link's CCCD does not enable notifications, or its bearer timed out earlier.
+    case notEnabled
+    /// The link's outbound queue had no room: nothing was sent.
+    case queueFull
+    /// No link has this connection handle: never connected, or gone.
+    case unknownLink
 }
 
 /// The ATT server (Core 5.4 Vol 3 Part F), sans-I/O: each received PDU is a pure function of the
@@ -45,7 +58,8 @@ public struct ATTServer: Sendable {
         self.maximumMTU = max(maximumMTU, ATTMTU.minimum)
     }
 
-    /// Handles one received PDU from `link` (its handle goes to the delegate; its slot selects its CCCDs).
+    /// Handles one received PDU from `link` (its handle goes to the delegate; the database keeps its
+    /// CCCDs where the connection table keeps the link).
     ///
     /// The bearer's prepare queue is the delegate's `PrepareQueue`, not a generic parameter of its
     /// own: the delegate already decides whether queued writes exist (`serverFeatures`), so it names
@@ -173,28 +187,28 @@ public struct ATTServer: Sendable {
         return .disconnect
     }
 
-    /// Writes a Handle Value Notification of `value` (cut to ATT_MTU-3, Part F 3.4.7.1) if the link in `slot`
+    /// Writes a Handle Value Notification of `value` (cut to ATT_MTU-3, Part F 3.4.7.1) if `link`
     /// enabled notifications in the characteristic's CCCD. Returns whether a PDU was written.
     public func notify<DB: GATTAttributeDatabase, Q: ATTPrepareQueue, Out: ByteSink>(
-        handle: UInt16, value: Span<UInt8>, bearer: borrowing ATTBearer<Q>, slot: Int,
+        handle: UInt16, value: Span<UInt8>, bearer: borrowing ATTBearer<Q>, link: GATTServerLink,
         database: borrowing DB, into out: inout Out
     ) -> Bool {
         guard !bearer.isTimedOut,
-              database.clientConfiguration(valueHandle: handle, slot: slot).contains(.notification)
+              database.clientConfiguration(valueHandle: handle, link: link).contains(.notification)
         else { return false }
         let n = min(value.count, Int(bearer.mtu) - 3)
         ATTHandleValueNotification(handle: handle, value: value.extracting(0..<n)).write(to: &out)
         return true
     }
 
-    /// Writes a Handle Value Indication (cut to ATT_MTU-3, Part F 3.4.7.2) if indications are enabled
-    /// and none is outstanding, and starts its 30-second transaction timer at `now`.
+    /// Writes a Handle Value Indication (cut to ATT_MTU-3, Part F 3.4.7.2) if `link` enabled
+    /// indications and none is outstanding, and starts its 30-second transaction timer at `now`.
     public func indicate<DB: GATTAttributeDatabase, Q: ATTPrepareQueue, Out: ByteSink>(
-        handle: UInt16, value: Span<UInt8>, bearer: inout ATTBearer<Q>, slot: Int, now: UInt64,
+        handle: UInt16, value: Span<UInt8>, bearer: inout ATTBearer<Q>, link: GATTServerLink, now: UInt64,
         database: borrowing DB, into out: inout Out
     ) -> ATTIndicationResult {
         guard !bearer.isTimedOut else { return .bearerClosed }
-        guard database.clientConfiguration(valueHandle: handle, slot: slot).contains(.indication) else {
+        guard database.clientConfiguration(valueHandle: handle, link: link).contains(.indication) else {
             return .notEnabled
         }
         guard !bearer.hasPendingIndication else { return .busy }
@@ -271,7 +285,7 @@ public struct ATTServer: Sendable {
         // delegate values can only refuse their own part when it arrives.
         for i in 0..<bearer.queuedWrites {
             let e = bearer.queue.entry(i)
-            guard let length = db.valueLength(e.handle, slot: c.link.slot),
+            guard let length = db.valueLength(e.handle, link: c.link),
                   let capacity = db.storedCapacity(e.handle) else { continue }
             var reach = length
             for k in 0..<i where bearer.queue.entry(k).handle == e.handle {

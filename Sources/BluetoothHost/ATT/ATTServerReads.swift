@@ -42,7 +42,7 @@ extension ATTServer {
         // the end is Invalid Offset, a "shall" (Part F 3.4.4.5), so it is checked first (EDTT
         // GATT/SR/GAR/BI-13-C reads each value at its length + 1).
         if opcode == .readBlobRequest, db.hasFixedLength(handle),
-           let length = db.valueLength(handle, slot: c.link.slot), length <= c.mtu - 3, offset <= length {
+           let length = db.valueLength(handle, link: c.link), length <= c.mtu - 3, offset <= length {
             return error(opcode, handle, .attributeNotLong, &out)
         }
         let start = out.count

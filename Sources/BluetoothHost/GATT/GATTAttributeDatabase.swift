@@ -6,8 +6,9 @@
 /// 0x0000 (Part F 3.2.2), and `firstIndex(atOrAfter:)` is where a walk over a handle range starts;
 /// index-taking members are called only with `0..<count` and may read unchecked. Values are read and
 /// written only after `checkAccess` passed (Part F 3.2.5); values it does not hold come from the
-/// delegate. It keeps per-link CCCDs (Part G 3.3.3.3) and Client Supported Features (Part G 7.2) by
-/// the link's `slot` (`GATTServerLink`), and enforces their write rules inside `writeValue`.
+/// delegate. It keeps per-link CCCDs (Part G 3.3.3.3) and Client Supported Features (Part G 7.2) for
+/// each link the connection table names (`GATTServerLink`), and enforces their write rules inside
+/// `writeValue`.
 ///
 /// Lookups are `mutating` although they only read, and so are `GATTDatabase`'s: the server holds the
 /// database `inout`, and a non-mutating requirement, once specialised, made it copy the attribute
@@ -34,8 +35,9 @@ public protocol GATTAttributeDatabase {
     mutating func acceptsWriteCommand(_ handle: UInt16) -> Bool
     /// Whether `handle`'s value cannot change length: "fixed length" for Attribute Not Long (Part F 3.4.4.5).
     mutating func hasFixedLength(_ handle: UInt16) -> Bool
-    /// Length of a value the database holds (nil when the delegate produces it).
-    mutating func valueLength(_ handle: UInt16, slot: Int) -> Int?
+    /// Length of a value the database holds, `link`'s own for a per-link value (nil when the
+    /// delegate produces it).
+    mutating func valueLength(_ handle: UInt16, link: GATTServerLink) -> Int?
     /// Most octets `handle`'s value can hold when the database stores it for writes (nil otherwise):
     /// what Execute Write checks a queue against before writing any of it (Part F 3.4.6.3).
     mutating func storedCapacity(_ handle: UInt16) -> Int?
@@ -46,8 +48,8 @@ public protocol GATTAttributeDatabase {
     /// Supported Features here, the rest through `delegate`.
     mutating func writeValue<D: GATTServerDelegate>(
         _ handle: UInt16, link: GATTServerLink, offset: Int, value: Span<UInt8>, delegate: inout D) -> ATTErrorCode?
-    /// How the link in `slot` configured the CCCD of the characteristic whose value is at `valueHandle`.
-    func clientConfiguration(valueHandle: UInt16, slot: Int) -> GATTClientConfiguration
+    /// How `link` configured the CCCD of the characteristic whose value is at `valueHandle`.
+    func clientConfiguration(valueHandle: UInt16, link: GATTServerLink) -> GATTClientConfiguration
 }
 
 extension GATTDatabase: GATTAttributeDatabase {

@@ -302,10 +302,25 @@ public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, l
         }
     }
 
-    /// The stored or constant value at `handle` for the link in `slot` (empty for dynamic values).
+    /// The stored or constant value at `handle` (empty for dynamic values, and for per-link values
+    /// (CCCDs, Client Supported Features), which belong to a link: `value(_:link:)`).
     @_addressableSelf
     @_lifetime(borrow self)
-    public func value(_ handle: UInt16, slot: Int = 0) -> Span<UInt8> {
+    public func value(_ handle: UInt16) -> Span<UInt8> {
+        value(handle, slot: -1)
+    }
+
+    /// The stored or constant value at `handle` as `link` sees it: its own copy of a per-link value.
+    @_addressableSelf
+    @_lifetime(borrow self)
+    public func value(_ handle: UInt16, link: GATTServerLink) -> Span<UInt8> {
+        value(handle, slot: link.slot)
+    }
+
+    /// `value` for the link the connection table keeps at `slot` (-1: none, per-link values empty).
+    @_addressableSelf
+    @_lifetime(borrow self)
+    func value(_ handle: UInt16, slot: Int) -> Span<UInt8> {
         let r = storedSpan(handle, slot: slot) ?? (0, 0)
         if Self.usesTable, case .constant? = attribute(handle)?.storage {
             // The table outlives the database (init(table:)), so its octets may be lent as ours.

@@ -13,11 +13,12 @@ extension GATTDatabase {
         return a.permissions.accessError(write: write, security: security)
     }
 
-    /// Length of a value the database holds (nil when the delegate produces it).
-    public mutating func valueLength(_ handle: UInt16, slot: Int) -> Int? {
+    /// Length of a value the database holds, `link`'s own for a per-link value (nil when the
+    /// delegate produces it).
+    public mutating func valueLength(_ handle: UInt16, link: GATTServerLink) -> Int? {
         guard let a = attribute(handle) else { return nil }
         if case .databaseHash = a.storage { return 16 }
-        return storedSpan(handle, slot: slot)?.length
+        return storedSpan(handle, slot: link.slot)?.length
     }
 
     /// Writes the value of `handle` from `offset` on into `sink`. Permissions are the caller's job.
@@ -142,22 +143,38 @@ extension GATTDatabase {
         return 0
     }
 
-    /// How the link in `slot` configured the characteristic whose value is at `valueHandle`.
-    public func clientConfiguration(valueHandle: UInt16, slot: Int) -> GATTClientConfiguration {
+    /// How `link` configured the CCCD of the characteristic whose value is at `valueHandle`.
+    public func clientConfiguration(valueHandle: UInt16, link: GATTServerLink) -> GATTClientConfiguration {
+        clientConfiguration(valueHandle: valueHandle, slot: link.slot)
+    }
+
+    /// The Client Supported Features octet `link` wrote (Part G 7.2).
+    public func clientSupportedFeatures(link: GATTServerLink) -> UInt8 {
+        clientSupportedFeatures(slot: link.slot)
+    }
+
+    /// Forgets `link`'s CCCDs and Client Supported Features; call when the link goes down, before
+    /// the connection table lets its position go (values of unbonded clients do not persist across
+    /// connections, Part G 3.3.3.3).
+    public mutating func resetLink(_ link: GATTServerLink) {
+        resetLink(slot: link.slot)
+    }
+
+    // The same by the connection table's position, for the stack, which holds the table and finds
+    // the position itself (`LEStack.linkDown`, `replaceDatabase`): the numbering stays inside it.
+
+    func clientConfiguration(valueHandle: UInt16, slot: Int) -> GATTClientConfiguration {
         guard let a = attribute(valueHandle), a.cccdHandle != 0,
               let r = storedSpan(a.cccdHandle, slot: slot) else { return GATTClientConfiguration(rawValue: 0) }
         return GATTClientConfiguration(rawValue: UInt16(values[r.offset]) | UInt16(values[r.offset + 1]) << 8)
     }
 
-    /// The Client Supported Features octet the link in `slot` wrote (Part G 7.2).
-    public func clientSupportedFeatures(slot: Int) -> UInt8 {
+    func clientSupportedFeatures(slot: Int) -> UInt8 {
         guard let r = storedSpan(clientSupportedFeaturesHandle, slot: slot) else { return 0 }
         return values[r.offset]
     }
 
-    /// Forgets a link's CCCDs and Client Supported Features; call when the link goes down (values of
-    /// unbonded clients do not persist across connections, Part G 3.3.3.3).
-    public mutating func resetLink(_ slot: Int) {
+    mutating func resetLink(slot: Int) {
         guard slot >= 0, slot < linkCapacity else { return }
         for i in 0..<count {
             if case .perLink(let o, let w) = entry(i).storage {

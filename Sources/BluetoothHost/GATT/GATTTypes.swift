@@ -122,16 +122,20 @@ public enum GATTValueSource: ~Escapable {
     case dynamic(id: UInt16)
 }
 
-/// The link a GATT server request came on. `handle`, the HCI connection handle, is the link's one
-/// name above the stack: it is all a `GATTServerDelegate` is given, and what `LEApplication` and
-/// `StackControl` use. `slot` is where the database keeps the link's per-link values (CCCDs, Client
-/// Supported Features, Part G 3.3.3.3 and 7.2): the stack's connection-table slot, which it fills with
-/// whatever entry is free, so it never leaves the stack (`LEStack` makes this value in `serveATT`).
+/// The link a GATT server request came on, as the connection table found it. `handle`, the HCI
+/// connection handle, is the link's one name above the stack: it is all a `GATTServerDelegate` is
+/// given, and what `LEApplication` and `StackControl` use. `slot` is where the database keeps the
+/// link's per-link values (CCCDs, Client Supported Features, Part G 3.3.3.3 and 7.2): the table's
+/// position for the link, which it fills with whatever entry is free. Only the table that owns that
+/// numbering makes this value (`LinkTable.serverLink(handle:)`; `LEStack` in `serveATT`), so the
+/// database and the ATT server are asked for a link by its handle, and no caller can name a slot:
+/// an unknown handle is `ConnectionTableError.unknownHandle`, never slot 0. A value is good while
+/// its link stays in that table (a later link may take the position); make one per use.
 public struct GATTServerLink: Equatable, Sendable {
-    public var handle: UInt16
-    public var slot: Int
+    public let handle: UInt16
+    let slot: Int
 
-    public init(handle: UInt16, slot: Int) {
+    init(handle: UInt16, slot: Int) {
         self.handle = handle
         self.slot = slot
     }

@@ -90,6 +90,8 @@ public enum ConnectionTableError: Error, Sendable, Equatable {
     case duplicateHandle(UInt16)
     /// Outside 0x0000…0x0EFF (Core 5.4 Vol 4 Part E 5.4.2).
     case invalidHandle(UInt16)
+    /// No link with this handle is in the table (`serverLink(handle:)`): never up, or gone.
+    case unknownHandle(UInt16)
 }
 
 /// What feeding an inbound ACL packet to the table did.
@@ -219,6 +221,15 @@ public struct LinkTable<let capacity: Int, Reassembler: L2CAPReassembling, Extra
         guard let i = slot(of: handle) else { return nil }
         // `&entries[i]!` mutates the stored link in place (no copy of its reassembly buffer).
         return body(&entries[i]!)
+    }
+
+    /// The link `handle` as the GATT database and the ATT server name it (`GATTServerLink`): its
+    /// handle, and the position this table keeps it at, which selects its per-link values. The table
+    /// owns that numbering, so only it hands the position out. Throws `.unknownHandle` when no link
+    /// has this handle.
+    public func serverLink(handle: UInt16) throws(ConnectionTableError) -> GATTServerLink {
+        guard let i = index(of: handle) else { throw .unknownHandle(handle) }
+        return GATTServerLink(handle: handle, slot: i)
     }
 
     /// The handle in table position `position` (0..<capacity), for iterating without an array.

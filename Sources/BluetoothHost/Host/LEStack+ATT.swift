@@ -127,22 +127,24 @@ extension LEStack {
         return queued
     }
 
-    /// Notifies `attribute`'s value to `handle` if that client enabled notifications. Returns whether sent.
+    /// Notifies `attribute`'s value to link `handle` if that client enabled notifications.
     @discardableResult
-    public mutating func notify(handle: UInt16, attribute: UInt16, value: Span<UInt8>) -> Bool {
-        guard let i = connections.slot(of: handle) else { return false }
+    public mutating func notify(handle: UInt16, attribute: UInt16, value: Span<UInt8>) -> ATTNotificationResult {
+        guard let i = connections.slot(of: handle) else { return .unknownLink }
         var pdu = PDU()
         guard server.notify(handle: attribute, value: value, bearer: connections.entries[i]!.extra.bearer,
-                            slot: i, database: database, into: &pdu) else { return false }
-        return pdu.withSpan { control.sendATT(handle: handle, pdu: $0) }
+                            link: GATTServerLink(handle: handle, slot: i), database: database, into: &pdu)
+        else { return .notEnabled }
+        return pdu.withSpan { control.sendATT(handle: handle, pdu: $0) } ? .sent : .queueFull
     }
 
-    /// Indicates `attribute`'s value to `handle` (one outstanding per link until confirmed).
+    /// Indicates `attribute`'s value to link `handle` (one outstanding per link until confirmed).
     public mutating func indicate(handle: UInt16, attribute: UInt16, value: Span<UInt8>) -> ATTIndicationResult {
-        guard let i = connections.slot(of: handle) else { return .bearerClosed }
+        guard let i = connections.slot(of: handle) else { return .unknownLink }
         var pdu = PDU()
         let result = server.indicate(handle: attribute, value: value, bearer: &connections.entries[i]!.extra.bearer,
-                                     slot: i, now: now, database: database, into: &pdu)
+                                     link: GATTServerLink(handle: handle, slot: i), now: now, database: database,
+                                     into: &pdu)
         // An indication that cannot be queued must not stay outstanding: no confirmation could come,
         // and the 30 s transaction timer (Part F 3.3.3) would then disconnect a healthy link.
         if result == .sent, !pdu.withSpan({ control.sendATT(handle: handle, pdu: $0) }) {
@@ -153,7 +155,8 @@ extension LEStack {
     }
 
     /// How link `handle` configured the CCCD of the characteristic whose value is at `valueHandle`
-    /// (nil: no such link). The database keeps it in the link's slot; applications ask by handle.
+    /// (nil: no such link). The database keeps it where the connection table keeps the link;
+    /// applications ask by handle.
     public mutating func clientConfiguration(valueHandle: UInt16, link handle: UInt16) -> GATTClientConfiguration? {
         guard let i = connections.slot(of: handle) else { return nil }
         return database.clientConfiguration(valueHandle: valueHandle, slot: i)
@@ -165,13 +168,26 @@ extension LEStack {
         return database.clientSupportedFeatures(slot: i)
     }
 
+    /// Writes `attribute`'s value as link `handle` reads it (its own copy of a per-link value; a
+    /// dynamic value from the application's delegate) from `offset` on into `sink`, for the
+    /// application's own use: no permission is checked. Returns the error a read would get; throws
+    /// `.unknownHandle` when no link has this handle.
+    public mutating func readValue<S: ByteSink>(
+        _ attribute: UInt16, link handle: UInt16, offset: Int = 0, into sink: inout S
+    ) throws(ConnectionTableError) -> ATTErrorCode? {
+        guard let i = connections.slot(of: handle) else { throw .unknownHandle(handle) }
+        return database.readValue(attribute, link: GATTServerLink(handle: handle, slot: i), offset: offset,
+                                  delegate: &app, into: &sink)
+    }
+
     /// Serves `next` from now on and returns the database served until now, for a server whose
     /// services change while links are up (the EDTT test server's service sets). The GATT service
     /// is the stack's, so each link's state in it moves over: its Service Changed configuration (when
     /// both databases have Service Changed at one handle) and its Client Supported Features (Part G
     /// 7.1, 7.2). Every other per-link value of `next` starts cleared, as a newly registered
     /// service's would (unbonded clients' configurations, Part G 3.3.3.3). Per-link values are
-    /// matched by slot here, inside the stack, so no application needs to know the slots.
+    /// matched by the connection table's positions here, inside the stack, so no application needs
+    /// to know them.
     public mutating func replaceDatabase(
         with next: GATTDatabase<attributes, values, links>
     ) -> GATTDatabase<attributes, values, links> {
@@ -181,7 +197,7 @@ extension LEStack {
         let cccd = next.attribute(changed)?.cccdHandle ?? 0
         var none = GATTNoDelegate()
         for slot in 0..<links {
-            next.resetLink(slot)
+            next.resetLink(slot: slot)
             guard let handle = connections.handle(atSlot: slot) else { continue }
             let link = GATTServerLink(handle: handle, slot: slot)
             var value = FixedBytes<2>()

@@ -197,7 +197,7 @@ extension LEStack {
     // and inlined each carried the database's, credits' and queue's clean-up and the application's callback.
     @inline(never)
     mutating func linkDown(handle: UInt16, reason: HCIStatus) {
-        if let i = connections.slot(of: handle) { database.resetLink(i) }
+        if let i = connections.slot(of: handle) { database.resetLink(slot: i) }
         guard connections.remove(handle: handle) != nil else { return }
         control.credits.close(handle: handle)
         control.acl.removeAll(handle: handle)

@@ -117,7 +117,7 @@ public struct BenchServer: LEApplication {
             while le.app.sent[i] < le.app.count {
                 let n = UInt32(truncatingIfNeeded: le.app.sent[i])
                 for b in 0..<min(4, length) { value[b] = UInt8(truncatingIfNeeded: n >> (8 * UInt32(b))) }
-                guard le.notify(handle: handle, attribute: le.app.handles.notifying, value: value.span) else { break }
+                guard le.notify(handle: handle, attribute: le.app.handles.notifying, value: value.span) == .sent else { break }
                 le.app.sent[i] += 1
                 if le.app.sent[i] == le.app.count { le.app.finishedSending = now }
             }

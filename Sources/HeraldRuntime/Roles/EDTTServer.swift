@@ -166,17 +166,23 @@ public struct EDTTServer: LEApplication {
     public static func sendValueV6(indicate: Bool, _ le: inout LEStack<EDTTServer, 8, 0, 64>) {
         let h = EDTTGATTTables.sets[le.app.set].valueV6
         guard h != 0 else { return }
-        var value = FixedBytes<512>()
-        var app = le.app
-        // A value of the set's own (dynamic), the same for every link: read for none in particular.
-        _ = le.database.readValue(h, link: GATTServerLink(handle: 0xFFFF, slot: 0), offset: 0, delegate: &app,
-                                  into: &value)
         for handle in le.app.links {
+            // A value of the set's own (dynamic), read as the link it goes to reads it.
+            var value = FixedBytes<512>()
+            do throws(ConnectionTableError) {
+                if let e = try le.readValue(h, link: handle, into: &value) {
+                    le.app.note("read 0x\(hex(h).lowercased()) handle=0x\(hex(handle).lowercased()) \(e)")
+                    continue
+                }
+            } catch {
+                le.app.note("read 0x\(hex(h).lowercased()) \(error)")
+                continue
+            }
             if indicate {
                 let r = le.indicate(handle: handle, attribute: h, value: value.span)
                 le.app.note("indicate 0x\(hex(h).lowercased()) \(r)")
             } else {
-                let sent = le.notify(handle: handle, attribute: h, value: value.span)
+                let sent = le.notify(handle: handle, attribute: h, value: value.span) == .sent
                 le.app.note("notify 0x\(hex(h).lowercased()) sent=\(sent)")
             }
         }

@@ -285,7 +285,7 @@ public struct TestServer: LEApplication {
             while le.app.links[i].notifying, le.app.links[i].notified < count,
                   le.control.acl.freeOctets > queueHeadroom, le.control.acl.count(handle: handle) < 2 {
                 let value = counterBytes(le.app.links[i].notified)
-                guard le.notify(handle: handle, attribute: le.app.handles.notifying, value: value.span) else { break }
+                guard le.notify(handle: handle, attribute: le.app.handles.notifying, value: value.span) == .sent else { break }
                 le.app.links[i].notified += 1
             }
             if le.app.links[i].indicating, le.app.links[i].indicated < count, le.control.acl.freeOctets > queueHeadroom {
