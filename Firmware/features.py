@@ -17,7 +17,7 @@ FEATURES = [
     ("inbound-policy", "LEApplication.inboundLinks", ["LEStack.inboundLinksInTable()"]),
     ("phy-requests", "LEApplication.asksForLE2MPHY", ["LEStack.requestPHY(handle:)"]),
     ("phy-updates", "LEApplication.tracksPHYUpdates", ["LEStack.phyUpdated("]),
-    ("sparse-tables", "not yet a type choice (GATTDatabase.sparse, read at run time)", ["GATTConstantTable.firstIndex("]),
+    ("sparse-tables", "LEApplication.GATTHandles (HeraldServerOffer.GATTHandles)", ["GATTConstantTable.firstIndex("]),
     ("enable-queue", "every HeraldAdvertiser (not optional)", ["AdvertisingEnableQueue.answered("]),
     ("rotation", "HeraldPeripheralDelegate.rotatesAddress", ["HeraldAdvertiser.softwareAddress(prand:)"]),
     ("signals", "HeraldPeripheralDelegate.receivesSignals", ["SignalMessage.init(parsing:)"]),

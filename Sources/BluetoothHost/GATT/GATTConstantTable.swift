@@ -121,7 +121,7 @@ enum GATTConstantTable {
     }
 }
 
-extension GATTDatabase {
+extension GATTDatabaseOf {
     /// Whether this database type serves from a constant table (`attributeCapacity == 0`): a
     /// constant after specialisation, so each image links only the path it uses.
     @inline(__always)
@@ -140,6 +140,8 @@ extension GATTDatabase {
         // Checked on the raw records, not through `entry`: the decoder is for requests.
         let n = GATTConstantTable.u16(table, 0)
         let isSparse = GATTConstantTable.isSparse(table)
+        // A database whose type says its handles are consecutive cannot serve one with gaps.
+        guard Handles.allowsGaps || !isSparse else { throw .invalidTable }
         let column = isSparse ? 2 * n : 0
         guard GATTConstantTable.headerSize + n * GATTConstantTable.recordSize + column <= table.count else { throw .invalidTable }
         // Handles of a sparse table ascend from 0x0001 (Part F 3.2.2); no other record may carry the flag.

@@ -84,6 +84,10 @@ public protocol LEApplication: GATTServerDelegate {
     /// what it sends: `StandardControlBuffers` (384 and 1,024 octets, the Herald sensor's) unless
     /// said otherwise. The ACL queue must hold at least one whole PDU of `LinkBuffers` per link.
     associatedtype ControlBuffers: StackControlBuffers = StandardControlBuffers
+    /// Whether the constant GATT table it serves may have gaps in its handles (`GATTHandleLayout`):
+    /// `AnyGATTHandles` unless said otherwise. An application whose table is the builder's (dense)
+    /// says `ConsecutiveGATTHandles`, and a sparse table's lookups are left out of its image.
+    associatedtype GATTHandles: GATTHandleLayout = AnyGATTHandles
     /// What every callback receives: `StackControl` unless `ControlBuffers` says otherwise.
     typealias Control = StackControlOf<ControlBuffers>
 }

@@ -189,8 +189,8 @@ extension LEStack {
     /// matched by the connection table's positions here, inside the stack, so no application needs
     /// to know them.
     public mutating func replaceDatabase(
-        with next: GATTDatabase<attributes, values, links>
-    ) -> GATTDatabase<attributes, values, links> {
+        with next: Database
+    ) -> Database {
         var next = next
         let changed = Self.serviceChangedValue(&database)
         let carriesChanged = changed != 0 && changed == Self.serviceChangedValue(&next)
@@ -221,7 +221,7 @@ extension LEStack {
 
     /// The Service Changed value handle of `db` (0 if none), found by type: a database served from a
     /// table does not record it.
-    static func serviceChangedValue(_ db: inout GATTDatabase<attributes, values, links>) -> UInt16 {
+    static func serviceChangedValue(_ db: inout Database) -> UInt16 {
         let type = BluetoothUUID(uuid16: GATTAttributeType.serviceChanged)
         for i in 0..<db.count {
             let h = db.handle(at: i)

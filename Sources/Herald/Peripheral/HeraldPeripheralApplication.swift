@@ -18,6 +18,7 @@ public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate:
 
     public static var serverFeatures: GATTServerFeatures { Offer.serverFeatures }
     public typealias PrepareQueue = Offer.PrepareQueue
+    public typealias GATTHandles = Offer.GATTHandles
     public typealias LinkBuffers = Buffers.LinkBuffers
     public typealias ControlBuffers = Buffers.ControlBuffers
     /// It only advertises and is connected to (the sensor, which also scans and connects, embeds

@@ -44,6 +44,7 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     public static var tracksPHYUpdates: Bool { Delegate.tracksPHYUpdates }
     public static var recordsInputDrops: Bool { Delegate.recordsInputDrops }
     public typealias PrepareQueue = Peripheral.Offer.PrepareQueue
+    public typealias GATTHandles = Peripheral.Offer.GATTHandles
 
     public var supplier: Supplier {
         get { core.supplier }
