@@ -53,6 +53,8 @@ struct BeaconLog: HeraldPeripheralDelegate {
     static var tracksPHYUpdates: Bool { false }
     /// Nothing here reads `HCIHost.drops`: input that does not parse is dropped uncounted.
     static var recordsInputDrops: Bool { false }
+    /// Nothing here reads a link's data length: LE Data Length Change is dropped unread.
+    static var tracksDataLengthChanges: Bool { false }
 
     /// The line a tester waits for: bring-up done, and the address the beacon advertises with.
     mutating func heraldPeripheral(didBecomeReady address: BDAddress, now: UInt64) {

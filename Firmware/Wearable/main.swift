@@ -42,6 +42,8 @@ struct SensorLog: SensorDelegate {
     static var tracksPHYUpdates: Bool { false }
     /// Nothing here reads `HCIHost.drops`: input that does not parse is dropped uncounted.
     static var recordsInputDrops: Bool { false }
+    /// Nothing here reads a link's data length: LE Data Length Change is dropped unread.
+    static var tracksDataLengthChanges: Bool { false }
 
     mutating func sensor(_ sensor: SensorType, didDetect target: TargetIdentifier) {
         EventLog.open("didDetect"); EventLog.target(target); EventLog.close()

@@ -52,6 +52,7 @@ extension HCIHost {
             case HCILESubeventCode.remoteConnectionParameterRequest:
                 delegate.hostDidReceive(remoteConnectionParameterRequest: try HCILERemoteConnectionParameterRequestEvent(parsing: p))
             case HCILESubeventCode.dataLengthChange:
+                guard D.receivesDataLengthChanges else { return }
                 delegate.hostDidReceive(dataLengthChange: try HCILEDataLengthChangeEvent(parsing: p))
             case HCILESubeventCode.phyUpdateComplete:
                 guard D.receivesPHYUpdates else { return }

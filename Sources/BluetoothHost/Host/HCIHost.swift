@@ -47,6 +47,9 @@ public protocol HostDelegate {
     /// False when nobody reads `HCIHost.drops` (see `LEApplication.recordsInputDrops`): input that
     /// does not parse is then dropped uncounted, and the records' code is left out.
     static var recordsInputDrops: Bool { get }
+    /// False when LE Data Length Change is of no interest (see `LEApplication.tracksDataLengthChanges`):
+    /// the host then drops it without parsing.
+    static var receivesDataLengthChanges: Bool { get }
 }
 
 extension HostDelegate {
@@ -68,6 +71,7 @@ extension HostDelegate {
     public static var initiatesConnections: Bool { true }
     public static var receivesPHYUpdates: Bool { true }
     public static var recordsInputDrops: Bool { true }
+    public static var receivesDataLengthChanges: Bool { true }
 }
 
 public struct HostConfiguration: Sendable {

@@ -74,6 +74,20 @@ public protocol LEApplication: GATTServerDelegate {
     /// unless said otherwise). Firmware that never reads them says false: nothing is counted, and
     /// building the records is left out of its image.
     static var recordsInputDrops: Bool { get }
+    /// Whether the stack follows LE Data Length Change (Core 5.4 Vol 4 Part E 7.7.65.7): each link's
+    /// `dataLength`, the `dataLengthChanges` counters and `stackDidChangeDataLength` (true unless said
+    /// otherwise). One that reads none of them says false: the events are dropped unread (the stack
+    /// still asks for the larger PDUs; fragmentation follows the controller's buffers, not these).
+    static var tracksDataLengthChanges: Bool { get }
+    /// Whether it ever asks the central for connection parameters (`LEStack.requestConnectionParameters`,
+    /// Core 5.4 Vol 3 Part A 4.20; true unless said otherwise). One that never does says false: the
+    /// matching of responses and rejects to its requests is left out, and a request stops the stack
+    /// with a message.
+    static var requestsConnectionParameters: Bool { get }
+    /// Whether it runs a GATT client (true unless said otherwise): ATT responses, notifications and
+    /// indications reach `stackDidReceiveATT`, and our client's Exchange MTU sets the link's ATT_MTU.
+    /// A server only says false: such PDUs, which its peers have no reason to send, are dropped.
+    static var hasGATTClient: Bool { get }
     /// What each link buffers, sized by the largest ATT_MTU this application serves (Core 5.4 Vol 3
     /// Part F 3.2.8): its inbound L2CAP reassembly and the ATT response held for a full queue, one
     /// PDU each, and the stack's working copies while it answers. `LinkPDUBuffers<247>` (the
@@ -145,6 +159,9 @@ extension LEApplication {
     public static var asksForLE2MPHY: Bool { true }
     public static var tracksPHYUpdates: Bool { true }
     public static var recordsInputDrops: Bool { true }
+    public static var tracksDataLengthChanges: Bool { true }
+    public static var requestsConnectionParameters: Bool { true }
+    public static var hasGATTClient: Bool { true }
 }
 
 /// Per-link state above L2CAP: the ATT bearer (MTU, prepare queue, indication in flight).

@@ -13,12 +13,12 @@ extension LEStack {
         switch inbound {
         case .att:
             handleATT(link: link, pdu: payload)
-        case .signaling(.connectionParameterUpdateResponse(let identifier, let accepted)):
+        case .signaling(.connectionParameterUpdateResponse(let identifier, let accepted)) where App.requestsConnectionParameters:
             // Our own request (`requestConnectionParameters`) answered: the central applies what it
             // accepted with the link layer's update, reported as LE Connection Update Complete.
             let matched = connections.update(link) { $0.signaling.resolve(identifier: identifier) } ?? false
             if matched, !accepted { counters.refusedParameterRequests &+= 1 }
-        case .signaling(.commandRejected(let identifier, _)):
+        case .signaling(.commandRejected(let identifier, _)) where App.requestsConnectionParameters:
             // A central that does not take the request at all (Command Reject, Vol 3 Part A 4.1): it is
             // answered all the same, and the link may ask again.
             let matched = connections.update(link) { $0.signaling.resolve(identifier: identifier) } ?? false
@@ -42,6 +42,8 @@ extension LEStack {
         case .request, .command, .confirmation:
             serveATT(link: link, pdu: pdu)
         default:
+            // Responses, notifications and indications are a client's; a server only drops them.
+            guard App.hasGATTClient else { return }
             receiveClientATT(link: link, pdu: pdu)
         }
     }

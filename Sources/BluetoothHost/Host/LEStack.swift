@@ -127,6 +127,8 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
     public static var initiatesConnections: Bool { App.connectsAsCentral }
     public static var receivesPHYUpdates: Bool { App.asksForLE2MPHY || App.tracksPHYUpdates }
     public static var recordsInputDrops: Bool { App.recordsInputDrops }
+    /// A data length change is also what a central's LE Set PHY waits for (`LEStack+PHY`).
+    public static var receivesDataLengthChanges: Bool { App.asksForLE2MPHY || App.tracksDataLengthChanges }
 
     @inline(never)
     public mutating func hostDidReceive(advertisingReport: borrowing AdvertisingReport) {

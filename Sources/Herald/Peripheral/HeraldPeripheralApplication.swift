@@ -30,6 +30,10 @@ public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate:
     /// As the delegate says (`HeraldPeripheralDelegate.tracksPHYUpdates`).
     public static var tracksPHYUpdates: Bool { Delegate.tracksPHYUpdates }
     public static var recordsInputDrops: Bool { Delegate.recordsInputDrops }
+    public static var tracksDataLengthChanges: Bool { Delegate.tracksDataLengthChanges }
+    /// It never asks a central for other connection parameters, and runs no GATT client.
+    public static var requestsConnectionParameters: Bool { false }
+    public static var hasGATTClient: Bool { false }
 
     public mutating func read<S: ByteSink>(id: UInt16, link: UInt16, offset: Int, into sink: inout S) -> ATTErrorCode? {
         peripheral.read(id: id, link: link, offset: offset, into: &sink, delegate: &delegate)

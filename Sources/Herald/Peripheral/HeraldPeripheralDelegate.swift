@@ -70,6 +70,10 @@ public protocol HeraldPeripheralDelegate {
     /// Whether the HCI host counts the input it drops, with reasons (`LEApplication.recordsInputDrops`;
     /// true unless said otherwise). Firmware that never reads `HCIHost.drops` says false.
     static var recordsInputDrops: Bool { get }
+    /// Whether LE Data Length Change is followed (`LEApplication.tracksDataLengthChanges`, the
+    /// stack's counters and each link's `dataLength`; true unless said otherwise). Firmware that
+    /// reads neither says false.
+    static var tracksDataLengthChanges: Bool { get }
 }
 
 extension HeraldPeripheralDelegate {
@@ -91,4 +95,5 @@ extension HeraldPeripheralDelegate {
     public static var receivesSignals: Bool { true }
     public static var tracksPHYUpdates: Bool { true }
     public static var recordsInputDrops: Bool { true }
+    public static var tracksDataLengthChanges: Bool { true }
 }

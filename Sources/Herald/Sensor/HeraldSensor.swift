@@ -43,6 +43,9 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     /// As the delegate says (`HeraldPeripheralDelegate.tracksPHYUpdates`, `recordsInputDrops`).
     public static var tracksPHYUpdates: Bool { Delegate.tracksPHYUpdates }
     public static var recordsInputDrops: Bool { Delegate.recordsInputDrops }
+    public static var tracksDataLengthChanges: Bool { Delegate.tracksDataLengthChanges }
+    /// It never asks a central for other connection parameters.
+    public static var requestsConnectionParameters: Bool { false }
     public typealias PrepareQueue = Peripheral.Offer.PrepareQueue
     public typealias GATTHandles = Peripheral.Offer.GATTHandles
 
