@@ -37,6 +37,13 @@ enum Wearable {
 /// the peripheral half's as `herald beacon --json` does (`SensorDelegate` is a
 /// `HeraldPeripheralDelegate`).
 struct SensorLog: SensorDelegate {
+    /// The wearable asks for no LE 2M PHY (`HeraldSensor`) and logs no PHY change: LE PHY Update
+    /// Complete is dropped unread.
+    static var tracksPHYUpdates: Bool { false }
+    /// Nothing here reads `HCIHost.drops`: input that does not parse is dropped uncounted.
+    static var recordsInputDrops: Bool { false }
+    /// Nothing here reads a link's data length: LE Data Length Change is dropped unread.
+    static var tracksDataLengthChanges: Bool { false }
 
     mutating func sensor(_ sensor: SensorType, didDetect target: TargetIdentifier) {
         EventLog.open("didDetect"); EventLog.target(target); EventLog.close()
@@ -122,6 +129,8 @@ enum WearableServer: HeraldServerOffer {
     /// instead of being rejected after the execute. The standard queue (8 writes, 512 octets) was
     /// 0.6 KB a link.
     typealias PrepareQueue = ATTPreparedWrites<2, 64>
+    /// The table is the builder's (gatt_table.c): handles 0x0001...count, no sparse lookups linked.
+    typealias GATTHandles = ConsecutiveGATTHandles
 }
 /// The GATT database is the constant table in gatt_table.c (flash, 16 attributes); RAM holds only
 /// the per-link values, 12 octets for 4 links.
@@ -161,12 +170,12 @@ func makeStack(into stack: UnsafeMutablePointer<WearableStack>) {
 /// the link table) are not kept in `makeStack`'s frame while the rest of the stack is built.
 @inline(never)
 func makePeripheral() -> WearablePeripheral {
-    do {
-        return try WearablePeripheral(
-            source: NoPayloadSource(), advertising: HeraldAdvertisingConfiguration(intervalMilliseconds: 100, irk: Wearable.irk, epoch: Wearable.epoch),
-            clock: HeraldClock(unixMillisAtZero: Wearable.unixTimeAtReset * 1000))
-    } catch {
-        halt("advertisement does not fit")
-    }
+    // The advertisement from flash (Common/advertisement.c, as the beacon's): made here it linked the
+    // advertising data builder for bytes that never change (the address rotates, the data does not).
+    WearablePeripheral(
+        source: NoPayloadSource(),
+        advertiser: HeraldAdvertiser(configuration: HeraldAdvertisingConfiguration(intervalMilliseconds: 100, irk: Wearable.irk, epoch: Wearable.epoch),
+                                     clock: HeraldClock(unixMillisAtZero: Wearable.unixTimeAtReset * 1000),
+                                     advertisement: advertisementFromFlash()))
 }
 

@@ -66,7 +66,8 @@ struct SenseCommand: ParsableCommand {
     }
 
     func runSensor<S: PayloadDataSupplier, P: HeraldSensorPeripheral>(supplier: S, peripheral: P, database: GATTDatabase<24, 256, 4>,
-                                                                    printer: SensorEventPrinter) throws {
+                                                                    printer: SensorEventPrinter) throws
+        where P.Offer.GATTHandles == AnyGATTHandles {
         typealias App = HeraldSensor<S, SensorEventPrinter, 64, 2, P>
         let stack = BluetoothStack(configuration: StackSession<App, 4, 24, 256>.defaultConfiguration(), database: database,
                                    app: App(supplier: supplier, delegate: printer, peripheral: peripheral))

@@ -99,7 +99,7 @@ struct StackHarness {
     /// with 251-octet ACL buffers, `aclCount` of them: the stack, the controller, the wire, and the
     /// value's handle. For the tests of per-application buffer sizes.
     static func startedStack<App: LEApplication>(app: App, properties: GATTCharacteristicProperties, aclCount: UInt8) throws
-        -> (BluetoothStack<App, 2, 24, 256>, FakeController, WireLog, UInt16) {
+        -> (BluetoothStack<App, 2, 24, 256>, FakeController, WireLog, UInt16) where App.GATTHandles == AnyGATTHandles {
         let (db, value): (GATTDatabase<24, 256, 2>, UInt16) = try batteryDatabase(properties: properties)
         var stack = BluetoothStack<App, 2, 24, 256>(configuration: HostConfiguration(randomAddressSeed: [1, 2, 3, 4, 5, 6]),
                                                     database: db, app: app)

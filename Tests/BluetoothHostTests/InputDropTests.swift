@@ -84,4 +84,21 @@ import Testing
         stack.receive([0x04, 0x3E, 0x04, 0x03, 0x00, 0x40, 0x00].span, now: 0, output: &wire)
         #expect(stack.hci.drops.count(of: .linkEvent) == 1 && stack.hci.drops.total == 1)
     }
+
+    /// An application that never reads the drops (`recordsInputDrops` false, as the firmware images)
+    /// has nothing counted; the malformed event is still dropped, not delivered.
+    @Test func anApplicationThatReadsNoDropsHasNoneCounted() throws {
+        var (stack, _, wire, _) = try StackHarness.startedStack(app: UncountedDropsApp(), properties: .read, aclCount: 4)
+        stack.receive([0x04, 0x3E, 0x04, 0x03, 0x00, 0x40, 0x00].span, now: 0, output: &wire)
+        stack.receive([0x04, 0x0E, 0x02, 0x01, 0x03].span, now: 0, output: &wire)
+        #expect(stack.hci.drops.total == 0 && stack.hci.drops.count(of: .linkEvent) == 0)
+        #expect(stack.app.events.isEmpty)
+        #expect(!LEStack<UncountedDropsApp, 2, 24, 256>.recordsInputDrops && LEStack<RawEventApp, 2, 24, 256>.recordsInputDrops)
+    }
+}
+
+struct UncountedDropsApp: LEApplication {
+    static var recordsInputDrops: Bool { false }
+    var events: [UInt8] = []
+    mutating func stackDidReceive(event: borrowing HCIEventPacket, control: inout StackControl) { events.append(event.code) }
 }

@@ -25,7 +25,7 @@ struct AppStackHarness<App: LEApplication> {
     var now: UInt64 = 0
 
     init(app: App) throws {
-        let db = try GATTDatabase<24, 256, 4>(deviceName: Array("herald".utf8).span)
+        let db = try GATTDatabaseOf<24, 256, 4, App.GATTHandles>(deviceName: Array("herald".utf8).span)
         stack = Stack(configuration: HostConfiguration(randomAddressSeed: [1, 2, 3, 4, 5, 6]), database: db, app: app)
         stack.start(now: now, output: &wire)
         pump()

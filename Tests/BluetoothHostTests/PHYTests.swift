@@ -318,3 +318,36 @@ struct PHYRecordingApp: LEApplication {
         #expect(stack.le.phy(handle: 0x40) == LinkPHY(tx: .le2M, rx: .le2M))
     }
 }
+
+/// An application that neither asks for 2M nor follows PHY updates (`tracksPHYUpdates` false, as
+/// the firmware beacon's): LE PHY Update Complete is dropped unread, so its handling is not linked.
+struct PHYIgnoringApp: LEApplication {
+    static var asksForLE2MPHY: Bool { false }
+    static var tracksPHYUpdates: Bool { false }
+    var updates = 0
+    mutating func stackDidUpdatePHY(handle: UInt16, _ phy: LinkPHY, now: UInt64, control: inout StackControl) { updates += 1 }
+}
+
+@Suite struct PHYUntrackedTests {
+    @Test func anApplicationThatDoesNotTrackPHYUpdatesHearsNoneAndNoLinkChanges() throws {
+        let db = try GATTDatabase<24, 256, 2>(deviceName: Array("herald".utf8).span)
+        var stack = BluetoothStack<PHYIgnoringApp, 2, 24, 256>(
+            configuration: HostConfiguration(randomAddressSeed: [1, 2, 3, 4, 5, 6]), database: db, app: PHYIgnoringApp())
+        var controller = FakeController()
+        controller.listsPHYCommands = true
+        var wire = WireLog()
+        stack.start(now: 0, output: &wire)
+        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        stack.receive(StackHarness.connectionComplete(handle: 0x40, role: 0x01).span, now: 0, output: &wire)
+        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        stack.receive(PHYLinkTests.phyUpdate(handle: 0x40, tx: 2, rx: 2).span, now: 10, output: &wire)
+        #expect(stack.app.updates == 0)
+        #expect(stack.le.phy(handle: 0x40) == .initial)
+        #expect(stack.le.counters.phyUpdates == 0 && stack.le.counters.failedPHYUpdates == 0)
+        // Dropped as of no interest, not as malformed.
+        #expect(stack.hci.drops.total == 0)
+        #expect(PHYLinkTests.setPHYHandles(wire).isEmpty)
+        // The default follows them (PHYRecordingApp, above, is told).
+        #expect(PHYRecordingApp.tracksPHYUpdates && LEStack<PHYRecordingApp, 2, 24, 256>.receivesPHYUpdates && !LEStack<PHYIgnoringApp, 2, 24, 256>.receivesPHYUpdates)
+    }
+}

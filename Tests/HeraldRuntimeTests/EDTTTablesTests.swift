@@ -46,6 +46,29 @@ private struct Sink: ATTResponseSink {
         }
     }
 
+    /// A database whose type says its handles are consecutive (`ConsecutiveGATTHandles`, the
+    /// firmware images') refuses a sparse table, so its lookups can leave the handle column out;
+    /// the builder's dense table it serves as before.
+    @Test func aConsecutiveHandlesDatabaseRefusesASparseTable() throws {
+        typealias Consecutive = GATTDatabaseOf<0, 64, 8, ConsecutiveGATTHandles>
+        for t in EDTTServer.tables {
+            #expect(throws: GATTDatabaseError.invalidTable) { _ = try Consecutive(table: t) }
+        }
+        var built = try GATTDatabase<24, 256, 8>(deviceName: Array("herald".utf8).span)
+        var sink = Sink()
+        let (octets, perLink) = try built.writeConstantTable(to: &sink)
+        #expect(octets == sink.bytes.count && perLink <= 64)
+        try sink.bytes.withUnsafeBufferPointer { t in
+            var db = try Consecutive(table: t)
+            #expect(!db.sparse && db.count == built.count)
+            for i in 0..<db.count {
+                #expect(db.handle(at: i) == UInt16(i + 1))
+                #expect(db.attribute(UInt16(i + 1))?.type == built.attribute(UInt16(i + 1))?.type)
+            }
+        }
+        #expect(!ConsecutiveGATTHandles.allowsGaps && AnyGATTHandles.allowsGaps)
+    }
+
     /// Discovery walks the handle column, not index + 1: Read By Group Type over the whole range
     /// finds each service with its last handle, and a range inside a gap finds nothing.
     @Test func discoveryCrossesGapsUpTo0xFFFF() throws {

@@ -4,7 +4,7 @@ import Testing
 @testable import Herald
 
 /// The firmware beacon serves its venue payload (Firmware/Beacon/venue_payload.c) and advertises
-/// (Firmware/Beacon/advertisement.c) from flash, as a provisioned device does: the venue is written
+/// (Firmware/Common/advertisement.c, the wearable's too) from flash, as a provisioned device does: the venue is written
 /// into the image, not assembled and validated at each boot. The venue is defined here and the bytes
 /// made by the core's own builders (`ExtendedDataWriter`, `FixedPayloadSource.venueBeacon`, which
 /// validates the extended data; `HeraldAdvertisement`); this suite fails when the checked-in bytes
@@ -39,7 +39,7 @@ import Testing
         let configuration = HeraldAdvertisingConfiguration(intervalMilliseconds: 100)
         let advertisement = try HeraldAdvertisement(identifiers: configuration.identifiers, txPower: configuration.txPower)
         let data = Array(span: advertisement.advertisingData.span), scan = Array(span: advertisement.scanResponseData.span)
-        try Self.check(Self.cSource(advertisingData: data, scanResponse: scan), file: "advertisement.c")
+        try Self.check(Self.cSource(advertisingData: data, scanResponse: scan), file: "advertisement.c", in: "Common")
         // And a scanner sees the Herald service in it.
         let seen = try HeraldAdvertClassification(advertisingData: advertisement.advertisingData.span,
                                                   scanResponse: advertisement.scanResponseData.span)
@@ -74,13 +74,13 @@ import Testing
         }
     }
 
-    static func check(_ text: String, file: String) throws {
-        let url = FirmwareGATTTableTests.repository.appendingPathComponent("Firmware/Beacon/\(file)")
+    static func check(_ text: String, file: String, in folder: String = "Beacon") throws {
+        let url = FirmwareGATTTableTests.repository.appendingPathComponent("Firmware/\(folder)/\(file)")
         if ProcessInfo.processInfo.environment["HERALD_WRITE_GATT_TABLES"] == "1" {
             try text.write(to: url, atomically: true, encoding: .utf8)
         }
         let checkedIn = try String(contentsOf: url, encoding: .utf8)
-        #expect(checkedIn == text, "Firmware/Beacon/\(file) is not what the builder makes; regenerate it (see this suite)")
+        #expect(checkedIn == text, "Firmware/\(folder)/\(file) is not what the builder makes; regenerate it (see this suite)")
     }
 
     static func lines(_ b: [UInt8]) -> String {
@@ -92,7 +92,7 @@ import Testing
     /// The advertisement as the beacon reads it: each block's length, then its octets.
     static func cSource(advertisingData data: [UInt8], scanResponse scan: [UInt8]) -> String {
         """
-        // The venue beacon's advertising data and scan response (Core 5.4 Vol 3 Part C 11), in flash:
+        // The firmware images' advertising data and scan response (Core 5.4 Vol 3 Part C 11), in flash:
         // flags, the Herald service UUIDs (Herald advertisement: the specification's 128-bit one here, the
         // registered 16-bit one in the scan response). Each block is its length, then its octets. Generated
         // with the core's HeraldAdvertisement by Tests/HeraldTests/FirmwareBeaconConstantsTests.swift,

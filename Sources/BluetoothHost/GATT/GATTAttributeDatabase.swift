@@ -52,7 +52,7 @@ public protocol GATTAttributeDatabase {
     func clientConfiguration(valueHandle: UInt16, link: GATTServerLink) -> GATTClientConfiguration
 }
 
-extension GATTDatabase: GATTAttributeDatabase {
+extension GATTDatabaseOf: GATTAttributeDatabase {
     @_spi(UncheckedGATTIndex)
     @inline(__always)
     public mutating func type(at index: Int) -> BluetoothUUID { entry(index).type }

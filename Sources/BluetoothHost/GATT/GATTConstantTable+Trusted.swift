@@ -1,4 +1,4 @@
-extension GATTDatabase {
+extension GATTDatabaseOf {
     /// A database serving `table` without checking it: for a table checked where it was made, as
     /// the firmware images' are (Tests/HeraldTests/FirmwareGATTTableTests.swift fails unless the
     /// checked-in table is exactly what the builder writes, and serves it through the ATT server for
@@ -17,6 +17,7 @@ extension GATTDatabase {
         self.table = table
         count = n
         sparse = GATTConstantTable.isSparse(table)
+        precondition(Handles.allowsGaps || !sparse, "GATTDatabaseOf(trustedTable:): a sparse table for ConsecutiveGATTHandles")
         for i in 0..<n {
             if GATTConstantTable.isType(table, i, GATTAttributeType.clientSupportedFeatures) {
                 clientSupportedFeaturesHandle = handle(at: i)

@@ -42,12 +42,15 @@ public struct GATTCharacteristicHandles: Sendable, Equatable {
 /// - `valueCapacity`: octets for declarations, stored values and per-link values together.
 /// - `linkCapacity`: connections that keep their own CCCDs and Client Supported Features (8 is a
 ///   sensible default, matching the connection table).
+/// - `Handles`: whether a constant table's handles may have gaps (`GATTHandleLayout`). `GATTDatabase`
+///   is this type with `AnyGATTHandles`; an application whose tables are all dense (the builder's
+///   and the firmware images') chooses `ConsecutiveGATTHandles` and links no sparse lookups.
 ///
 /// `init` adds the GAP service (Device Name, Appearance; Part C 12) and the GATT service (Service
 /// Changed with its CCCD, Client Supported Features, Database Hash; Part G 7); the application then
 /// adds its services with the builder methods. Values are read and written through the access
 /// functions (GATTDatabaseAccess.swift), which the ATT server reaches through `GATTAttributeDatabase`.
-public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, let linkCapacity: Int> {
+public struct GATTDatabaseOf<let attributeCapacity: Int, let valueCapacity: Int, let linkCapacity: Int, Handles: GATTHandleLayout> {
     var attributes: InlineArray<attributeCapacity, GATTAttribute>
     var values: InlineArray<valueCapacity, UInt8>
     public internal(set) var count = 0
@@ -224,11 +227,7 @@ public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, l
     /// The index of the attribute at `handle` (nil for 0x0000 or a handle no attribute has).
     @inline(__always)
     func index(of handle: UInt16) -> Int? {
-        if Self.usesTable && sparse {
-            let i = GATTConstantTable.firstIndex(table, count, atOrAfter: handle)
-            guard handle != 0, i < count, GATTConstantTable.handle(table, count, i) == handle else { return nil }
-            return i
-        }
+        if Self.usesTable && Handles.allowsGaps && sparse { return GATTConstantTable.index(table, count, of: handle) }
         // 0 <= i < count <= A: the index needs no second check.
         let i = Int(handle) &- 1
         guard i >= 0, i < count else { return nil }
@@ -242,7 +241,7 @@ public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, l
     /// `handle(at:)` for read-only callers inside the database.
     @inline(__always)
     func entryHandle(_ i: Int) -> UInt16 {
-        if Self.usesTable && sparse { return GATTConstantTable.handle(table, count, i) }
+        if Self.usesTable && Handles.allowsGaps && sparse { return GATTConstantTable.sparseHandle(table, count, i) }
         return UInt16(truncatingIfNeeded: i &+ 1)
     }
 
@@ -250,7 +249,7 @@ public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, l
     /// a walk over a handle range starts.
     @inline(__always)
     public mutating func firstIndex(atOrAfter handle: UInt16) -> Int {
-        if Self.usesTable && sparse { return GATTConstantTable.firstIndex(table, count, atOrAfter: handle) }
+        if Self.usesTable && Handles.allowsGaps && sparse { return GATTConstantTable.firstIndex(table, count, atOrAfter: handle) }
         return min(max(Int(handle) &- 1, 0), count)
     }
 
@@ -333,6 +332,28 @@ public struct GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, l
         }
         return values.span.extracting(r.offset..<(r.offset + r.length))
     }
+}
+
+/// The database whose constant table may be sparse (`AnyGATTHandles`): what every application has
+/// unless it chooses otherwise (`LEApplication.GATTHandles`).
+public typealias GATTDatabase<let attributeCapacity: Int, let valueCapacity: Int, let linkCapacity: Int> =
+    GATTDatabaseOf<attributeCapacity, valueCapacity, linkCapacity, AnyGATTHandles>
+
+/// Whether a constant GATT table's handles may have gaps (a sparse table, GATTConstantTable.swift):
+/// a type, read as a constant after specialisation, so that a database whose tables are all dense
+/// links none of a sparse table's lookups (1.1 KB of each firmware image's flash).
+public protocol GATTHandleLayout {
+    static var allowsGaps: Bool { get }
+}
+
+/// Tables with or without gaps in their handles (EDTT's test databases have them).
+public enum AnyGATTHandles: GATTHandleLayout {
+    public static var allowsGaps: Bool { true }
+}
+
+/// Tables whose handles run 0x0001...count, as the builder writes them: a sparse table is refused.
+public enum ConsecutiveGATTHandles: GATTHandleLayout {
+    public static var allowsGaps: Bool { false }
 }
 
 /// A database sized for a small peripheral: 64 attributes, 1 KiB of values, 8 links.

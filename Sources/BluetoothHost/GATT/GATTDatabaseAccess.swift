@@ -1,6 +1,6 @@
 // Reading, writing and permission checks on a GATTDatabase: what the ATT server calls per request.
 
-extension GATTDatabase {
+extension GATTDatabaseOf {
     /// The error a request must get when `security` does not satisfy the attribute's permissions,
     /// checked in the order a client can fix them (Core 5.4 Vol 3 Part F 3.2.5, Part C 10.3.1):
     /// access first, then encryption (Insufficient Encryption only when a key exists to encrypt with,

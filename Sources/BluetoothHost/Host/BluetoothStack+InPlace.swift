@@ -14,7 +14,7 @@ extension BluetoothStack {
     /// Every part of the stack is plain data (no references), which is what makes assigning the parts
     /// of memory that holds no value yet sound: nothing old is released. The precondition checks it.
     public static func initialize(_ stack: UnsafeMutablePointer<Self>, configuration: HostConfiguration,
-                                  database: GATTDatabase<attributes, values, links>,
+                                  database: LEStack<App, links, attributes, values>.Database,
                                   maximumMTU: UInt16 = ATTMTU.defaultMaximum,
                                   app: (UnsafeMutablePointer<App>) -> Void) {
         precondition(_isPOD(Self.self), "BluetoothStack holds a reference: build it with init")
@@ -32,7 +32,7 @@ extension BluetoothStack {
     /// database (0.8 KB) is neither a local of the caller's frame nor copied into place.
     public static func initialize(_ stack: UnsafeMutablePointer<Self>, configuration: HostConfiguration,
                                   maximumMTU: UInt16 = ATTMTU.defaultMaximum,
-                                  database: (UnsafeMutablePointer<GATTDatabase<attributes, values, links>>) -> Bool,
+                                  database: (UnsafeMutablePointer<LEStack<App, links, attributes, values>.Database>) -> Bool,
                                   app: (UnsafeMutablePointer<App>) -> Void) -> Bool {
         precondition(_isPOD(Self.self), "BluetoothStack holds a reference: build it with init")
         guard withUnsafeMutablePointer(to: &stack.pointee.le.database, { database($0) }) else { return false }

@@ -8,7 +8,7 @@ public struct BluetoothStack<App: LEApplication, let links: Int, let attributes:
     public var hci: HCIHost
     public var le: LEStack<App, links, attributes, values>
 
-    public init(configuration: HostConfiguration, database: GATTDatabase<attributes, values, links>, app: App,
+    public init(configuration: HostConfiguration, database: LEStack<App, links, attributes, values>.Database, app: App,
                 maximumMTU: UInt16 = ATTMTU.defaultMaximum) {
         hci = HCIHost(configuration: configuration)
         le = LEStack(app: app, database: database, maximumMTU: maximumMTU)

@@ -16,14 +16,14 @@ extension HCIHost {
             do throws(DecodeError) {
                 delegate.hostDidReceive(disconnectionComplete: try HCIDisconnectionCompleteEvent(parsing: event.parameters))
             } catch {
-                drops.record(.linkEvent, eventCode: event.code, reason: error)
+                drop(D.self, .linkEvent, eventCode: event.code, reason: error)
             }
         case HCIEventCode.numberOfCompletedPackets:
             do throws(DecodeError) {
                 let e = try HCINumberOfCompletedPacketsEvent(parsing: event.parameters)
                 delegate.hostDidReceive(completedPackets: e)
             } catch {
-                drops.record(.linkEvent, eventCode: event.code, reason: error)
+                drop(D.self, .linkEvent, eventCode: event.code, reason: error)
             }
         default:
             handleLEMeta(event, delegate: &delegate)
@@ -34,7 +34,7 @@ extension HCIHost {
     /// raw.
     private mutating func handleLEMeta<D: HostDelegate>(_ event: borrowing HCIEventPacket, delegate: inout D) {
         guard event.parameters.count > 0 else {
-            return drops.record(.leMetaWithoutSubevent, eventCode: event.code,
+            return drop(D.self, .leMetaWithoutSubevent, eventCode: event.code,
                                 reason: .truncated(needed: 1, available: 0))
         }
         let meta = HCILEMetaEvent(checked: event.parameters)
@@ -52,8 +52,10 @@ extension HCIHost {
             case HCILESubeventCode.remoteConnectionParameterRequest:
                 delegate.hostDidReceive(remoteConnectionParameterRequest: try HCILERemoteConnectionParameterRequestEvent(parsing: p))
             case HCILESubeventCode.dataLengthChange:
+                guard D.receivesDataLengthChanges else { return }
                 delegate.hostDidReceive(dataLengthChange: try HCILEDataLengthChangeEvent(parsing: p))
             case HCILESubeventCode.phyUpdateComplete:
+                guard D.receivesPHYUpdates else { return }
                 delegate.hostDidReceive(phyUpdateComplete: try HCILEPHYUpdateCompleteEvent(parsing: p))
             case HCILEAdvertisingReportEvent.subevent, HCILEExtendedAdvertisingReportEvent.subevent:
                 guard D.receivesAdvertisingReports else { return }
@@ -62,7 +64,7 @@ extension HCIHost {
                 delegate.hostDidReceive(event: event)
             }
         } catch {
-            drops.record(.linkEvent, eventCode: event.code, subevent: meta.subevent, reason: error)
+            drop(D.self, .linkEvent, eventCode: event.code, subevent: meta.subevent, reason: error)
         }
     }
 
@@ -76,7 +78,7 @@ extension HCIHost {
                     do throws(DecodeError) {
                         if let report = try reports.next() { delegate.hostDidReceive(advertisingReport: report) }
                     } catch {
-                        drops.record(.advertisingReport, eventCode: HCIEventCode.leMeta, subevent: meta.subevent, reason: error)
+                        drop(D.self, .advertisingReport, eventCode: HCIEventCode.leMeta, subevent: meta.subevent, reason: error)
                     }
                 }
             } else {
@@ -85,13 +87,13 @@ extension HCIHost {
                     do throws(DecodeError) {
                         if let report = try reports.next() { delegate.hostDidReceive(advertisingReport: report) }
                     } catch {
-                        drops.record(.advertisingReport, eventCode: HCIEventCode.leMeta, subevent: meta.subevent, reason: error)
+                        drop(D.self, .advertisingReport, eventCode: HCIEventCode.leMeta, subevent: meta.subevent, reason: error)
                     }
                 }
             }
         } catch {
             // Num_Reports 0, or no Num_Reports at all.
-            drops.record(.advertisingReport, eventCode: HCIEventCode.leMeta, subevent: meta.subevent, reason: error)
+            drop(D.self, .advertisingReport, eventCode: HCIEventCode.leMeta, subevent: meta.subevent, reason: error)
         }
     }
 }

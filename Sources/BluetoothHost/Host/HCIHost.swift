@@ -41,6 +41,15 @@ public protocol HostDelegate {
     /// `LEApplication.connectsAsCentral`): the host then skips tracking LE Create Connection's
     /// progress, which only the command flow's dropping of obsolete cancels reads.
     static var initiatesConnections: Bool { get }
+    /// False when LE PHY Update Complete is of no interest (see `LEApplication.tracksPHYUpdates`):
+    /// the host then drops it without parsing.
+    static var receivesPHYUpdates: Bool { get }
+    /// False when nobody reads `HCIHost.drops` (see `LEApplication.recordsInputDrops`): input that
+    /// does not parse is then dropped uncounted, and the records' code is left out.
+    static var recordsInputDrops: Bool { get }
+    /// False when LE Data Length Change is of no interest (see `LEApplication.tracksDataLengthChanges`):
+    /// the host then drops it without parsing.
+    static var receivesDataLengthChanges: Bool { get }
 }
 
 extension HostDelegate {
@@ -60,6 +69,9 @@ extension HostDelegate {
     public mutating func hostDidReceive(acl: Span<UInt8>) {}
     public static var receivesAdvertisingReports: Bool { true }
     public static var initiatesConnections: Bool { true }
+    public static var receivesPHYUpdates: Bool { true }
+    public static var recordsInputDrops: Bool { true }
+    public static var receivesDataLengthChanges: Bool { true }
 }
 
 public struct HostConfiguration: Sendable {
@@ -244,7 +256,7 @@ public struct HCIHost {
                 let event = try HCIEventPacket(parsing: body)
                 handleEvent(event, now: now, delegate: &delegate, output: &output)
             } catch {
-                drops.record(.eventPacket, eventCode: body.count > 0 ? body[0] : 0, reason: error)
+                drop(D.self, .eventPacket, eventCode: body.count > 0 ? body[0] : 0, reason: error)
             }
         case .acl:
             delegate.hostDidReceive(acl: body)
@@ -276,12 +288,12 @@ public struct HCIHost {
                 commands.pump(now: now, to: &output)
             } catch {
                 // The command it answers stays pending and times out, as if unanswered.
-                drops.record(.commandComplete, eventCode: event.code, reason: error)
+                drop(D.self, .commandComplete, eventCode: event.code, reason: error)
             }
         case HCIEventCode.commandStatus:  // 7.7.15
             let s: HCICommandStatusEvent
             do throws(DecodeError) { s = try HCICommandStatusEvent(parsing: event.parameters) } catch {
-                return drops.record(.commandStatus, eventCode: event.code, reason: error)
+                return drop(D.self, .commandStatus, eventCode: event.code, reason: error)
             }
             if D.initiatesConnections, s.opcode == HCILECreateConnection.opcode, s.status == .success { commands.initiating = true }
             if case .pending(let tag) = commands.complete(opcode: s.opcode, numPackets: s.numHCICommandPackets) {

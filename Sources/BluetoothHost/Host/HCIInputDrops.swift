@@ -69,3 +69,13 @@ public struct HCIInputDrops: Sendable {
         total &+= 1
     }
 }
+
+extension HCIHost {
+    /// Records a drop in `drops` for a delegate that keeps them (`HostDelegate.recordsInputDrops`, a
+    /// constant after specialisation: for one that does not, the record and its reason are not built).
+    @inline(__always)
+    mutating func drop<D: HostDelegate>(_: D.Type, _ kind: HCIDropKind, eventCode: UInt8, subevent: UInt8? = nil,
+                                        reason: DecodeError) {
+        if D.recordsInputDrops { drops.record(kind, eventCode: eventCode, subevent: subevent, reason: reason) }
+    }
+}

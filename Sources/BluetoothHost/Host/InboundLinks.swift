@@ -67,6 +67,14 @@ public struct SilentCentrals: Sendable {
 }
 
 extension LEStack {
+    /// Whether the application's policy is `.open`: a constant after specialisation, so an
+    /// application that admits every link and keeps it (a beacon) links none of the quota, refusal
+    /// and idle code below. Under `.open` the quota is every link, so a central is admitted whenever
+    /// the table has room (`linkUp` refuses one that finds it full), and nothing is ever refused.
+    static var opensEveryLink: Bool {
+        App.inboundLinks.reservedForCentral == 0 && App.inboundLinks.idleBound == nil && App.inboundLinks.refuseSilentFor == 0
+    }
+
     /// The most peripheral links the policy accepts: never none, since a device that advertises
     /// connectably must be connectable (a firmware sensor may ask for all its links as central).
     static var inboundQuota: Int { max(1, links - App.inboundLinks.reservedForCentral) }
@@ -100,6 +108,7 @@ extension LEStack {
         // Advertising stays off meanwhile; each enable lets one central in, so the peripheral links
         // in the table never pass the quota. A central that connects when the link table has no
         // free slot is refused before the application hears of it (`linkUp`).
+        if Self.opensEveryLink { return control.acceptsInboundLinks = !connections.isFull }
         control.acceptsInboundLinks = inboundLinksInTable() < Self.inboundQuota && !connections.isFull
     }
 
@@ -107,6 +116,7 @@ extension LEStack {
     /// Returns false when refused. The link is in the table either way, so its Disconnection
     /// Complete is accounted like any other.
     mutating func admitInbound(handle: UInt16, peer: DeviceAddress) -> Bool {
+        if Self.opensEveryLink { return true }
         let n = now
         _ = connections.update(handle: handle) { $0.extra.lastHeard = n }
         let over = openInboundLinks() > Self.inboundQuota

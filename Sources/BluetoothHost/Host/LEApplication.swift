@@ -63,6 +63,31 @@ public protocol LEApplication: GATTServerDelegate {
     /// `LEStack+PHY`). Bring-up still sets 2M as the controller's preference, so a peer that asks
     /// gets it, and its updates are reported.
     static var asksForLE2MPHY: Bool { get }
+    /// Whether the stack follows LE PHY Update Complete (Core 5.4 Vol 4 Part E 7.7.65.12): each
+    /// link's PHYs, the `phyUpdates` counters and `stackDidUpdatePHY` (true unless said otherwise).
+    /// An application that neither asks for the LE 2M PHY nor cares which PHY a link uses says
+    /// false: the events are dropped unread and their handling is left out of its image. One that
+    /// asks for 2M follows them whatever it says (a collision is retried from them).
+    static var tracksPHYUpdates: Bool { get }
+    /// Whether input the HCI host drops (events that do not parse, advertising reports cut short) is
+    /// counted with its reasons in `HCIHost.drops`, which the runtime prints with `--stats` (true
+    /// unless said otherwise). Firmware that never reads them says false: nothing is counted, and
+    /// building the records is left out of its image.
+    static var recordsInputDrops: Bool { get }
+    /// Whether the stack follows LE Data Length Change (Core 5.4 Vol 4 Part E 7.7.65.7): each link's
+    /// `dataLength`, the `dataLengthChanges` counters and `stackDidChangeDataLength` (true unless said
+    /// otherwise). One that reads none of them says false: the events are dropped unread (the stack
+    /// still asks for the larger PDUs; fragmentation follows the controller's buffers, not these).
+    static var tracksDataLengthChanges: Bool { get }
+    /// Whether it ever asks the central for connection parameters (`LEStack.requestConnectionParameters`,
+    /// Core 5.4 Vol 3 Part A 4.20; true unless said otherwise). One that never does says false: the
+    /// matching of responses and rejects to its requests is left out, and a request stops the stack
+    /// with a message.
+    static var requestsConnectionParameters: Bool { get }
+    /// Whether it runs a GATT client (true unless said otherwise): ATT responses, notifications and
+    /// indications reach `stackDidReceiveATT`, and our client's Exchange MTU sets the link's ATT_MTU.
+    /// A server only says false: such PDUs, which its peers have no reason to send, are dropped.
+    static var hasGATTClient: Bool { get }
     /// What each link buffers, sized by the largest ATT_MTU this application serves (Core 5.4 Vol 3
     /// Part F 3.2.8): its inbound L2CAP reassembly and the ATT response held for a full queue, one
     /// PDU each, and the stack's working copies while it answers. `LinkPDUBuffers<247>` (the
@@ -73,6 +98,10 @@ public protocol LEApplication: GATTServerDelegate {
     /// what it sends: `StandardControlBuffers` (384 and 1,024 octets, the Herald sensor's) unless
     /// said otherwise. The ACL queue must hold at least one whole PDU of `LinkBuffers` per link.
     associatedtype ControlBuffers: StackControlBuffers = StandardControlBuffers
+    /// Whether the constant GATT table it serves may have gaps in its handles (`GATTHandleLayout`):
+    /// `AnyGATTHandles` unless said otherwise. An application whose table is the builder's (dense)
+    /// says `ConsecutiveGATTHandles`, and a sparse table's lookups are left out of its image.
+    associatedtype GATTHandles: GATTHandleLayout = AnyGATTHandles
     /// What every callback receives: `StackControl` unless `ControlBuffers` says otherwise.
     typealias Control = StackControlOf<ControlBuffers>
 }
@@ -128,6 +157,11 @@ extension LEApplication {
     public static var connectsAsCentral: Bool { true }
     public static var inboundLinks: InboundLinkPolicy { .open }
     public static var asksForLE2MPHY: Bool { true }
+    public static var tracksPHYUpdates: Bool { true }
+    public static var recordsInputDrops: Bool { true }
+    public static var tracksDataLengthChanges: Bool { true }
+    public static var requestsConnectionParameters: Bool { true }
+    public static var hasGATTClient: Bool { true }
 }
 
 /// Per-link state above L2CAP: the ATT bearer (MTU, prepare queue, indication in flight).

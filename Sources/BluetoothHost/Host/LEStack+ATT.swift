@@ -13,12 +13,12 @@ extension LEStack {
         switch inbound {
         case .att:
             handleATT(link: link, pdu: payload)
-        case .signaling(.connectionParameterUpdateResponse(let identifier, let accepted)):
+        case .signaling(.connectionParameterUpdateResponse(let identifier, let accepted)) where App.requestsConnectionParameters:
             // Our own request (`requestConnectionParameters`) answered: the central applies what it
             // accepted with the link layer's update, reported as LE Connection Update Complete.
             let matched = connections.update(link) { $0.signaling.resolve(identifier: identifier) } ?? false
             if matched, !accepted { counters.refusedParameterRequests &+= 1 }
-        case .signaling(.commandRejected(let identifier, _)):
+        case .signaling(.commandRejected(let identifier, _)) where App.requestsConnectionParameters:
             // A central that does not take the request at all (Command Reject, Vol 3 Part A 4.1): it is
             // answered all the same, and the link may ask again.
             let matched = connections.update(link) { $0.signaling.resolve(identifier: identifier) } ?? false
@@ -42,6 +42,8 @@ extension LEStack {
         case .request, .command, .confirmation:
             serveATT(link: link, pdu: pdu)
         default:
+            // Responses, notifications and indications are a client's; a server only drops them.
+            guard App.hasGATTClient else { return }
             receiveClientATT(link: link, pdu: pdu)
         }
     }
@@ -189,8 +191,8 @@ extension LEStack {
     /// matched by the connection table's positions here, inside the stack, so no application needs
     /// to know them.
     public mutating func replaceDatabase(
-        with next: GATTDatabase<attributes, values, links>
-    ) -> GATTDatabase<attributes, values, links> {
+        with next: Database
+    ) -> Database {
         var next = next
         let changed = Self.serviceChangedValue(&database)
         let carriesChanged = changed != 0 && changed == Self.serviceChangedValue(&next)
@@ -221,7 +223,7 @@ extension LEStack {
 
     /// The Service Changed value handle of `db` (0 if none), found by type: a database served from a
     /// table does not record it.
-    static func serviceChangedValue(_ db: inout GATTDatabase<attributes, values, links>) -> UInt16 {
+    static func serviceChangedValue(_ db: inout Database) -> UInt16 {
         let type = BluetoothUUID(uuid16: GATTAttributeType.serviceChanged)
         for i in 0..<db.count {
             let h = db.handle(at: i)

@@ -172,6 +172,7 @@ extension LEStack {
     @discardableResult
     public mutating func requestConnectionParameters(handle: UInt16, intervalMin: UInt16, intervalMax: UInt16,
                                                      latency: UInt16 = 0, supervisionTimeout: UInt16) -> Bool {
+        if !App.requestsConnectionParameters { Self.requestWithoutParameterRequests() }
         let n = now
         guard let request = connections.update(handle: handle, { link -> L2CAPConnectionParameterUpdateRequest? in
             guard link.role == .peripheral else { return nil }
@@ -181,6 +182,12 @@ extension LEStack {
         var pdu = FixedBytes<23>()
         request.write(to: &pdu)
         return control.sendL2CAP(handle: handle, channel: .leSignaling, payload: pdu.span)
+    }
+
+    /// The application said it never asks for connection parameters
+    /// (`LEApplication.requestsConnectionParameters`), so no answer would be matched: stopped early.
+    static func requestWithoutParameterRequests() -> Never {
+        preconditionFailure("LEStack.requestConnectionParameters from an application whose requestsConnectionParameters is false")
     }
 
     /// The connection timing in use on `handle`.

@@ -38,6 +38,8 @@ extension LEStack {
     /// when bring-up set 2M as the default preference and the controller has LE Set PHY; not on a
     /// link we are closing, nor one already moved. A central that never starts the procedure (Bumble's
     /// host, many phones) would otherwise keep the link at 1M, so a peripheral asks too, later.
+    // Out of line: the witness of this feature in an image's symbols (Firmware/features.py).
+    @inline(never)
     mutating func requestPHY(handle: UInt16) {
         guard asks2MPHY, !control.credits.isDisconnecting(handle: handle) else { return }
         // Read and counted in place: `connections[handle:]` copies the whole link (its reassembly
@@ -76,6 +78,8 @@ extension LEStack {
 
     /// Applies LE PHY Update Complete (Core 5.4 Vol 4 Part E 7.7.65.12) to the link and tells the
     /// application; a failed procedure leaves the link's PHYs as they were.
+    // Out of line: the witness of this feature in an image's symbols (Firmware/features.py).
+    @inline(never)
     mutating func phyUpdated(_ u: HCILEPHYUpdateCompleteEvent) {
         guard u.status == .success else {
             counters.failedPHYUpdates &+= 1

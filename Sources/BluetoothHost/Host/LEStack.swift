@@ -6,7 +6,9 @@
 public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, let values: Int>: HostDelegate {
     public var app: App
     public var control = StackControlOf<App.ControlBuffers>()
-    public var database: GATTDatabase<attributes, values, links>
+    /// The GATT database, its handle layout the application's (`LEApplication.GATTHandles`).
+    public typealias Database = GATTDatabaseOf<attributes, values, links, App.GATTHandles>
+    public var database: Database
     public var server: ATTServer
     public typealias PDU = App.LinkBuffers.PDU
     public internal(set) var connections =
@@ -27,7 +29,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
     /// The time of the call in progress; HCI callbacks do not carry it.
     var now: UInt64 = 0
 
-    public init(app: App, database: GATTDatabase<attributes, values, links>, maximumMTU: UInt16 = ATTMTU.defaultMaximum) {
+    public init(app: App, database: Database, maximumMTU: UInt16 = ATTMTU.defaultMaximum) {
         // A Database Hash the server is built not to compute would be unreadable: a programming
         // error in how the database was made (see GATTServerFeatures.databaseHash).
         precondition(database.databaseHashHandle == 0 || App.serverFeatures.databaseHash,
@@ -123,6 +125,10 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
     public static var receivesAdvertisingReports: Bool { App.scans }
 
     public static var initiatesConnections: Bool { App.connectsAsCentral }
+    public static var receivesPHYUpdates: Bool { App.asksForLE2MPHY || App.tracksPHYUpdates }
+    public static var recordsInputDrops: Bool { App.recordsInputDrops }
+    /// A data length change is also what a central's LE Set PHY waits for (`LEStack+PHY`).
+    public static var receivesDataLengthChanges: Bool { App.asksForLE2MPHY || App.tracksDataLengthChanges }
 
     @inline(never)
     public mutating func hostDidReceive(advertisingReport: borrowing AdvertisingReport) {
@@ -240,7 +246,7 @@ extension LEStack {
     /// firmware costs the value's size again in stack at start-up (BluetoothStack+InPlace.swift).
     /// `makeApp` initialises the application in its place.
     @inline(never)
-    static func initialize(_ le: inout Self, database: GATTDatabase<attributes, values, links>,
+    static func initialize(_ le: inout Self, database: Database,
                            maximumMTU: UInt16, app makeApp: (UnsafeMutablePointer<App>) -> Void) {
         copyInPlace(&le.database, database)
         initialize(&le, databaseInPlace: maximumMTU, app: makeApp)

@@ -33,6 +33,8 @@ struct AdvertisingEnableQueue {
 
     /// The oldest command was answered with `status`: whether the controller is advertising after it,
     /// and whether it was the last one queued (later ones decide otherwise). Nil when none was tracked.
+    // Out of line: the witness of this feature in an image's symbols (Firmware/features.py).
+    @inline(never)
     mutating func answered(_ status: HCIStatus) -> (advertising: Bool, last: Bool)? {
         guard count > 0 else { return nil }
         let enable = values & 1 == 1

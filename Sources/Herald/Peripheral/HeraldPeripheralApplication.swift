@@ -18,6 +18,7 @@ public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate:
 
     public static var serverFeatures: GATTServerFeatures { Offer.serverFeatures }
     public typealias PrepareQueue = Offer.PrepareQueue
+    public typealias GATTHandles = Offer.GATTHandles
     public typealias LinkBuffers = Buffers.LinkBuffers
     public typealias ControlBuffers = Buffers.ControlBuffers
     /// It only advertises and is connected to (the sensor, which also scans and connects, embeds
@@ -26,6 +27,13 @@ public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate:
     public static var connectsAsCentral: Bool { false }
     /// A phone reads the payload and goes: no use for the LE 2M PHY (`LEApplication.asksForLE2MPHY`).
     public static var asksForLE2MPHY: Bool { false }
+    /// As the delegate says (`HeraldPeripheralDelegate.tracksPHYUpdates`).
+    public static var tracksPHYUpdates: Bool { Delegate.tracksPHYUpdates }
+    public static var recordsInputDrops: Bool { Delegate.recordsInputDrops }
+    public static var tracksDataLengthChanges: Bool { Delegate.tracksDataLengthChanges }
+    /// It never asks a central for other connection parameters, and runs no GATT client.
+    public static var requestsConnectionParameters: Bool { false }
+    public static var hasGATTClient: Bool { false }
 
     public mutating func read<S: ByteSink>(id: UInt16, link: UInt16, offset: Int, into sink: inout S) -> ATTErrorCode? {
         peripheral.read(id: id, link: link, offset: offset, into: &sink, delegate: &delegate)

@@ -63,6 +63,17 @@ public protocol HeraldPeripheralDelegate {
     /// payload specification), so the beacon accepts each write and discards it unread, and the
     /// reassembly and message parsing are left out of its image.
     static var receivesSignals: Bool { get }
+    /// Whether PHY updates are followed and reported (`heraldPeripheral(didUpdatePHY:on:)`; true
+    /// unless said otherwise). A venue beacon, whose phones read one payload and go, says false: the
+    /// stack then drops LE PHY Update Complete unread (`LEApplication.tracksPHYUpdates`).
+    static var tracksPHYUpdates: Bool { get }
+    /// Whether the HCI host counts the input it drops, with reasons (`LEApplication.recordsInputDrops`;
+    /// true unless said otherwise). Firmware that never reads `HCIHost.drops` says false.
+    static var recordsInputDrops: Bool { get }
+    /// Whether LE Data Length Change is followed (`LEApplication.tracksDataLengthChanges`, the
+    /// stack's counters and each link's `dataLength`; true unless said otherwise). Firmware that
+    /// reads neither says false.
+    static var tracksDataLengthChanges: Bool { get }
 }
 
 extension HeraldPeripheralDelegate {
@@ -82,4 +93,7 @@ extension HeraldPeripheralDelegate {
     public mutating func heraldPeripheral<S: ByteSink>(payloadAt time: Int64, into sink: inout S) -> Bool? { nil }
     public static var rotatesAddress: Bool { true }
     public static var receivesSignals: Bool { true }
+    public static var tracksPHYUpdates: Bool { true }
+    public static var recordsInputDrops: Bool { true }
+    public static var tracksDataLengthChanges: Bool { true }
 }

@@ -14,6 +14,10 @@ public protocol HeraldServerOffer {
     /// Each link's prepare-write queue: the standard 8 writes / 512 octets unless said otherwise;
     /// `ATTNoPrepareQueue` when `serverFeatures` leave queued writes out.
     associatedtype PrepareQueue: ATTPrepareQueue = ATTStandardPrepareQueue
+    /// Whether the server's constant GATT table may have gaps in its handles
+    /// (`LEApplication.GATTHandles`): `AnyGATTHandles` unless said otherwise; a firmware image
+    /// serving the builder's table says `ConsecutiveGATTHandles`.
+    associatedtype GATTHandles: GATTHandleLayout = AnyGATTHandles
 }
 
 extension HeraldServerOffer {

@@ -40,7 +40,14 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     /// A Herald link carries a payload read (tens of octets) and ends: the LE 2M PHY saves nothing
     /// there, and asking for it cost links on Zephyr's controller (`LEApplication.asksForLE2MPHY`).
     public static var asksForLE2MPHY: Bool { false }
+    /// As the delegate says (`HeraldPeripheralDelegate.tracksPHYUpdates`, `recordsInputDrops`).
+    public static var tracksPHYUpdates: Bool { Delegate.tracksPHYUpdates }
+    public static var recordsInputDrops: Bool { Delegate.recordsInputDrops }
+    public static var tracksDataLengthChanges: Bool { Delegate.tracksDataLengthChanges }
+    /// It never asks a central for other connection parameters.
+    public static var requestsConnectionParameters: Bool { false }
     public typealias PrepareQueue = Peripheral.Offer.PrepareQueue
+    public typealias GATTHandles = Peripheral.Offer.GATTHandles
 
     public var supplier: Supplier {
         get { core.supplier }

@@ -50,7 +50,7 @@ public struct NoSensorDelegate: SensorDelegate {
 /// Two delegates as one: nest pairs for more (`SensorDelegatePair(a, SensorDelegatePair(b, c))`).
 /// Generic composition, so each call is specialised rather than dispatched through an existential.
 /// Every event, of either half, reaches both, `first` first. `rotatesAddress` and `receivesSignals`
-/// are `first`'s; what the server offers is the peripheral's (`HeraldServerOffer`), whatever the order.
+/// are `first`'s, `tracksPHYUpdates` and `recordsInputDrops` either's; what the server offers is the peripheral's (`HeraldServerOffer`), whatever the order.
 public struct SensorDelegatePair<First: SensorDelegate, Second: SensorDelegate>: SensorDelegate {
     public var first: First
     public var second: Second
@@ -58,6 +58,10 @@ public struct SensorDelegatePair<First: SensorDelegate, Second: SensorDelegate>:
 
     public static var rotatesAddress: Bool { First.rotatesAddress }
     public static var receivesSignals: Bool { First.receivesSignals }
+    /// Followed or recorded when either wants them.
+    public static var tracksPHYUpdates: Bool { First.tracksPHYUpdates || Second.tracksPHYUpdates }
+    public static var recordsInputDrops: Bool { First.recordsInputDrops || Second.recordsInputDrops }
+    public static var tracksDataLengthChanges: Bool { First.tracksDataLengthChanges || Second.tracksDataLengthChanges }
 
     public mutating func sensor(_ sensor: SensorType, didDetect target: TargetIdentifier) {
         first.sensor(sensor, didDetect: target)

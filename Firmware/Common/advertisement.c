@@ -1,4 +1,4 @@
-// The venue beacon's advertising data and scan response (Core 5.4 Vol 3 Part C 11), in flash:
+// The firmware images' advertising data and scan response (Core 5.4 Vol 3 Part C 11), in flash:
 // flags, the Herald service UUIDs (Herald advertisement: the specification's 128-bit one here, the
 // registered 16-bit one in the scan response). Each block is its length, then its octets. Generated
 // with the core's HeraldAdvertisement by Tests/HeraldTests/FirmwareBeaconConstantsTests.swift,

@@ -1,0 +1,69 @@
+import Testing
+@testable import BluetoothHost
+
+/// An application that follows no data length change, never asks for connection parameters and runs
+/// no GATT client (as the firmware beacon's `HeraldPeripheralApplication`): what it leaves out is not
+/// linked, and the stack behaves as a server that needs none of it.
+struct ServerOnlyApp: LEApplication {
+    /// A central's LE Set PHY waits for a data length change, so only an application that asks for
+    /// no 2M can leave them unread.
+    static var asksForLE2MPHY: Bool { false }
+    static var tracksDataLengthChanges: Bool { false }
+    static var requestsConnectionParameters: Bool { false }
+    static var hasGATTClient: Bool { false }
+    var lengthChanges = 0
+    var clientPDUs = 0
+    mutating func stackDidChangeDataLength(handle: UInt16, _ length: LinkDataLength, now: UInt64, control: inout StackControl) {
+        lengthChanges += 1
+    }
+    mutating func stackDidReceiveATT(handle: UInt16, pdu: Span<UInt8>, now: UInt64, control: inout StackControl) {
+        clientPDUs += 1
+    }
+}
+
+struct TracksNoLengthButAsks2M: LEApplication {
+    static var tracksDataLengthChanges: Bool { false }
+}
+
+/// The same, with the defaults: it hears both.
+struct DefaultChoicesApp: LEApplication {
+    var lengthChanges = 0
+    var clientPDUs = 0
+    mutating func stackDidChangeDataLength(handle: UInt16, _ length: LinkDataLength, now: UInt64, control: inout StackControl) {
+        lengthChanges += 1
+    }
+    mutating func stackDidReceiveATT(handle: UInt16, pdu: Span<UInt8>, now: UInt64, control: inout StackControl) {
+        clientPDUs += 1
+    }
+}
+
+@Suite struct ApplicationChoicesTests {
+    /// LE Data Length Change for 0x40 (251 octets both ways), then an ATT Read Response on it.
+    static func feed<App: LEApplication>(_ stack: inout BluetoothStack<App, 2, 24, 256>, _ wire: inout WireLog) {
+        stack.receive(StackHarness.connectionComplete(handle: 0x40, role: 0x01).span, now: 0, output: &wire)
+        stack.receive(PHYLinkTests.dataLengthChange(handle: 0x40).span, now: 1, output: &wire)
+        stack.receive(StackHarness.acl(handle: 0x40, channel: 0x0004, [0x0B, 0x01, 0x02]).span, now: 2, output: &wire)
+    }
+
+    @Test func aServerOnlyApplicationHearsNoDataLengthChangeNorClientPDU() throws {
+        var (stack, _, wire, _) = try StackHarness.startedStack(app: ServerOnlyApp(), properties: .read, aclCount: 4)
+        Self.feed(&stack, &wire)
+        #expect(stack.le.connections.count == 1)
+        #expect(stack.app.lengthChanges == 0 && stack.le.counters.dataLengthChanges == 0)
+        #expect(stack.le.dataLength(handle: 0x40) == .initial)
+        #expect(stack.app.clientPDUs == 0)
+        #expect(stack.hci.drops.total == 0)
+        #expect(!LEStack<ServerOnlyApp, 2, 24, 256>.receivesDataLengthChanges)
+        // Asking for 2M, it would follow them all the same.
+        #expect(LEStack<TracksNoLengthButAsks2M, 2, 24, 256>.receivesDataLengthChanges)
+    }
+
+    @Test func byDefaultBothAreDelivered() throws {
+        var (stack, _, wire, _) = try StackHarness.startedStack(app: DefaultChoicesApp(), properties: .read, aclCount: 4)
+        Self.feed(&stack, &wire)
+        #expect(stack.app.lengthChanges == 1 && stack.le.counters.dataLengthChanges == 1)
+        #expect(stack.le.dataLength(handle: 0x40)?.maxTxOctets == 251)
+        #expect(stack.app.clientPDUs == 1)
+        #expect(LEStack<DefaultChoicesApp, 2, 24, 256>.receivesDataLengthChanges)
+    }
+}
