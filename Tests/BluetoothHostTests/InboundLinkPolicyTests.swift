@@ -159,6 +159,42 @@ struct GuardedApp: LEApplication {
         #expect(h.stack.le.control.acceptsInboundLinks)
     }
 
+    /// The sequence of a `test_hostile_centrals[zephyr25]` capture in which W never asked to end two
+    /// silent links (docs/ci-flakes.md): our own central link on handle 0x0001 ended by our Disconnect,
+    /// then silent centrals on handles 0x0000 and 0x0001, each with its Data Length Change. The stack
+    /// asks to end each at its bound, handle 0 included, and the earlier Disconnect of 0x0001 is no
+    /// reason to skip the new link's.
+    @Test func silentLinksOnHandlesZeroAndOneAreDroppedAtTheBoundAfterOurOwnLinkOnOneEnded() throws {
+        var h = try Harness()
+        h.at(2_834)
+        h.feed(StackHarness.connectionComplete(handle: 0x0001, role: 0x00))
+        _ = h.disconnects()
+        h.stack.perform(now: 3_550, output: &h.wire) { $0.control.disconnect(handle: 0x0001) }
+        #expect(h.disconnects().map(\.0) == [0x0001])
+        h.at(3_856)
+        h.disconnected(0x0001, reason: 0x16)
+        func dataLengthChange(_ handle: UInt16) -> [UInt8] {
+            [0x04, 0x3E, 0x0B, 0x07, UInt8(handle & 0xFF), UInt8(handle >> 8), 0xFB, 0x00, 0x28, 0x04, 0xFB, 0x00, 0x28, 0x04]
+        }
+        h.at(13_585)
+        h.inbound(handle: 0x0000, last: 0x01)
+        h.at(13_982)
+        h.feed(dataLengthChange(0x0000))
+        h.at(13_984)
+        h.inbound(handle: 0x0001, last: 0x02)
+        h.at(15_139)
+        h.feed(dataLengthChange(0x0001))
+        _ = h.disconnects()
+        #expect(h.stack.nextDeadline ?? .max <= 23_585)
+        h.at(23_584)
+        #expect(h.disconnects().isEmpty)
+        h.at(23_585)
+        #expect(h.disconnects().map(\.0) == [0x0000])
+        h.at(23_984)
+        #expect(h.disconnects().map(\.0) == [0x0001])
+        #expect(h.stack.le.counters.idleLinksDropped == 2)
+    }
+
     @Test func centralLinksAreNeverDroppedIdle() throws {
         var h = try Harness()
         h.feed(StackHarness.connectionComplete(handle: 0x40, role: 0x00))
