@@ -195,6 +195,22 @@ struct GuardedApp: LEApplication {
         #expect(h.stack.le.counters.idleLinksDropped == 2)
     }
 
+    /// A benign central whose link fails before its first request (supervision timeout, 0x08; or a
+    /// crowd's 0x3E) is not a silent central: only a link we end for idleness puts its central on the
+    /// refusal list (issue 39's suspect: a crowd must never trip it).
+    @Test func aCentralWhoseLinkFailedBeforeItsFirstRequestIsNotRefused() throws {
+        var h = try Harness()
+        h.inbound(handle: 0x40, last: 0x01)
+        _ = h.disconnects()
+        h.at(9_999)
+        h.disconnected(0x40, reason: 0x08)
+        h.at(10_500)
+        h.inbound(handle: 0x41, last: 0x01)
+        #expect(h.disconnects().isEmpty)
+        #expect(h.stack.le.counters.refusedInboundLinks == 0 && h.stack.le.counters.idleLinksDropped == 0)
+        #expect(h.stack.app.inner.connected.map(\.handle) == [0x40, 0x41])
+    }
+
     @Test func centralLinksAreNeverDroppedIdle() throws {
         var h = try Harness()
         h.feed(StackHarness.connectionComplete(handle: 0x40, role: 0x00))
