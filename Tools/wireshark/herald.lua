@@ -533,6 +533,21 @@ local function parse_ad(data, base)
     return found
 end
 
+
+-- The whole reports of an LE (Extended) Advertising Report event (Core 5.4 Vol 4 Part E 7.7.65.2,
+-- 7.7.65.13), from the count at octet 5: in each, the data length at `len_at` octets from its start,
+-- the data right after it, the address at `addr_at`, and `trailing` octets after the data.
+local function reports_in(raw, len_at, addr_at, trailing)
+    local out, i = {}, 6
+    for _ = 1, raw:byte(5) do
+        if i + len_at > #raw then break end
+        local len = raw:byte(i + len_at)
+        if i + len_at + len > #raw then break end
+        out[#out + 1] = { addr = i + addr_at, data = i + len_at + 1, len = len }
+        i = i + len_at + 1 + len + trailing
+    end
+    return out
+end
 local function dissect_event(tvb, pinfo, tree, raw)
     -- raw: the H4 packet (0x04, event code, length, parameters)
     local code = raw:byte(2)
@@ -552,24 +567,10 @@ local function dissect_event(tvb, pinfo, tree, raw)
         return
     end
     local reports = {}
-    if sub == 0x02 and #raw >= 5 then  -- LE Advertising Report
-        local i = 6
-        for _ = 1, raw:byte(5) do
-            if i + 8 > #raw then break end
-            local len = raw:byte(i + 8)
-            if i + 8 + len > #raw then break end
-            reports[#reports + 1] = { addr = i + 2, data = i + 9, len = len }
-            i = i + 10 + len
-        end
-    elseif sub == 0x0D and #raw >= 5 then  -- LE Extended Advertising Report
-        local i = 6
-        for _ = 1, raw:byte(5) do
-            if i + 23 > #raw then break end
-            local len = raw:byte(i + 23)
-            if i + 23 + len > #raw then break end
-            reports[#reports + 1] = { addr = i + 3, data = i + 24, len = len }
-            i = i + 24 + len
-        end
+    if sub == 0x02 and #raw >= 5 then  -- LE Advertising Report: RSSI after the data
+        reports = reports_in(raw, 8, 2, 1)
+    elseif sub == 0x0D and #raw >= 5 then  -- LE Extended Advertising Report: the data last
+        reports = reports_in(raw, 23, 3, 0)
     end
     for _, r in ipairs(reports) do
         local found = parse_ad(raw:sub(r.data, r.data + r.len - 1), r.data - 1)
