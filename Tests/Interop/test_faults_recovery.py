@@ -43,8 +43,11 @@ def test_wearable_advertises_and_serves_again_after_its_controller_dies_and_come
         noticed = herald.wait_err("lost", timeout=5, after=killed_at)
         assert noticed - killed_at < 5
         time.sleep(1)
-        radio.start()
+        # Taken before `start`, not after: the port is back while `start` is still waiting for the
+        # controller, and herald, trying every second, may reopen it before `start` returns (a clean
+        # clone's run at load 5 did, and the line was missed as too early).
         back_at = time.time()
+        radio.start()
         herald.wait_err("reopened", timeout=10, after=back_at)
         after = asyncio.run(central(b, read_payload))
         herald.wait_out(lambda l: '"payload-read"' in l, after=back_at)
