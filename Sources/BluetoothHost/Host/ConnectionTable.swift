@@ -65,11 +65,15 @@ public struct Connection<Reassembler: L2CAPReassembling, Extra: ConnectionExtra>
     /// The waiting request goes out when the link's other LL procedure completes (LE Data Length
     /// Change, LE Connection Update Complete), or at `phyRequestAt` (ms) if none does first.
     public var phyRequestAfterProcedure = false
-    public var phyRequestAt: UInt64 = 0
     public var reassembler: Reassembler
     /// Identifiers and outstanding requests of the LE signalling channel.
     public var signaling: L2CAPSignalingState
     public var extra: Extra
+    /// Last, and 8-aligned, so the link's size is a multiple of its alignment (its stride): Swift
+    /// 6.3 addresses an `InlineArray` element whose size is not its stride (the table's `Link?`)
+    /// as if 1-aligned, and a Cortex-M0 (no unaligned access) then reads and writes every field of
+    /// every link an octet at a time (`Tools/firmware build beacon@microbit`, docs/footprint.md).
+    public var phyRequestAt: UInt64 = 0
 
     public init(handle: UInt16, role: ConnectionRole, peer: DeviceAddress, timing: ConnectionTiming) {
         self.handle = handle
