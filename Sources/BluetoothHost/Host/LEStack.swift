@@ -175,7 +175,8 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         var channel = L2CAPChannelID.null
         var summary: ConnectionSummary?
         let outcome = connections.receive(packet) { _, s, ch, payload in
-            pdu = PDU(payload)
+            // Appended where it lies: `PDU(payload)` built a second buffer and copied it over.
+            pdu.append(contentsOf: payload)
             channel = ch
             summary = s
         }
