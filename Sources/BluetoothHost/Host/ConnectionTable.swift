@@ -208,10 +208,28 @@ public struct LinkTable<let capacity: Int, Reassembler: L2CAPReassembling, Extra
     public mutating func remove(handle: UInt16) -> Link? {
         guard let i = slot(of: handle) else { return nil }
         let link = entries[i]
+        vacate(i)
+        return link
+    }
+
+    /// Removes a link on Disconnection Complete without handing it back: false if the handle was
+    /// unknown. For a caller with nothing to release (`LEStack.linkDown`), whose frame then holds
+    /// no copy of the link.
+    @discardableResult
+    public mutating func discard(handle: UInt16) -> Bool {
+        guard let i = slot(of: handle) else { return false }
+        vacate(i)
+        return true
+    }
+
+    /// Empties position `i`. Out of line: Swift 6.3 builds the `nil` in a temporary as large as a
+    /// link (760 octets in the wearable) and copies it over the entry; inlined, that temporary
+    /// stayed in the frame of `LEStack.linkDown` while it called the application.
+    @inline(never)
+    mutating func vacate(_ i: Int) {
         entries[i] = nil
         handles[i] = Self.vacant
         count -= 1
-        return link
     }
 
     /// A copy of the link (use `update` to change it in place).
