@@ -97,30 +97,51 @@ enum EventLog {
     }
 
     /// ISO 8601 UTC with milliseconds (`2026-01-11T01:00:00.123Z`), the runtime's `ISO8601DateFormatter`
-    /// with fractional seconds. Civil date from days since 1970 (H. Hinnant's algorithm), in 32-bit
-    /// arithmetic: Unix seconds fit a UInt32 until 2106. The milliseconds since reset are split into
-    /// seconds without a 64-bit division, which on the Cortex-M is a runtime call (`__aeabi_ldivmod`
-    /// and its helpers, 270 B of flash that nothing else used).
+    /// with fractional seconds, in 32-bit arithmetic: Unix seconds fit a UInt32 until 2106. The
+    /// milliseconds since reset are split into seconds without a 64-bit division, which on the
+    /// Cortex-M is a runtime call (`__aeabi_ldivmod` and its helpers, 270 B of flash that nothing
+    /// else used). One division by the day; the year, month, hours and minutes by counting up, at
+    /// most 136 years, 12 months, 23 hours and 59 minutes of subtractions (Armv6-M has no divider,
+    /// and H. Hinnant's civil date, eleven divisions by constants, was 652 B of the micro:bit
+    /// beacon). Within 1970-2106 every fourth year is a leap year but 2100 (Gregorian calendar).
+    /// Checked against that algorithm for every day of the range (docs/footprint.md).
     static func putTime() {
         let now = EventTime.now
         let sinceReset = secondsIn(milliseconds: now)
         let seconds = UInt32(truncatingIfNeeded: firmwareUnixTimeAtReset() &+ Int64(bitPattern: sinceReset))
-        let ms = UInt32(truncatingIfNeeded: now &- sinceReset &* 1000)
-        let days = seconds / 86_400
-        let secondOfDay = seconds % 86_400
-        let z = days + 719_468
-        let era = z / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
-        Log.put(year); Log.put("-"); put2(month); Log.put("-"); put2(day)
-        Log.put("T"); put2(secondOfDay / 3600); Log.put(":"); put2(secondOfDay / 60 % 60); Log.put(":"); put2(secondOfDay % 60)
-        Log.put("."); putDigits(ms, 3); Log.put("Z")
+        // Below 1,000, so the low 32 bits suffice: no 64-bit multiplication (`__aeabi_lmul`).
+        let ms = UInt32(truncatingIfNeeded: now) &- UInt32(truncatingIfNeeded: sinceReset) &* 1000
+        var days = seconds / 86_400
+        var rest = seconds &- days &* 86_400
+        var year: UInt32 = 1970
+        while days >= (isLeap(year) ? 366 : 365) {
+            days &-= isLeap(year) ? 366 : 365
+            year &+= 1
+        }
+        let lengths = monthLengths.utf8Start
+        var month: UInt32 = 1
+        while true {
+            let length = UInt32(lengths[Int(month &- 1)]) &+ (month == 2 && isLeap(year) ? 1 : 0)
+            if days < length { break }
+            days &-= length
+            month &+= 1
+        }
+        Log.put(year); Log.put("-"); put2(month); Log.put("-"); put2(days &+ 1)
+        var hours: UInt32 = 0
+        while rest >= 3600 { rest &-= 3600; hours &+= 1 }
+        var minutes: UInt32 = 0
+        while rest >= 60 { rest &-= 60; minutes &+= 1 }
+        Log.put("T"); put2(hours); Log.put(":"); put2(minutes); Log.put(":"); put2(rest)
+        Log.put(".")
+        if ms < 100 { Log.put(byte: 0x30) }
+        put2(ms)
+        Log.put("Z")
     }
+
+    /// January to December's days in a common year.
+    static let monthLengths: StaticString = "\u{1F}\u{1C}\u{1F}\u{1E}\u{1F}\u{1E}\u{1F}\u{1F}\u{1E}\u{1F}\u{1E}\u{1F}"
+
+    static func isLeap(_ year: UInt32) -> Bool { year & 3 == 0 && year != 2100 }
 
     /// `ms / 1000` by long division in 32-bit steps: `ms / 8 / 125`, its upper bits first, then the
     /// remainder (below 125) with the low 16 bits. Exact for `ms` below 2^51 (71,000 years).
@@ -131,17 +152,9 @@ enum EventLog {
         return UInt64(widening: high / 125) &<< 16 | UInt64(widening: low / 125)
     }
 
-    static func put2(_ v: UInt32) { putDigits(v, 2) }
-
-    /// `v` in exactly `width` decimal digits (leading zeros).
-    static func putDigits(_ v: UInt32, _ width: Int) {
-        var power: UInt32 = 1
-        for _ in 1..<width { power &*= 10 }
-        var rest = v
-        while power > 0 {
-            Log.put(byte: UInt8(truncatingIfNeeded: 0x30 &+ rest / power))
-            rest %= power
-            power /= 10
-        }
+    /// `v` (below 1,000) in at least two decimal digits.
+    static func put2(_ v: UInt32) {
+        if v < 10 { Log.put(byte: 0x30) }
+        Log.put(v)
     }
 }

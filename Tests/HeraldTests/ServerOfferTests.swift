@@ -60,4 +60,14 @@ struct OpinionatedSensorEvents: SensorDelegate {
         #expect(Beacon.serverFeatures == .mandatory && Beacon.PrepareQueue.self == ATTNoPrepareQueue.self)
         #expect(Standard.serverFeatures == .all && Standard.PrepareQueue.self == ATTStandardPrepareQueue.self)
     }
+
+    /// A peripheral application refuses no central (its policy is `.open`), so its stack keeps no
+    /// list of refused ones (the sensor's stack does: its policy refuses silent centrals).
+    @Test func aPeripheralApplicationsStackKeepsNoRefusedCentrals() {
+        typealias Beacon = HeraldPeripheralApplication<FixedPayloadSource<64>, PeripheralEventLog, 2, 64, 32, NoQueuedWrites, BeaconLikeBuffers>
+        #expect(Beacon.inboundLinks == .open)
+        #expect(Beacon.RefusedCentrals.self == NoSilentCentrals.self)
+        #expect(MemoryLayout<NoSilentCentrals>.size == 0)
+        #expect(AB.inboundLinks.refuseSilentFor > 0 && AB.RefusedCentrals.self == SilentCentrals.self)
+    }
 }

@@ -2,7 +2,7 @@
 out the core's optional features its type leaves out (`Tools/firmware build` prints the features it
 links, from their witness symbols, Firmware/features.py), and its flash is within its budget (RAM
 all in is checked where it is measured, running, in test_firmware.py). About a minute: the build of
-two images (mps2-an386, Cortex-M4)."""
+the two Cortex-M4 images (mps2-an386) and the micro:bit's beacon (Cortex-M0)."""
 import os
 import subprocess
 from pathlib import Path
@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 FIRMWARE = ROOT / "Tools" / "firmware"
-IMAGES = ["beacon", "wearable"]
+IMAGES = ["beacon", "wearable", "beacon@microbit"]
 
 # What each image's type leaves out (Firmware/Beacon/main.swift, Firmware/Wearable/main.swift), by
 # the names of Firmware/features.py. The beacon only advertises and serves its payload: no scanning
@@ -26,6 +26,7 @@ LEFT_OUT = {
                "prepare-queue", "sparse-tables"},
     "wearable": {"phy-requests", "phy-updates", "sparse-tables"},
 }
+LEFT_OUT["beacon@microbit"] = LEFT_OUT["beacon"]
 
 
 @pytest.fixture(scope="module")
@@ -56,13 +57,13 @@ def test_image_links_no_feature_its_type_leaves_out(build_report, image):
     assert not unexpected, f"{image}: links {', '.join(unexpected)}, which its type leaves out"
 
 
-# Flash budgets on the Cortex-M4 (issue 37; `Tools/firmware build` prints them too): the beacon
-# 24 KB, the wearable 64 KB. The goals beyond them are 16 KB and 56 KB.
-FLASH_BUDGET = {"beacon": 24576, "wearable": 65536}
+# Flash budgets (issue 37; `Tools/firmware build` prints them too): the beacon 24 KB on both boards,
+# the wearable 64 KB on the Cortex-M4. The goals beyond them are 16 KB and 56 KB.
+FLASH_BUDGET = {"beacon": 24576, "wearable": 65536, "beacon@microbit": 24576}
 # While an image is still over its budget, it may not grow past what it measured when it was last
 # made smaller (docs/footprint.md, issue 37): the next feature that adds flash fails here the day it
 # lands. Lower these as the images shrink; remove an image once it is within its budget.
-FLASH_CEILING: dict[str, int] = {}
+FLASH_CEILING: dict[str, int] = {"beacon@microbit": 26444}
 
 
 def over_budget(image: str):

@@ -21,12 +21,15 @@ public enum ACLCreditGrant: Sendable, Equatable {
 /// `overReturns`. `available` therefore never exceeds `total`, so a leak check is
 /// `inFlight == sum of per-handle counts` and `available + inFlight == total`.
 public struct ACLCredits<let links: Int> {
+    /// 8 octets, with no tail padding: an `InlineArray` element whose size is not its stride is
+    /// addressed as if 1-aligned (Swift 6.3), each field an octet at a time on a Cortex-M0
+    /// (`Connection.phyRequestAt` says more).
     struct Entry {
         var handle: UInt16 = 0
-        var inFlight = 0
         var isOpen = false
         /// Disconnect (Core 5.4 Vol 4 Part E 7.1.6) was queued for this handle (see `StackControl.disconnect`).
         var disconnecting = false
+        var inFlight = 0
     }
 
     var entries: InlineArray<links, Entry>
@@ -76,7 +79,7 @@ public struct ACLCredits<let links: Int> {
     public mutating func open(handle: UInt16) -> Bool {
         guard index(of: handle) == nil else { return false }
         for i in 0..<links where !entries[i].isOpen {
-            entries[i] = Entry(handle: handle, inFlight: 0, isOpen: true)
+            entries[i] = Entry(handle: handle, isOpen: true, inFlight: 0)
             return true
         }
         return false

@@ -65,11 +65,15 @@ public struct Connection<Reassembler: L2CAPReassembling, Extra: ConnectionExtra>
     /// The waiting request goes out when the link's other LL procedure completes (LE Data Length
     /// Change, LE Connection Update Complete), or at `phyRequestAt` (ms) if none does first.
     public var phyRequestAfterProcedure = false
-    public var phyRequestAt: UInt64 = 0
     public var reassembler: Reassembler
     /// Identifiers and outstanding requests of the LE signalling channel.
     public var signaling: L2CAPSignalingState
     public var extra: Extra
+    /// Last, and 8-aligned, so the link's size is a multiple of its alignment (its stride): Swift
+    /// 6.3 addresses an `InlineArray` element whose size is not its stride (the table's `Link?`)
+    /// as if 1-aligned, and a Cortex-M0 (no unaligned access) then reads and writes every field of
+    /// every link an octet at a time (`Tools/firmware build beacon@microbit`, docs/footprint.md).
+    public var phyRequestAt: UInt64 = 0
 
     public init(handle: UInt16, role: ConnectionRole, peer: DeviceAddress, timing: ConnectionTiming) {
         self.handle = handle
@@ -204,10 +208,28 @@ public struct LinkTable<let capacity: Int, Reassembler: L2CAPReassembling, Extra
     public mutating func remove(handle: UInt16) -> Link? {
         guard let i = slot(of: handle) else { return nil }
         let link = entries[i]
+        vacate(i)
+        return link
+    }
+
+    /// Removes a link on Disconnection Complete without handing it back: false if the handle was
+    /// unknown. For a caller with nothing to release (`LEStack.linkDown`), whose frame then holds
+    /// no copy of the link.
+    @discardableResult
+    public mutating func discard(handle: UInt16) -> Bool {
+        guard let i = slot(of: handle) else { return false }
+        vacate(i)
+        return true
+    }
+
+    /// Empties position `i`. Out of line: Swift 6.3 builds the `nil` in a temporary as large as a
+    /// link (760 octets in the wearable) and copies it over the entry; inlined, that temporary
+    /// stayed in the frame of `LEStack.linkDown` while it called the application.
+    @inline(never)
+    mutating func vacate(_ i: Int) {
         entries[i] = nil
         handles[i] = Self.vacant
         count -= 1
-        return link
     }
 
     /// A copy of the link (use `update` to change it in place).

@@ -57,6 +57,9 @@ public struct ControllerInfo: Sendable {
     var zephyrCommandsBitmap = ZephyrReadSupportedCommands.ReturnParameters(octets: InlineArray(repeating: 0))
     var hasZephyrCommands = false
 
+    /// Out of line: a controller's bring-up starts from it at boot and after each failure, and
+    /// inlined, each place wrote its two 64-octet bitmaps and dozen optionals field by field.
+    @inline(never)
     public init() {}
 
     /// Whether the controller claims support for a command (Core 5.4 Vol 4 Part E 6.27). Without the

@@ -198,6 +198,23 @@ public struct HCICommandPacket {
         bytes.storage[3] = UInt8(truncatingIfNeeded: bytes.count &- 4)
     }
 
+    /// `opcode`'s header, the length octet still 0 (`finish()` fills it in): out of line, so that
+    /// each command type's copy of `StackControlOf.send` holds only the encoding of its parameters
+    /// (the header, written out in each, was 30-50 B a copy on the Cortex-M0).
+    @inline(never)
+    init(opcode: HCIOpcode) {
+        bytes.append(H4PacketType.command.rawValue)
+        bytes.append(u16: opcode.rawValue)
+        bytes.append(0)
+    }
+
+    /// Appends `command`'s parameters after `init(opcode:)`'s header.
+    @inline(__always)
+    mutating func appendParameters<C: HCICommand>(of command: C) { command.writeParameters(to: &bytes) }
+
+    /// Fills in the length octet once the parameters are written.
+    mutating func finish() { bytes.storage[3] = UInt8(truncatingIfNeeded: bytes.count &- 4) }
+
     /// A command chosen at run time by its opcode (bring-up's steps): `write` appends its
     /// parameters, and the length octet is filled in after, as `init(_:)` does.
     @inline(__always)

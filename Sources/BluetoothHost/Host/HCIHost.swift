@@ -222,8 +222,11 @@ public struct HCIHost {
         while true {
             while let type = framer.completedType {
                 // Handling a packet mutates the host, so it cannot borrow the framer's buffer:
-                // copy it out (at most 260 bytes) and free the framer first.
-                let packet = FixedBytes<260>(framer.completedPacket)
+                // copy it out (at most 260 bytes) and free the framer first. Appended to a buffer
+                // made here, not `FixedBytes(_:)`: that built the copy in a temporary and moved
+                // it, two 268-octet buffers in this frame (`Tools/firmware frames`).
+                var packet = FixedBytes<260>()
+                packet.append(contentsOf: framer.completedPacket)
                 framer.release()
                 handlePacket(type: type, packet.span, now: now, delegate: &delegate, output: &output)
             }

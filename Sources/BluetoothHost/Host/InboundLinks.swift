@@ -29,9 +29,29 @@ public struct InboundLinkPolicy: Sendable, Equatable {
     public static var open: InboundLinkPolicy { InboundLinkPolicy(reservedForCentral: 0, idleBound: nil, refuseSilentFor: 0) }
 }
 
+/// A list of centrals refused until a deadline (`LEApplication.RefusedCentrals`).
+public protocol SilentCentralMemory {
+    /// How many it remembers; 0: none (only for a policy that refuses no one).
+    static var capacity: Int { get }
+    init()
+    /// Whether `peer` is refused at `now`.
+    func refuses(_ peer: DeviceAddress, now: UInt64) -> Bool
+    /// Refuses `peer` until `deadline`.
+    mutating func refuse(_ peer: DeviceAddress, until deadline: UInt64)
+}
+
+/// No list, no octets: for an application whose `inboundLinks` policy refuses no one (`.open`,
+/// a venue beacon), so its stack value does not carry `SilentCentrals`' 120 octets unused.
+public struct NoSilentCentrals: SilentCentralMemory, Sendable {
+    public static var capacity: Int { 0 }
+    public init() {}
+    public func refuses(_ peer: DeviceAddress, now: UInt64) -> Bool { false }
+    public mutating func refuse(_ peer: DeviceAddress, until deadline: UInt64) {}
+}
+
 /// The centrals refused for a while after their silent link was dropped (`InboundLinkPolicy.refuseSilentFor`).
 /// Fixed size: when full, the entry that expires first makes room.
-public struct SilentCentrals: Sendable {
+public struct SilentCentrals: SilentCentralMemory, Sendable {
     public static var capacity: Int { 8 }
     var addresses: InlineArray<8, DeviceAddress?>
     var until: InlineArray<8, UInt64>

@@ -102,6 +102,11 @@ public protocol LEApplication: GATTServerDelegate {
     /// `AnyGATTHandles` unless said otherwise. An application whose table is the builder's (dense)
     /// says `ConsecutiveGATTHandles`, and a sparse table's lookups are left out of its image.
     associatedtype GATTHandles: GATTHandleLayout = AnyGATTHandles
+    /// Where the stack keeps the centrals its `inboundLinks` policy refuses for a while
+    /// (`refuseSilentFor`): `SilentCentrals` (eight, 120 octets) unless said otherwise. An
+    /// application whose policy refuses no one (`.open`) says `NoSilentCentrals`, and the stack
+    /// value holds no list; a policy that refuses with no room to remember stops the stack at start.
+    associatedtype RefusedCentrals: SilentCentralMemory = SilentCentrals
     /// What every callback receives: `StackControl` unless `ControlBuffers` says otherwise.
     typealias Control = StackControlOf<ControlBuffers>
 }

@@ -205,7 +205,7 @@ extension LEStack {
     @inline(never)
     mutating func linkDown(handle: UInt16, reason: HCIStatus) {
         if let i = connections.slot(of: handle) { database.resetLink(slot: i) }
-        guard connections.remove(handle: handle) != nil else { return }
+        guard connections.discard(handle: handle) else { return }
         control.credits.close(handle: handle)
         control.acl.removeAll(handle: handle)
         updateInboundRoom()

@@ -15,8 +15,9 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         LinkTable<links, App.LinkBuffers.Reassembler, LinkState<App.PrepareQueue, PDU>>()
     public internal(set) var router = L2CAPFixedChannelRouter()
     public internal(set) var counters = LEStackCounters()
-    /// Centrals refused for a while after their silent link was dropped (`InboundLinkPolicy`).
-    public internal(set) var silentCentrals = SilentCentrals()
+    /// Centrals refused for a while after their silent link was dropped (`InboundLinkPolicy`), in
+    /// the application's choice of list (`LEApplication.RefusedCentrals`).
+    public internal(set) var silentCentrals = App.RefusedCentrals()
     public private(set) var isReady = false
     /// What LE Set Data Length asks for on each new link, when the controller supports the Data
     /// Length Update procedure; nil otherwise (see `hostDidBecomeReady`).
@@ -34,6 +35,8 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         // error in how the database was made (see GATTServerFeatures.databaseHash).
         precondition(database.databaseHashHandle == 0 || App.serverFeatures.databaseHash,
                      "GATTDatabase has a Database Hash but the application's serverFeatures leave it out")
+        precondition(App.inboundLinks.refuseSilentFor == 0 || App.RefusedCentrals.capacity > 0,
+                     "the application's inboundLinks refuse silent centrals but its RefusedCentrals has no room")
         self.app = app
         self.database = database
         self.server = ATTServer(maximumMTU: Self.mtu(maximumMTU))
@@ -172,7 +175,8 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         var channel = L2CAPChannelID.null
         var summary: ConnectionSummary?
         let outcome = connections.receive(packet) { _, s, ch, payload in
-            pdu = PDU(payload)
+            // Appended where it lies: `PDU(payload)` built a second buffer and copied it over.
+            pdu.append(contentsOf: payload)
             channel = ch
             summary = s
         }
@@ -264,7 +268,9 @@ extension LEStack {
         le.connections.initializeInPlace()
         le.router = L2CAPFixedChannelRouter()
         le.counters = LEStackCounters()
-        le.silentCentrals = SilentCentrals()
+        precondition(App.inboundLinks.refuseSilentFor == 0 || App.RefusedCentrals.capacity > 0,
+                     "the application's inboundLinks refuse silent centrals but its RefusedCentrals has no room")
+        le.silentCentrals = App.RefusedCentrals()
         le.isReady = false
         le.linkDataLength = nil
         le.requestedLinkDataLength = (251, 2120)

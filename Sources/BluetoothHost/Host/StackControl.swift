@@ -83,7 +83,10 @@ public struct StackControlOf<Buffers: StackControlBuffers> {
     /// non-generic `enqueue` queues them all.
     @inline(never)
     public mutating func send<C: HCICommand>(_ command: C, tag: CommandTag = .application) {
-        enqueue(HCICommandPacket(command), tag: tag)
+        var packet = HCICommandPacket(opcode: C.opcode)
+        packet.appendParameters(of: command)
+        packet.finish()
+        enqueue(packet, tag: tag)
     }
 
     @inline(never)

@@ -8,11 +8,14 @@ struct HeraldLinkState<let payloadCapacity: Int, let signalCapacity: Int> {
     var handle: UInt16 = Self.free
     var peer = DeviceAddress(type: .publicDevice, address: .zero)
     var role: ConnectionRole = .peripheral
-    /// The advertiser's period when the link came up: the period of the address the central used.
-    var period: Int64 = 0
     var payload = FixedBytes<payloadCapacity>()
     var hasPayload = false
     var signal = SignalReassembler<signalCapacity>()
+    /// The advertiser's period when the link came up: the period of the address the central used.
+    /// Last, so the state's size is a multiple of its 8-octet alignment: an `InlineArray` element
+    /// whose size is not its stride is addressed as if 1-aligned (Swift 6.3), each field an octet
+    /// at a time on a Cortex-M0 (`Connection.phyRequestAt` says more).
+    var period: Int64 = 0
 
     init() {}
 

@@ -21,6 +21,8 @@ public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate:
     public typealias GATTHandles = Offer.GATTHandles
     public typealias LinkBuffers = Buffers.LinkBuffers
     public typealias ControlBuffers = Buffers.ControlBuffers
+    /// Its `inboundLinks` is the default `.open`: no central is ever refused, so no list is kept.
+    public typealias RefusedCentrals = NoSilentCentrals
     /// It only advertises and is connected to (the sensor, which also scans and connects, embeds
     /// `HeraldPeripheral` itself).
     public static var scans: Bool { false }

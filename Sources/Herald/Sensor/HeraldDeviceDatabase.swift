@@ -31,8 +31,6 @@ public struct HeraldDevice {
     public var lastSeen: UInt64
     /// Last change of any field: the least recently updated device is evicted first.
     public var lastUpdated: UInt64
-    /// The next ignore period (×1.2 each time, capped).
-    public var ignoreInterval: UInt64
     /// When the payload was read; nil while unknown.
     public var payloadTime: UInt64?
     public var kind: HeraldDeviceKind
@@ -65,6 +63,11 @@ public struct HeraldDevice {
     public var target: TargetIdentifier
     public var consecutiveFailures = 0
     public var payload = PayloadBytes()
+    /// The next ignore period (×1.2 each time, capped). Last, so the device's size is a multiple of
+    /// its 8-octet alignment (176 octets on a 32-bit MCU, as before): an `InlineArray` element whose
+    /// size is not its stride is addressed as if 1-aligned (Swift 6.3), each field an octet at a time
+    /// on a Cortex-M0 (`Connection.phyRequestAt` says more).
+    public var ignoreInterval: UInt64
 
     public var hasPayload: Bool { payloadTime != nil }
 
@@ -210,9 +213,10 @@ public struct HeraldDeviceDatabase<let capacity: Int> {
         let slot = freeSlot(evicted: evicted)
         // Written into its position, not passed to `store`: a parameter is a copy of the device.
         targets[slot] = nextTarget
-        entries[slot] = HeraldDevice(firstSeen: now, lastSeen: now, lastUpdated: now, ignoreInterval: initialIgnoreInterval,
+        entries[slot] = HeraldDevice(firstSeen: now, lastSeen: now, lastUpdated: now,
                                      kind: kind, hasHeraldService: kind == .herald ? true : nil,
-                                     pseudoAddress: pseudoAddress, address: address, target: TargetIdentifier(nextTarget))
+                                     pseudoAddress: pseudoAddress, address: address, target: TargetIdentifier(nextTarget),
+                                     ignoreInterval: initialIgnoreInterval)
         nextTarget &+= 1
         if nextTarget == 0 { nextTarget = 1 }
         return (slot, true)
