@@ -14,6 +14,11 @@ answered), the first read's time split into four phases, each from the host's ow
            response of the payload (Read, Read By Type or Read Blob Response).
 Addresses are the peer's as advertised and connected (a resolvable private one changes per period:
 each is a peer of its own here).
+
+Then, over all captures, how the attempts went (`attempts`): LE Create Connection sent, attempts we
+cancelled at our own timeout (LE Create Connection Cancel), links as central that ended 0x3E (Connection
+Failed to be Established: a CONNECT_IND the advertiser did not take, mostly another central's won), the
+most attempts one peer took, and how many first reads went over a link the peer made to us.
 """
 import statistics
 import sys
@@ -70,6 +75,57 @@ def first_reads(path):
     return out
 
 
+def attempts(path):
+    """What became of one wearable's connection attempts, from its capture (see the module's doc)."""
+    out = dict(creates=0, cancels=0, central_links=0, ended_3e=0, failed_complete=0, inbound_reads=set(), most={})
+    central, inbound = {}, {}
+    for received, _t, p in snoop.records(path):
+        if not received and len(p) >= 4 and p[0] == 0x01:
+            opcode = p[1] | p[2] << 8
+            if opcode == 0x200D and len(p) >= 16:
+                out["creates"] += 1
+                peer = address(p[10:16])
+                out["most"][peer] = out["most"].get(peer, 0) + 1
+            elif opcode == 0x200E:
+                out["cancels"] += 1
+        elif received and len(p) >= 15 and p[0] == 0x04 and p[1] == 0x3E and p[3] in (0x01, 0x0A):
+            handle, peer = (p[5] | p[6] << 8) & 0x0FFF, address(p[9:15])
+            if p[4] == 0x3E:
+                out["failed_complete"] += 1
+            elif p[4] == 0 and p[7] == 0:
+                out["central_links"] += 1
+                central[handle] = peer
+            elif p[4] == 0 and p[7] == 1:
+                inbound[handle] = peer
+        elif received and len(p) >= 7 and p[0] == 0x04 and p[1] == 0x05 and p[3] == 0x00:
+            handle = p[4] | p[5] << 8
+            if central.pop(handle, None) is not None and p[6] == 0x3E:
+                out["ended_3e"] += 1
+            inbound.pop(handle, None)
+        elif not received and len(p) >= 10 and p[0] == 0x02:
+            handle = (p[1] | p[2] << 8) & 0x0FFF
+            by_uuid = p[9] == 0x08 and (p[5] | p[6] << 8) == 21
+            if handle in inbound and (p[9] == 0x0A or by_uuid):
+                out["inbound_reads"].add(inbound[handle])
+    return out
+
+
+def print_attempts(paths):
+    runs = [attempts(p) for p in paths]
+    creates = sum(r["creates"] for r in runs)
+    links = sum(r["central_links"] for r in runs)
+    ended = sum(r["ended_3e"] + r["failed_complete"] for r in runs)
+    per_peer = [n for r in runs for n in r["most"].values()]
+    most = max(per_peer, default=0)
+    over = sum(1 for n in per_peer if n > 3)
+    inbound = sum(len(r["inbound_reads"]) for r in runs)
+    print(f"  attempts: {creates} LE Create Connection, {sum(r['cancels'] for r in runs)} cancelled at our timeout, "
+          f"{ended} of {links} links as central ended 0x3E; most attempts on one peer address {most}, "
+          f"{over} peer address(es) needing more than 3; {inbound} peer(s) read over a link they made")
+    return dict(creates=creates, cancels=sum(r["cancels"] for r in runs), ended3E=ended, centralLinks=links,
+                mostAttempts=most, overThree=over, inboundReads=inbound)
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -84,6 +140,7 @@ def main():
     if rows:
         print("  median per phase over " + f"{len(rows)} first reads: " + ", ".join(
             f"{name} {statistics.median(r[i] for r in rows):.2f} s" for i, name in enumerate(("heard", "connect", "discover", "read"))))
+    return print_attempts(sys.argv[1:])
 
 
 if __name__ == "__main__":

@@ -142,9 +142,9 @@ def main():
               + ", ".join(f"{c:.0f}" for c in per_hour) + " CPU s per hour")
     print("  where the first reads' time went (each wearable's capture):")
     sys.argv[1:] = [str(work / f"w{i}.btsnoop") for i in range(args.wearables)]
-    phases.main()
+    tried = phases.main()
     print(json.dumps({"work": str(work), "unread": missing, "pairs": len(delays), "median": median, "worst": worst,
-                      "cpuSecondsPerHour": per_hour}))
+                      "cpuSecondsPerHour": per_hour, "attempts": tried}))
     sys.exit(1 if missing else 0)
 
 
