@@ -191,39 +191,40 @@ public struct HCICommandPacket {
 
     @inline(__always)
     public init<C: HCICommand>(_ command: C) {
-        bytes.append(H4PacketType.command.rawValue)
-        bytes.append(u16: C.opcode.rawValue)
-        bytes.append(0)
+        appendHeader(C.opcode)
         command.writeParameters(to: &bytes)
-        bytes.storage[3] = UInt8(truncatingIfNeeded: bytes.count &- 4)
+        finish()
     }
 
     /// `opcode`'s header, the length octet still 0 (`finish()` fills it in): out of line, so that
     /// each command type's copy of `StackControlOf.send` holds only the encoding of its parameters
     /// (the header, written out in each, was 30-50 B a copy on the Cortex-M0).
     @inline(never)
-    init(opcode: HCIOpcode) {
-        bytes.append(H4PacketType.command.rawValue)
-        bytes.append(u16: opcode.rawValue)
-        bytes.append(0)
-    }
+    init(opcode: HCIOpcode) { appendHeader(opcode) }
 
     /// Appends `command`'s parameters after `init(opcode:)`'s header.
     @inline(__always)
     mutating func appendParameters<C: HCICommand>(of command: C) { command.writeParameters(to: &bytes) }
 
     /// Fills in the length octet once the parameters are written.
+    @inline(__always)
     mutating func finish() { bytes.storage[3] = UInt8(truncatingIfNeeded: bytes.count &- 4) }
 
     /// A command chosen at run time by its opcode (bring-up's steps): `write` appends its
     /// parameters, and the length octet is filled in after, as `init(_:)` does.
     @inline(__always)
     init(opcode: HCIOpcode, parameters write: (inout FixedBytes<68>) -> Void) {
+        appendHeader(opcode)
+        write(&bytes)
+        finish()
+    }
+
+    /// Indicator, opcode and a length octet of 0 (`finish()` fills it in), the one writer of the header.
+    @inline(__always)
+    private mutating func appendHeader(_ opcode: HCIOpcode) {
         bytes.append(H4PacketType.command.rawValue)
         bytes.append(u16: opcode.rawValue)
         bytes.append(0)
-        write(&bytes)
-        bytes.storage[3] = UInt8(truncatingIfNeeded: bytes.count &- 4)
     }
 
     public var opcode: HCIOpcode { HCIOpcode(rawValue: UInt16(bytes.storage[1]) | UInt16(bytes.storage[2]) &<< 8) }
