@@ -229,9 +229,12 @@ def test_reference_wearable_verdicts(reference_devices):
     (warn), decoded as 826/0; its database and links pass."""
     status, rules, stderr = reference_devices["wearable"]
     s = {r: v["status"] for r, v in rules.items()}
-    assert s["PAY-1"] == "warn" and "0x08" in rules["PAY-1"]["evidence"]
-    assert s["PAY-2"] == "pass" and "13 octets" in rules["PAY-2"]["evidence"]
-    assert s["PAY-3"] == "warn" and "country 826, state 0" in rules["PAY-3"]["evidence"]
+    # It ends its links at each restart of its scanning and advertising, now and then mid-discovery
+    # (zephyr-bsim README): the check then dumps again on a new link, and GATT-1 names the cut links.
+    seen = {r: (v["status"], v["evidence"]) for r, v in rules.items()}
+    assert s["PAY-1"] == "warn" and "0x08" in rules["PAY-1"]["evidence"], seen
+    assert s["PAY-2"] == "pass" and "13 octets" in rules["PAY-2"]["evidence"], seen
+    assert s["PAY-3"] == "warn" and "country 826, state 0" in rules["PAY-3"]["evidence"], seen
     for rule in ("ADV-1", "ADV-2", "ADV-3", "ADV-4", "GATT-1", "GATT-2", "GATT-3", "LINK-1"):
         assert s[rule] == "pass", (rule, rules[rule]["evidence"])
     assert status == 0, stderr  # warnings, no failure
@@ -242,7 +245,8 @@ def test_reference_venue_beacon_verdicts(reference_devices):
     premises name valid extended data read with Read Blob."""
     status, rules, stderr = reference_devices["beacon"]
     s = {r: v["status"] for r, v in rules.items()}
-    assert s["PAY-1"] == "pass" and s["PAY-2"] == "pass"
+    seen = {r: (v["status"], v["evidence"]) for r, v in rules.items()}
+    assert s["PAY-1"] == "pass" and s["PAY-2"] == "pass", seen
     assert s["PAY-3"] == "warn" and "country 826, state 4, location 123123" in rules["PAY-3"]["evidence"]
     assert s["PAY-4"] == "pass" and "Erin's Stakehouse" in rules["PAY-4"]["evidence"]
     assert s["GATT-4"] == "pass"  # 28 octets at ATT_MTU 23

@@ -68,6 +68,22 @@ public struct CheckObservations {
     public var readvertisedAfter: UInt64?
     /// Whether our first link ended (we asked; the controller confirmed).
     public var firstLinkEnded = false
+    /// Links the device (or the radio) ended before our discovery on them finished, in order. After
+    /// each, `herald check` waits for the device's next connectable advert and dumps again on a new
+    /// link, up to `CheckRunner.dumpLinks` links: the herald-for-cpp wearable ends every link at each
+    /// restart of its scanning and advertising, now and then mid-discovery.
+    public var cutLinks: [CutLink] = []
+
+    public struct CutLink: Sendable, Equatable {
+        /// From the link's LE Connection Complete to its Disconnection Complete.
+        public var milliseconds: UInt64
+        /// The Disconnection Complete's reason: 0x13 the device ended it, 0x08 supervision timeout.
+        public var reason: UInt8
+
+        public init(milliseconds: UInt64, reason: UInt8) {
+            self.milliseconds = milliseconds; self.reason = reason
+        }
+    }
     /// Seconds we waited for an advert after the link ended.
     public var releaseWindow: Double = 5
     /// `--active`: nil when the reconnection was not tried, else its outcome (nil error: connected).

@@ -18,6 +18,10 @@ public struct CheckRunner: LEApplication {
     /// fault (GATT-2, GATT-3 failed on our own wearable).
     public static var asksForLE2MPHY: Bool { false }
 
+    /// Links a dump may take: when the device ends one before the discovery on it finished, the check
+    /// dumps again from the start on the next, once the device advertises again.
+    public static let dumpLinks = 3
+
     /// The device asked for; nil: the first Herald device heard.
     public let wanted: DeviceAddress?
     public let observeMilliseconds: UInt64
@@ -37,6 +41,8 @@ public struct CheckRunner: LEApplication {
     var dumper: GATTDumper?
     var reader: BenchPayloadReader?
     var linkHandle: UInt16?
+    /// When the link being dumped came up (the length of a link the device cuts).
+    var linkUpAt: UInt64 = 0
     var linkEndedAt: UInt64?
     var firstHeard: UInt64 = 0
     var writer = SignalWriteSequence()
@@ -93,7 +99,10 @@ public struct CheckRunner: LEApplication {
             guard let target, r.address.address == target.address, r.kind.isConnectable, !r.kind.isScanResponse,
                   let ended = linkEndedAt else { return }
             observations?.readvertisedAfter = now &- ended
-            if active {
+            if dumpWasCut, let cut = observations?.cutLinks.count, cut < Self.dumpLinks {
+                control.stopScanning()
+                startDump(now: now, control: &control)
+            } else if active {
                 phase = .reconnecting
                 var rd = BenchPayloadReader(activeScanning: false)
                 rd.maxAttempts = 1
@@ -124,13 +133,7 @@ public struct CheckRunner: LEApplication {
             }
             observations?.observedSeconds = Double(now &- firstHeard) / 1000
             control.stopScanning()
-            var d2 = GATTDumper(peer: target, connectTimeout: 8_000)
-            d2.exchangesMTU = false
-            d2.keepsLink = true
-            d2.stackDidBecomeReady(info, now: now, control: &control)
-            dumper = d2
-            phase = .dumping
-            deadline = now &+ 60_000
+            startDump(now: now, control: &control)
         case .dumping:
             dumper?.stackTimerFired(now: now, control: &control)
             afterDumper(now: now, control: &control)
@@ -158,7 +161,7 @@ public struct CheckRunner: LEApplication {
         switch phase {
         case .dumping:
             dumper?.stackDidConnect(link, now: now, control: &control)
-            if link.role == .central { linkHandle = link.handle }
+            if link.role == .central { linkHandle = link.handle; linkUpAt = now }
             afterDumper(now: now, control: &control)
         case .reconnecting:
             observations?.reconnected = true
@@ -188,8 +191,11 @@ public struct CheckRunner: LEApplication {
         switch phase {
         case .dumping, .writing, .ending:
             guard handle == linkHandle else { return }
-            if phase == .dumping { dumper?.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control) }
-            if phase == .dumping { collectDump() }
+            if phase == .dumping {
+                dumper?.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control)
+                collectDump()
+                if dumpWasCut { observations?.cutLinks.append(.init(milliseconds: now &- linkUpAt, reason: reason.rawValue)) }
+            }
             if phase == .writing { writer.linkLost(reason) ; observations?.writes = writer.results }
             linkHandle = nil
             observations?.firstLinkEnded = true
@@ -227,6 +233,24 @@ public struct CheckRunner: LEApplication {
 
     // MARK: Steps
 
+    /// Connects to the device and dumps its database (`GATTDumper`, at ATT_MTU 23), from the start.
+    mutating func startDump(now: UInt64, control: inout StackControl) {
+        guard let target, let info else { return finish(control: &control) }
+        var d = GATTDumper(peer: target, connectTimeout: 8_000)
+        d.exchangesMTU = false
+        d.keepsLink = true
+        d.stackDidBecomeReady(info, now: now, control: &control)
+        dumper = d
+        phase = .dumping
+        deadline = now &+ 60_000
+    }
+
+    /// The link ended before the dump on it finished, by the device or the radio, not by us.
+    var dumpWasCut: Bool {
+        if case .disconnected? = dumper?.state { return true }
+        return false
+    }
+
     /// When the dump is over: keep what it found, then write (`--active`) or end the link.
     mutating func afterDumper(now: UInt64, control: inout StackControl) {
         guard phase == .dumping, let dumper, dumper.isDone else { return }
@@ -253,6 +277,7 @@ public struct CheckRunner: LEApplication {
         // The dump's values are our own hex (GATTDumper), so they always decode.
         if let value = payload.value, let bytes = octets(hex: value) {
             observations?.payloadReads = [.init(unixSeconds: Date().timeIntervalSince1970, bytes: bytes, mtu: dump.mtu)]
+            observations?.payloadReadError = nil  // a cut link's, when this dump is a later link's
             // The report's table of advertisers names the device by what it served (venue beacon, Herald
             // wearable), as `scan --read-payloads` does, not "Herald (not read)".
             if let address = observations?.address { summary.attach(.payload(bytes), to: address) }

@@ -17,6 +17,17 @@ extension HeraldCheck {
         GATTCharacteristicProperties(rawValue: c.properties).contains(p)
     }
 
+    /// The links the device ended mid-discovery, for GATT-1's evidence ("" when none): not a rule of
+    /// the Herald documents, but a phone pays a new link for each, so the report names them.
+    static func cutNote(_ o: CheckObservations) -> String {
+        guard !o.cutLinks.isEmpty else { return "" }
+        let cuts = o.cutLinks.enumerated().map {
+            String(format: "link %d after %.2f s (reason 0x%02x)", $0.offset + 1, Double($0.element.milliseconds) / 1000, $0.element.reason)
+        }
+        let last = o.gatt?.error == nil ? "; discovered on link \(o.cutLinks.count + 1)" : ""
+        return "; the device ended \(cuts.joined(separator: ", ")) before the discovery finished\(last)"
+    }
+
     static func judgeGATT(_ o: CheckObservations) -> [CheckVerdict] {
         guard let dump = o.gatt else {
             let why = "no link" + (o.connectionError.map { ": \($0)" } ?? "")
@@ -25,10 +36,10 @@ extension HeraldCheck {
         var out: [CheckVerdict] = []
         guard let service = heraldService(dump) else {
             let found = dump.services.map(\.uuid).joined(separator: ", ")
-            out.append(verdict("GATT-1", .fail, dump.error.map { "discovery failed: \($0)" } ?? "services found: \(found.isEmpty ? "none" : found)"))
+            out.append(verdict("GATT-1", .fail, (dump.error.map { "discovery failed: \($0)" } ?? "services found: \(found.isEmpty ? "none" : found)") + cutNote(o)))
             return out + ["GATT-2", "GATT-3", "GATT-4"].map { verdict($0, .skip, "no Herald service") }
         }
-        out.append(verdict("GATT-1", .pass, "service \(service.uuid) [0x\(hex(service.start))-0x\(hex(service.end))]"))
+        out.append(verdict("GATT-1", .pass, "service \(service.uuid) [0x\(hex(service.start))-0x\(hex(service.end))]" + cutNote(o)))
         func describe(_ c: GATTDump.Characteristic) -> String { "\(c.uuid) (\(c.propertyNames.joined(separator: ",")))" }
 
         let payload = service.characteristics.first { $0.uuid == payloadText }

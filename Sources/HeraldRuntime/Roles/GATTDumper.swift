@@ -139,7 +139,12 @@ public struct GATTDumper: LEApplication {
     public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
         guard handle == self.handle else { return }
         self.handle = nil
-        if state == .running { state = .disconnected(reason) }
+        guard state == .running else { return }
+        state = .disconnected(reason)
+        // What a reader of the dump (the JSON, `herald check`'s GATT-1) needs: it is incomplete, and why.
+        if collector.dump.error == nil {
+            collector.dump.error = "the link ended (reason 0x\(hex(reason.rawValue).lowercased())) before the dump finished"
+        }
     }
 
     public mutating func stackDidReceiveATT(handle: UInt16, pdu: Span<UInt8>, now: UInt64, control: inout StackControl) {
