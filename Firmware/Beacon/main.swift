@@ -118,7 +118,13 @@ enum BeaconBuffers: HeraldPeripheralBuffers {
     /// - ACL, 160 octets: the beacon only answers, one response per request and link (Core 5.4 Vol 3
     ///   Part F 3.3.2), each at most 8 + 68 octets in the queue; two links' 152 fit, and a response
     ///   that finds the queue full is held on its link and sent when there is room.
-    typealias ControlBuffers = StackControlQueues<256, 160>
+    /// - ACL credits for its 2 links, not the 16 a host for any controller tracks (112 B of stack
+    ///   value): a third link is refused by the stack before it could need a credit.
+    enum ControlBuffers: StackControlBuffers {
+        typealias Commands = HCICommandQueue<256>
+        typealias ACL = ACLOutboundQueue<160>
+        typealias Credits = ACLCredits<2>
+    }
 }
 
 typealias BeaconPeripheral = HeraldPeripheral<ProvisionedPayload, BeaconServer, 2, 64, 32>
@@ -131,7 +137,14 @@ typealias VenueBeacon = HeraldPeripheralApplication<ProvisionedPayload, BeaconLo
 /// Herald 5); RAM holds only the per-link values, 6 octets for 2 links (Service Changed CCCD and
 /// Client Supported Features). Built at start-up it was 788 B of stack value, 1.8 KB of start-up
 /// stack and 1.5 KB of builder code.
-typealias BeaconStack = BluetoothStack<VenueBeacon, 2, 0, 6>
+///
+/// Its H4 framer keeps packets of up to 80 octets, not the 260 of any controller traffic: the beacon
+/// never scans, so no advertising report comes in; the largest event it asks for is bring-up's
+/// Command Complete of Read Local Supported Commands (71 octets, `H4Framer.smallestCapacity`); and a
+/// phone's ACL data is at most one L2CAP frame of the beacon's ATT_MTU, 1 + 4 + 4 + 68 = 77 octets. A
+/// larger packet (a vendor event, a peer that ignores the MTU) is discarded and counted. 180 B less
+/// stack value.
+typealias BeaconStack = BluetoothStackOf<VenueBeacon, 2, 0, 6, 80>
 
 /// What the port builds and runs (BSP/Common/Main.swift, Zephyr/swift/Main.swift).
 typealias RoleStack = BeaconStack

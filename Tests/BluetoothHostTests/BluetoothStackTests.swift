@@ -75,8 +75,8 @@ struct StackHarness {
     mutating func pump() { Self.pump(&stack, controller: &controller, wire: &wire, now: now) }
 
     /// The same for any application's stack (the tests of per-application buffer sizes).
-    static func pump<App: LEApplication, let links: Int, let attributes: Int, let values: Int>(
-        _ stack: inout BluetoothStack<App, links, attributes, values>, controller: inout FakeController,
+    static func pump<App: LEApplication, let links: Int, let attributes: Int, let values: Int, let framerOctets: Int>(
+        _ stack: inout BluetoothStackOf<App, links, attributes, values, framerOctets>, controller: inout FakeController,
         wire: inout WireLog, now: UInt64 = 0
     ) {
         var guardCount = 0

@@ -110,8 +110,8 @@ import Testing
         try trustedMatchesChecked(wearableSink.bytes, wearable)
         for (image, links, perLink) in [("Beacon", 2, beaconPerLink), ("Wearable", 4, wearablePerLink)] {
             let main = try String(contentsOf: Self.repository.appendingPathComponent("Firmware/\(image)/main.swift"), encoding: .utf8)
-            let match = try #require(main.firstMatch(of: /typealias \w+ = BluetoothStack<\w+, (\d+), 0, (\d+)>/),
-                                     "Firmware/\(image)/main.swift declares no BluetoothStack<App, L, 0, V>")
+            let match = try #require(main.firstMatch(of: /typealias \w+ = BluetoothStack(?:Of)?<\w+, (\d+), 0, (\d+)[,>]/),
+                                     "Firmware/\(image)/main.swift declares no BluetoothStack<App, L, 0, V> (or BluetoothStackOf)")
             #expect(Int(match.1) == links, "\(image): links")
             #expect(Int(match.2)! >= perLink, "\(image): \(perLink) per-link octets needed")
         }

@@ -37,8 +37,8 @@ let statusInterval: UInt64 = 2_000
 
 /// Runs the stack forever: drains the HCI UART into `receive`, runs due timers on each millisecond
 /// tick, sleeps until the next interrupt when idle.
-func runStack<App: LEApplication, let links: Int, let attributes: Int, let values: Int>(
-    _ stack: inout BluetoothStack<App, links, attributes, values>
+func runStack<App: LEApplication, let links: Int, let attributes: Int, let values: Int, let framerOctets: Int>(
+    _ stack: inout BluetoothStackOf<App, links, attributes, values, framerOctets>
 ) -> Never {
     // What the value is made of: type sizes, fixed when the image is built, so only a diagnostic
     // build prints them (`FIRMWARE_SWIFTFLAGS=-DFIRMWARE_MEMORY_DETAIL`; 156 B of flash otherwise).
@@ -100,8 +100,8 @@ func runStack<App: LEApplication, let links: Int, let attributes: Int, let value
 // request on a timeout) were one frame that every path of the main loop started from.
 
 @inline(never)
-func receive<App: LEApplication, let links: Int, let attributes: Int, let values: Int>(
-    _ bytes: Span<UInt8>, into stack: inout BluetoothStack<App, links, attributes, values>, output: inout UARTH4Output
+func receive<App: LEApplication, let links: Int, let attributes: Int, let values: Int, let framerOctets: Int>(
+    _ bytes: Span<UInt8>, into stack: inout BluetoothStackOf<App, links, attributes, values, framerOctets>, output: inout UARTH4Output
 ) {
     stack.receive(bytes, now: output.now, output: &output)
 }
@@ -109,15 +109,15 @@ func receive<App: LEApplication, let links: Int, let attributes: Int, let values
 /// Bring-up, at boot and after a failure: one copy of `BluetoothStack.start` (inlined at both call
 /// sites it was two).
 @inline(never)
-func start<App: LEApplication, let links: Int, let attributes: Int, let values: Int>(
-    _ stack: inout BluetoothStack<App, links, attributes, values>, output: inout UARTH4Output
+func start<App: LEApplication, let links: Int, let attributes: Int, let values: Int, let framerOctets: Int>(
+    _ stack: inout BluetoothStackOf<App, links, attributes, values, framerOctets>, output: inout UARTH4Output
 ) {
     stack.start(now: output.now, output: &output)
 }
 
 @inline(never)
-func tick<App: LEApplication, let links: Int, let attributes: Int, let values: Int>(
-    _ stack: inout BluetoothStack<App, links, attributes, values>, output: inout UARTH4Output
+func tick<App: LEApplication, let links: Int, let attributes: Int, let values: Int, let framerOctets: Int>(
+    _ stack: inout BluetoothStackOf<App, links, attributes, values, framerOctets>, output: inout UARTH4Output
 ) {
     stack.tick(now: output.now, output: &output)
 }

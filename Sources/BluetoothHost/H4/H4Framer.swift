@@ -31,8 +31,14 @@ public struct H4FramerCounters: Equatable, Sendable {
 ///
 /// `capacity` is the largest whole packet kept, indicator included: 1 + 4 + the controller's ACL
 /// buffer length, or 1 + 2 + 255 for events, whichever is larger (258 covers Zephyr's defaults; 260
-/// covers 251-byte ACL buffers plus header).
+/// covers 251-byte ACL buffers plus header). An image that knows what it receives may choose less
+/// (the venue beacon: no advertising reports, and ACL data of at most its ATT_MTU): never below
+/// `smallestCapacity`, the largest answer bring-up asks for.
 public struct H4Framer<let capacity: Int> {
+    /// Command Complete of Read Local Supported Commands (Core 5.4 Vol 4 Part E 7.4.2): indicator,
+    /// event header, then packets, opcode, status and the 64-octet bitmap.
+    public static var smallestCapacity: Int { 1 + 2 + 4 + 64 }
+
     private var buffer = FixedBytes<capacity>()
     /// Bytes of an oversize packet still to discard.
     private var discarding = 0
@@ -41,7 +47,7 @@ public struct H4Framer<let capacity: Int> {
     public var maximumACLLength: Int
 
     public init(maximumACLLength: Int = 1024) {
-        precondition(capacity >= 1 + 2 + 255, "H4 framer must hold at least a maximal event")
+        precondition(capacity >= Self.smallestCapacity, "H4 framer must hold bring-up's largest answer")
         self.maximumACLLength = maximumACLLength
     }
 

@@ -8,6 +8,26 @@ public enum ACLCreditGrant: Sendable, Equatable {
     case unknownHandle
 }
 
+/// What the stack asks of its ACL credit table (`StackControlBuffers.Credits`): `ACLCredits` of
+/// any number of links is one. An application's table tracks as many handles as it holds links
+/// (`LEStack` refuses a link it cannot track), so its size is the application's choice.
+public protocol ACLCreditLedger {
+    init()
+    var total: Int { get }
+    var maxDataLength: Int { get }
+    var inFlight: Int { get }
+    var available: Int { get }
+    mutating func configure(leDataLength: UInt16, leTotalPackets: UInt8, sharedDataLength: UInt16, sharedTotalPackets: UInt16)
+    mutating func open(handle: UInt16) -> Bool
+    func isOpen(handle: UInt16) -> Bool
+    func inFlight(handle: UInt16) -> Int
+    mutating func consume(handle: UInt16) -> ACLCreditGrant
+    mutating func apply(_ event: borrowing HCINumberOfCompletedPacketsEvent) -> Int
+    mutating func close(handle: UInt16) -> Int
+    func isDisconnecting(handle: UInt16) -> Bool
+    mutating func markDisconnecting(handle: UInt16)
+}
+
 /// Host → controller ACL flow control (Core 5.4 Vol 4 Part E 4.1.1).
 ///
 /// The controller has `total` ACL buffers; the host takes one per packet sent and gets it back through
@@ -20,7 +40,7 @@ public enum ACLCreditGrant: Sendable, Equatable {
 /// and counted as `bogusReturns`; returns beyond what a handle has in flight are clamped and counted as
 /// `overReturns`. `available` therefore never exceeds `total`, so a leak check is
 /// `inFlight == sum of per-handle counts` and `available + inFlight == total`.
-public struct ACLCredits<let links: Int> {
+public struct ACLCredits<let links: Int>: ACLCreditLedger {
     /// 8 octets, with no tail padding: an `InlineArray` element whose size is not its stride is
     /// addressed as if 1-aligned (Swift 6.3), each field an octet at a time on a Cortex-M0
     /// (`Connection.phyRequestAt` says more).
@@ -148,7 +168,7 @@ public struct ACLCredits<let links: Int> {
 
     /// Notes that Disconnect was queued for `handle` (nothing for a handle not open); cleared when the
     /// handle closes and is opened again.
-    mutating func markDisconnecting(handle: UInt16) {
+    public mutating func markDisconnecting(handle: UInt16) {
         guard let i = index(of: handle) else { return }
         entries[i].disconnecting = true
     }

@@ -18,7 +18,7 @@ public protocol ACLOutboundQueueing {
     var count: Int { get }
     mutating func enqueue(handle: UInt16, channel: L2CAPChannelID, payload: Span<UInt8>) throws(ACLQueueError)
     @discardableResult
-    mutating func drain<let links: Int, O: H4Output>(credits: inout ACLCredits<links>, to output: inout O) -> Int
+    mutating func drain<C: ACLCreditLedger, O: H4Output>(credits: inout C, to output: inout O) -> Int
     @discardableResult
     mutating func removeAll(handle: UInt16) -> Int
 }
@@ -149,16 +149,14 @@ public struct ACLOutboundQueue<let octets: Int>: ACLOutboundQueueing {
     /// PDUs to the controller's LE ACL data length (27 if it was never read). Returns the number
     /// written. Stops only when the queue is empty or no credit is left.
     @discardableResult
-    public mutating func drain<let links: Int, S: ByteSink>(credits: inout ACLCredits<links>,
-                                                           into sink: inout S) -> Int {
+    public mutating func drain<C: ACLCreditLedger, S: ByteSink>(credits: inout C, into sink: inout S) -> Int {
         drain(credits: &credits) { fragmenter, payload in _ = fragmenter.writeNext(payload: payload, to: &sink) }
     }
 
     /// As `drain(credits:into:)`, handing each H4 packet to `output` as one `send`: the packet is
     /// built in one buffer here, with no copy of `output` and no byte-by-byte splitting downstream.
     @discardableResult
-    public mutating func drain<let links: Int, O: H4Output>(credits: inout ACLCredits<links>,
-                                                           to output: inout O) -> Int {
+    public mutating func drain<C: ACLCreditLedger, O: H4Output>(credits: inout C, to output: inout O) -> Int {
         // Indicator, ACL header and up to 255 data octets (LE ACL data length is at most 251).
         var packet = FixedBytes<260>()
         return drain(credits: &credits) { fragmenter, payload in
@@ -168,8 +166,7 @@ public struct ACLOutboundQueue<let octets: Int>: ACLOutboundQueueing {
         }
     }
 
-    mutating func drain<let links: Int>(credits: inout ACLCredits<links>,
-                                        _ write: (inout ACLFragmenter, Span<UInt8>) -> Void) -> Int {
+    mutating func drain<C: ACLCreditLedger>(credits: inout C, _ write: (inout ACLFragmenter, Span<UInt8>) -> Void) -> Int {
         let dataLength = credits.maxDataLength > 0 ? credits.maxDataLength : 27
         var written = 0
         while let record = nextRecord() {

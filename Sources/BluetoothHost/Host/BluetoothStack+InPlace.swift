@@ -5,7 +5,7 @@
 // beacon value). Here each part is built in a call of its own straight into its final place, so
 // the start-up peak is that of the largest single part.
 
-extension BluetoothStack {
+extension BluetoothStackOf {
     /// Initialises `stack`, memory that holds no value yet, as a `BluetoothStack` with these
     /// arguments, part by part: the same value as `stack.initialize(to: BluetoothStack(configuration:
     /// database:app:maximumMTU:))`. `app` initialises the application in its place, e.g.
@@ -19,12 +19,13 @@ extension BluetoothStack {
                                   app: (UnsafeMutablePointer<App>) -> Void) {
         precondition(_isPOD(Self.self), "BluetoothStack holds a reference: build it with init")
         assignInPlace(&stack.pointee.hci) { HCIHost(configuration: configuration) }
+        assignInPlace(&stack.pointee.framer) { H4Framer() }
         LEStack.initialize(&stack.pointee.le, database: database, maximumMTU: maximumMTU, app: app)
     }
 }
 
 /// Builds one part in a frame of its own, so the temporaries of different parts never add up.
-extension BluetoothStack {
+extension BluetoothStackOf {
     /// `initialize(_:configuration:database:maximumMTU:app:)` with the GATT database built in its
     /// place too: `database` initialises it (e.g. `{ $0.initialize(to: try GATTDatabase(...)) }`,
     /// then the services installed through `&$0.pointee`) and returns false when it cannot, which
@@ -37,6 +38,7 @@ extension BluetoothStack {
         precondition(_isPOD(Self.self), "BluetoothStack holds a reference: build it with init")
         guard withUnsafeMutablePointer(to: &stack.pointee.le.database, { database($0) }) else { return false }
         assignInPlace(&stack.pointee.hci) { HCIHost(configuration: configuration) }
+        assignInPlace(&stack.pointee.framer) { H4Framer() }
         LEStack.initialize(&stack.pointee.le, databaseInPlace: maximumMTU, app: app)
         return true
     }

@@ -4,8 +4,15 @@
 /// `hci` delivers an event, `le` is its delegate, and whatever `le` or the application wants sent is
 /// queued in `le.control` and flushed into `hci` (commands) and the output (ACL data) once the call
 /// returns. Runtime and firmware drive this type: bytes and time in, H4 packets out.
-public struct BluetoothStack<App: LEApplication, let links: Int, let attributes: Int, let values: Int> {
+///
+/// `framerOctets` is the largest H4 packet kept whole, indicator included (`H4Framer`): 260 for any
+/// controller traffic (`BluetoothStack`); an image that knows what it receives chooses less, and
+/// larger packets are discarded and counted (`H4FramerCounters.oversizePackets`).
+public struct BluetoothStackOf<App: LEApplication, let links: Int, let attributes: Int, let values: Int, let framerOctets: Int> {
     public var hci: HCIHost
+    /// The H4 framer of the controller's byte stream, beside `hci` rather than in it, so `hci` can
+    /// handle the packet the framer holds without copying it out first (`HCIHost.receive`).
+    public internal(set) var framer = H4Framer<framerOctets>()
     public var le: LEStack<App, links, attributes, values>
 
     public init(configuration: HostConfiguration, database: LEStack<App, links, attributes, values>.Database, app: App,
@@ -23,12 +30,13 @@ public struct BluetoothStack<App: LEApplication, let links: Int, let attributes:
     public mutating func start<O: H4Output>(now: UInt64, output: inout O) {
         le.now = now
         if le.isReady || !le.connections.isEmpty { le.hostControllerDidFail(.noResponse(resets: 0)) }
+        framer.reset()
         hci.start(now: now, output: &output)
     }
 
     public mutating func receive<O: H4Output>(_ bytes: Span<UInt8>, now: UInt64, output: inout O) {
         le.now = now
-        hci.receive(bytes, now: now, delegate: &le, output: &output)
+        hci.receive(bytes, framer: &framer, now: now, delegate: &le, output: &output)
         flush(now: now, output: &output)
     }
 
@@ -74,3 +82,8 @@ public struct BluetoothStack<App: LEApplication, let links: Int, let attributes:
         if le.sendHeldResponses() { le.control.acl.drain(credits: &le.control.credits, to: &output) }
     }
 }
+
+/// The stack with a framer for any controller traffic: a maximal event (1 + 2 + 255 octets) or an
+/// ACL packet of 251 octets with its headers.
+public typealias BluetoothStack<App: LEApplication, let links: Int, let attributes: Int, let values: Int> =
+    BluetoothStackOf<App, links, attributes, values, 260>

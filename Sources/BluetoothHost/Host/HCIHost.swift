@@ -119,7 +119,6 @@ public struct HCIHost {
     /// 256 octets: bring-up queues one command at a time, and an application callback rarely more
     /// than ten of 4–36 octets (StackControl keeps any overflow for the next turn).
     public internal(set) var commands = HCICommandFlow<256>()
-    public private(set) var framer = H4Framer<260>()
     /// Input dropped because it did not parse: counted by kind, the last few named.
     public internal(set) var drops = HCIInputDrops()
     private var resetsSent = 0
@@ -140,7 +139,6 @@ public struct HCIHost {
 
     /// Starts (or restarts, after a failure) bring-up with HCI Reset.
     public mutating func start<O: H4Output>(now: UInt64, output: inout O) {
-        framer.reset()
         info = ControllerInfo()
         resetsSent = 0
         lastHeard = now
@@ -213,22 +211,19 @@ public struct HCIHost {
         }
     }
 
-    /// Feeds bytes received from the controller.
-    public mutating func receive<D: HostDelegate, O: H4Output>(
-        _ bytes: Span<UInt8>, now: UInt64, delegate: inout D, output: inout O
+    /// Feeds bytes received from the controller, through `framer` (the caller's: `BluetoothStack`
+    /// keeps it beside the host). Being no part of the host, the framer's completed packet is
+    /// handled where it lies while the host changes: when the framer was a field of the host, each
+    /// packet was first copied out into a 268-octet local of this frame.
+    public mutating func receive<D: HostDelegate, O: H4Output, let capacity: Int>(
+        _ bytes: Span<UInt8>, framer: inout H4Framer<capacity>, now: UInt64, delegate: inout D, output: inout O
     ) {
         if bytes.count > 0 { lastHeard = now }
         var offset = 0
         while true {
             while let type = framer.completedType {
-                // Handling a packet mutates the host, so it cannot borrow the framer's buffer:
-                // copy it out (at most 260 bytes) and free the framer first. Appended to a buffer
-                // made here, not `FixedBytes(_:)`: that built the copy in a temporary and moved
-                // it, two 268-octet buffers in this frame (`Tools/firmware frames`).
-                var packet = FixedBytes<260>()
-                packet.append(contentsOf: framer.completedPacket)
+                handlePacket(type: type, framer.completedPacket, now: now, delegate: &delegate, output: &output)
                 framer.release()
-                handlePacket(type: type, packet.span, now: now, delegate: &delegate, output: &output)
             }
             guard offset < bytes.count else { return }
             let rest = bytes.extracting(offset..<bytes.count)

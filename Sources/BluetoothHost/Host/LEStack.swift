@@ -61,7 +61,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
                                       sharedTotalPackets: info.aclDataPacketCount)
         } else {
             control.credits.configure(leDataLength: info.aclDataPacketLength,
-                                      leTotalPackets: UInt8(clamping: info.aclDataPacketCount))
+                                      leTotalPackets: UInt8(clamping: info.aclDataPacketCount), sharedDataLength: 0, sharedTotalPackets: 0)
         }
         control.ownAddressType = info.addressType == .publicDevice ? .publicAddress : .randomAddress
         // The largest LE 1M PDU, 251 octets in 2120 µs (Core 5.4 Vol 6 Part B 4.5.10), within what

@@ -3,6 +3,8 @@
 public protocol StackControlBuffers {
     associatedtype Commands: HCICommandQueueing
     associatedtype ACL: ACLOutboundQueueing
+    /// The ACL credit table: one entry per link the application may hold at once (16 unless chosen).
+    associatedtype Credits: ACLCreditLedger = ACLCredits<16>
 }
 
 /// A command queue of `commandOctets` and an outbound ACL queue of `aclOctets` (each packed: see
@@ -42,9 +44,10 @@ public struct StackControlOf<Buffers: StackControlBuffers> {
     /// application's `LinkBuffers` (`LEStack` checks), since a response that never fits would be
     /// held forever.
     public internal(set) var acl = Buffers.ACL()
-    /// Host→controller flow control (Core 5.4 Vol 4 Part E 4.1.1), for up to 16 links (the most
-    /// Zephyr's hci_uart can be built for), whatever the connection table holds.
-    public internal(set) var credits = ACLCredits<16>()
+    /// Host→controller flow control (Core 5.4 Vol 4 Part E 4.1.1): by default for up to 16 links (the
+    /// most Zephyr's hci_uart can be built for), whatever the connection table holds; an application
+    /// that holds fewer links chooses a smaller table (`StackControlBuffers.Credits`).
+    public internal(set) var credits = Buffers.Credits()
     /// The outstanding LE Create Connection, if any: the controller's own connect procedure has no
     /// timeout, so the host keeps one and cancels (Core 5.4 Vol 4 Part E 7.8.13).
     public internal(set) var connecting: ConnectionAttempt?
@@ -154,7 +157,7 @@ public struct StackControlOf<Buffers: StackControlBuffers> {
     mutating func reset() {
         commands.removeAll()
         acl = Buffers.ACL()
-        credits = ACLCredits()
+        credits = Buffers.Credits()
         connecting = nil
         scanning = nil
         scannerEnabled = false
@@ -188,7 +191,7 @@ extension StackControlOf {
         assignInPlace(&commands) { Buffers.Commands() }
         droppedCommands = 0
         assignInPlace(&acl) { Buffers.ACL() }
-        assignInPlace(&credits) { ACLCredits() }
+        assignInPlace(&credits) { Buffers.Credits() }
         connecting = nil
         scanning = nil
         scannerEnabled = false

@@ -217,7 +217,7 @@ public final class StackSession<App: LEApplication, let links: Int, let attribut
     private func logSkippedBytes(_ supervision: Supervision, now: UInt64) {
         guard now >= nextSkipLog else { return }
         nextSkipLog = now + 10_000
-        let c = stack.hci.framer.counters
+        let c = stack.framer.counters
         guard c.skippedBytes != loggedSkippedBytes else { return }
         loggedSkippedBytes = c.skippedBytes
         supervision.log("H4 framer on \(transport.name): \(c.skippedBytes) bytes skipped, \(c.rejectedHeaders) headers rejected, \(c.oversizePackets) oversize packets")
@@ -227,7 +227,7 @@ public final class StackSession<App: LEApplication, let links: Int, let attribut
     /// stack, ACL credits and queue, connections, supervision. A test checks after a fault that no
     /// connection slot or ACL credit leaked.
     public var statistics: [(String, Int)] {
-        let f = stack.hci.framer.counters
+        let f = stack.framer.counters
         let drops = stack.hci.drops
         let le = stack.le.counters
         let control = stack.le.control
@@ -259,7 +259,7 @@ public final class StackSession<App: LEApplication, let links: Int, let attribut
 
     /// Closes the capture and the port.
     public func close() {
-        let skipped = stack.hci.framer.counters.skippedBytes
+        let skipped = stack.framer.counters.skippedBytes
         if skipped > 0 { supervision?.log("H4 framer on \(transport.name): \(skipped) bytes skipped in all") }
         if reportsStatisticsAtClose {
             FileHandle.standardError.write(Data("herald-stats: \(statisticsJSON())\n".utf8))
