@@ -198,9 +198,9 @@ struct BringUpHarness {
         #expect(h.host.isReady)
     }
 
-    /// Both bitmaps are kept as a value and a flag (`ControllerInfo`): bring-up records what the
-    /// controller sent, and the optional views read it back.
-    @Test func bringUpKeepsBothCommandBitmaps() throws {
+    /// The standard bitmap is kept as a value and a flag (`ControllerInfo`), read back through its
+    /// optional view; of Zephyr's vendor bitmap, what bring-up uses of it.
+    @Test func bringUpKeepsTheCommandBitmapAndWhatItUsesOfZephyrs() throws {
         var h = BringUpHarness(FakeController())
         h.run()
         let info = try #require(h.delegate.ready)
@@ -210,8 +210,6 @@ struct BringUpHarness {
         #expect(commands == HCISupportedCommands(octets: expected))
         #expect(info.supports(octet: 33, bit: 6) && !info.supports(octet: 33, bit: 5))
         #expect(info.lists(octet: 35, bit: 3) && !info.lists(octet: 41, bit: 5))
-        let zephyr = try #require(info.zephyrCommands)
-        #expect(zephyr.readStaticAddresses && zephyr.writeBDADDR && !zephyr.readTxPower)
         #expect(info.listsZephyrReadStaticAddresses)
     }
 
@@ -243,23 +241,19 @@ struct BringUpHarness {
         }
     }
 
-    @Test func theCommandBitmapsReadBackAsSet() {
+    @Test func theCommandBitmapReadsBackAsSet() {
         var info = ControllerInfo()
-        #expect(info.supportedCommands == nil && info.zephyrCommands == nil)
+        #expect(info.supportedCommands == nil)
         // No bitmap: the Core 4.2 baseline is assumed, and nothing is listed.
         #expect(info.supports(octet: 41, bit: 5) && !info.lists(octet: 15, bit: 1))
         #expect(!info.listsZephyrReadStaticAddresses)
         var octets = InlineArray<64, UInt8>(repeating: 0)
         octets[41] = 0x20; octets[1] = 0x01
         info.supportedCommands = HCISupportedCommands(octets: octets)
-        info.zephyrCommands = ZephyrReadSupportedCommands.ReturnParameters(octets: octets)
         #expect(info.supportedCommands == HCISupportedCommands(octets: octets))
-        #expect(info.zephyrCommands == ZephyrReadSupportedCommands.ReturnParameters(octets: octets))
         #expect(info.lists(octet: 41, bit: 5) && !info.supports(octet: 15, bit: 1))
-        #expect(info.listsZephyrReadStaticAddresses)
         info.supportedCommands = nil
-        info.zephyrCommands = nil
-        #expect(info.supportedCommands == nil && info.zephyrCommands == nil)
+        #expect(info.supportedCommands == nil)
         #expect(info.supports(octet: 15, bit: 1) && !info.lists(octet: 41, bit: 5))
         #expect(!info.listsZephyrReadStaticAddresses)
     }
@@ -535,7 +529,7 @@ struct NonScanningApp: LEApplication {
         case .leWriteSuggestedDefaultDataLength: return afterDataLength()
         case .leSetDefaultPHY: return vendor()
         case .zephyrReadVersionInformation: return .zephyrReadSupportedCommands
-        case .zephyrReadSupportedCommands: return info.zephyrCommands?.readStaticAddresses == true ? .zephyrReadStaticAddresses : address()
+        case .zephyrReadSupportedCommands: return info.listsZephyrReadStaticAddresses ? .zephyrReadStaticAddresses : address()
         case .zephyrReadStaticAddresses: return address()
         case .leSetRandomAddress: return nil
         }
@@ -565,11 +559,8 @@ struct NonScanningApp: LEApplication {
                                     info.localVersion = HCILocalVersionInformation(hciVersion: 13, hciRevision: 0, lmpVersion: 13,
                                                                                    manufacturer: manufacturer, lmpSubversion: 0)
                                 }
-                                if zephyr > 0 {
-                                    var octets = InlineArray<64, UInt8>(repeating: 0)
-                                    if zephyr == 2 { octets[1] = 0x01 }  // command 8: Read Static Addresses
-                                    info.zephyrCommands = ZephyrReadSupportedCommands.ReturnParameters(octets: octets)
-                                }
+                                // 0: no vendor bitmap, 1: one without Read Static Addresses, 2: with it.
+                                info.listsZephyrReadStaticAddresses = zephyr == 2
                                 info.addressSource = source
                                 // The 2M feature with the suggested data length's flag: both are read once, late.
                                 info.leFeatures = LEFeatures(rawValue: suggested == (bits & 1 == 0) ? 0x100 : 0x20)

@@ -33,20 +33,15 @@ public struct ControllerInfo: Sendable {
     /// prefer the LE 2M PHY (bring-up sends it only when the controller has the 2M feature).
     public var prefers2MPHY = false
     public var zephyrVersion: ZephyrReadVersionInformation.ReturnParameters?
-    /// Zephyr Read Supported Commands' bitmap; nil until read.
-    public var zephyrCommands: ZephyrReadSupportedCommands.ReturnParameters? {
-        get { hasZephyrCommands ? zephyrCommandsBitmap : nil }
-        set {
-            hasZephyrCommands = false
-            if let newValue { zephyrCommandsBitmap = newValue; hasZephyrCommands = true }
-        }
-    }
+    /// Whether Zephyr Read Supported Commands listed Read Static Addresses: all bring-up reads of
+    /// that 64-octet bitmap, so all that is kept of it (64 octets less in every image's value).
+    public internal(set) var listsZephyrReadStaticAddresses = false
     /// The address we advertise and connect with, its HCI type, and its origin.
     public var address: BDAddress = .zero
     public var addressType: AddressType = .randomDevice
     public var addressSource: AddressSource = .generatedStatic
 
-    // The two 64-octet bitmaps are kept as a value and a flag, not as optionals: an optional of 64
+    // The 64-octet bitmap is kept as a value and a flag, not as an optional: an optional of 64
     // octets has no spare bit, so its tag is a 65th octet, and Swift 6.3 reads that tag through an
     // outlined function that takes the whole optional by value (17 words loaded and put on the stack
     // at every test). Bring-up tests the bitmaps seven times in one function (`BringUpStep.isWanted`
@@ -54,8 +49,6 @@ public struct ControllerInfo: Sendable {
     // each of those words is four byte loads. With a flag, a test is one byte load and one bit.
     var supportedCommandsBitmap = HCISupportedCommands(octets: InlineArray(repeating: 0))
     var hasSupportedCommands = false
-    var zephyrCommandsBitmap = ZephyrReadSupportedCommands.ReturnParameters(octets: InlineArray(repeating: 0))
-    var hasZephyrCommands = false
 
     /// Out of line: a controller's bring-up starts from it at boot and after each failure, and
     /// inlined, each place wrote its two 64-octet bitmaps and dozen optionals field by field.
@@ -72,9 +65,6 @@ public struct ControllerInfo: Sendable {
     func lists(octet: Int, bit: Int) -> Bool {
         hasSupportedCommands && supportedCommandsBitmap.supports(octet: octet, bit: bit)
     }
-
-    /// Whether Zephyr's vendor bitmap lists Read Static Addresses; false without the bitmap.
-    var listsZephyrReadStaticAddresses: Bool { hasZephyrCommands && zephyrCommandsBitmap.readStaticAddresses }
 
     /// Controllers whose link layer is Zephyr's, and so understand Zephyr's vendor commands:
     /// Nordic Semiconductor (0x0059) and The Linux Foundation (0x05F1), per the Bluetooth SIG

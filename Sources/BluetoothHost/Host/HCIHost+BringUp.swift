@@ -68,8 +68,7 @@ extension HCIHost {
         case .zephyrReadVersionInformation:
             info.zephyrVersion = try ZephyrReadVersionInformation.ReturnParameters(parsing: p)
         case .zephyrReadSupportedCommands:
-            info.zephyrCommandsBitmap = try ZephyrReadSupportedCommands.ReturnParameters(parsing: p)
-            info.hasZephyrCommands = true
+            info.listsZephyrReadStaticAddresses = try ZephyrReadSupportedCommands.ReturnParameters(parsing: p).readStaticAddresses
         case .zephyrReadStaticAddresses:
             let first = try ZephyrReadStaticAddresses.ReturnParameters.firstAddress(parsing: p)
             if info.addressSource != .publicAddress, let first,
