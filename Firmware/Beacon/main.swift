@@ -51,8 +51,9 @@ struct BeaconLog: HeraldPeripheralDelegate {
     /// A phone reads the payload and goes: which PHY its link uses is of no interest, so LE PHY
     /// Update Complete is dropped unread.
     static var tracksPHYUpdates: Bool { false }
-    /// Nothing here reads `HCIHost.drops`: input that does not parse is dropped uncounted.
-    static var recordsInputDrops: Bool { false }
+    /// Nothing here reads `HCIHost.drops`: input that does not parse is dropped uncounted, and the
+    /// stack's value holds no record of it (124 B).
+    typealias InputDrops = NoInputDrops
     /// Nothing here reads a link's data length: LE Data Length Change is dropped unread.
     static var tracksDataLengthChanges: Bool { false }
 

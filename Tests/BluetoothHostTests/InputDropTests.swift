@@ -97,6 +97,23 @@ import Testing
     }
 }
 
+/// An application that keeps no drops at all (`InputDrops = NoInputDrops`, as the firmware images):
+/// nothing is recorded, `recordsInputDrops` follows, and the host's value has no room for them.
+@Suite struct NoInputDropsTests {
+    @Test func anApplicationThatKeepsNoDropsHasNoRoomForThem() throws {
+        var (stack, _, wire, _) = try StackHarness.startedStack(app: NoDropsApp(), properties: .read, aclCount: 4)
+        stack.receive([0x04, 0x3E, 0x04, 0x03, 0x00, 0x40, 0x00].span, now: 0, output: &wire)
+        #expect(stack.hci.drops.total == 0 && stack.hci.drops.recentCount == 0)
+        #expect(!LEStack<NoDropsApp, 2, 24, 256>.recordsInputDrops)
+        #expect(MemoryLayout<HCIHostOf<NoInputDrops>>.size + MemoryLayout<HCIInputDrops>.size - 8
+                <= MemoryLayout<HCIHost>.size)
+    }
+}
+
+struct NoDropsApp: LEApplication {
+    typealias InputDrops = NoInputDrops
+}
+
 struct UncountedDropsApp: LEApplication {
     static var recordsInputDrops: Bool { false }
     var events: [UInt8] = []

@@ -18,7 +18,7 @@ extension BluetoothStackOf {
                                   maximumMTU: UInt16 = ATTMTU.defaultMaximum,
                                   app: (UnsafeMutablePointer<App>) -> Void) {
         precondition(_isPOD(Self.self), "BluetoothStack holds a reference: build it with init")
-        assignInPlace(&stack.pointee.hci) { HCIHost(configuration: configuration) }
+        assignInPlace(&stack.pointee.hci) { HCIHostOf(configuration: configuration) }
         assignInPlace(&stack.pointee.framer) { H4Framer() }
         LEStack.initialize(&stack.pointee.le, database: database, maximumMTU: maximumMTU, app: app)
     }
@@ -37,7 +37,7 @@ extension BluetoothStackOf {
                                   app: (UnsafeMutablePointer<App>) -> Void) -> Bool {
         precondition(_isPOD(Self.self), "BluetoothStack holds a reference: build it with init")
         guard withUnsafeMutablePointer(to: &stack.pointee.le.database, { database($0) }) else { return false }
-        assignInPlace(&stack.pointee.hci) { HCIHost(configuration: configuration) }
+        assignInPlace(&stack.pointee.hci) { HCIHostOf(configuration: configuration) }
         assignInPlace(&stack.pointee.framer) { H4Framer() }
         LEStack.initialize(&stack.pointee.le, databaseInPlace: maximumMTU, app: app)
         return true

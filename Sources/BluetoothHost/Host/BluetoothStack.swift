@@ -9,7 +9,7 @@
 /// controller traffic (`BluetoothStack`); an image that knows what it receives chooses less, and
 /// larger packets are discarded and counted (`H4FramerCounters.oversizePackets`).
 public struct BluetoothStackOf<App: LEApplication, let links: Int, let attributes: Int, let values: Int, let framerOctets: Int> {
-    public var hci: HCIHost
+    public var hci: HCIHostOf<App.InputDrops>
     /// The H4 framer of the controller's byte stream, beside `hci` rather than in it, so `hci` can
     /// handle the packet the framer holds without copying it out first (`HCIHost.receive`).
     public internal(set) var framer = H4Framer<framerOctets>()
@@ -17,7 +17,7 @@ public struct BluetoothStackOf<App: LEApplication, let links: Int, let attribute
 
     public init(configuration: HostConfiguration, database: LEStack<App, links, attributes, values>.Database, app: App,
                 maximumMTU: UInt16 = ATTMTU.defaultMaximum) {
-        hci = HCIHost(configuration: configuration)
+        hci = HCIHostOf(configuration: configuration)
         le = LEStack(app: app, database: database, maximumMTU: maximumMTU)
     }
 

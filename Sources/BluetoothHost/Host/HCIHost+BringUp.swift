@@ -1,5 +1,5 @@
 /// Bring-up: each step's command, what its answer teaches us, and the choice of identity address.
-extension HCIHost {
+extension HCIHostOf {
     mutating func bringUpCompleted<D: HostDelegate, O: H4Output>(
         _ step: BringUpStep, status: HCIStatus, returnParameters: Span<UInt8>,
         now: UInt64, delegate: inout D, output: inout O

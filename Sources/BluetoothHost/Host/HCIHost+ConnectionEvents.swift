@@ -6,7 +6,7 @@
 ///
 /// One method per kind rather than one enum of the kinds: on firmware the enum's construction and
 /// the delegate's second switch over it cost 0.3-0.5 KB of flash (`Tools/embedded-check --report`).
-extension HCIHost {
+extension HCIHostOf {
     // Out of line, as `LEStack`'s handling of these events was: inlined into `handlePacket`, the
     // beacon image's grew by more than the code it took in.
     @inline(never)

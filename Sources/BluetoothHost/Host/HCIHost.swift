@@ -112,7 +112,10 @@ public enum HostState: Equatable, Sendable {
 ///
 /// Sans-I/O: the runtime passes received bytes and the current time (milliseconds on any monotonic
 /// clock) and calls `tick` at `nextDeadline`; outgoing packets go to the `H4Output` it passes in.
-public struct HCIHost {
+///
+/// `Drops` keeps the input that did not parse (`LEApplication.InputDrops`); `HCIHost` is the host
+/// that counts and names it.
+public struct HCIHostOf<Drops: HCIInputDropRecording> {
     public var configuration: HostConfiguration
     public internal(set) var state: HostState = .off
     public internal(set) var info = ControllerInfo()
@@ -120,7 +123,7 @@ public struct HCIHost {
     /// than ten of 4–36 octets (StackControl keeps any overflow for the next turn).
     public internal(set) var commands = HCICommandFlow<256>()
     /// Input dropped because it did not parse: counted by kind, the last few named.
-    public internal(set) var drops = HCIInputDrops()
+    public internal(set) var drops = Drops()
     private var resetsSent = 0
     /// When the controller last sent anything, and whether a liveness probe is outstanding.
     private var lastHeard: UInt64 = 0
@@ -327,3 +330,6 @@ public struct HCIHost {
         commands.sendImmediately(HCIReset(), tag: .bringUp, now: now, to: &output)
     }
 }
+
+/// The host that counts and names the input it drops (`--stats`).
+public typealias HCIHost = HCIHostOf<HCIInputDrops>

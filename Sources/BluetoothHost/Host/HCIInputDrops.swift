@@ -34,10 +34,36 @@ public struct HCIDrop: Equatable, Sendable {
     }
 }
 
+/// Where `HCIHostOf` keeps the input it drops (`LEApplication.InputDrops`): `HCIInputDrops` counts
+/// and names them; `NoInputDrops`, for an application that never reads them (the firmware images),
+/// keeps nothing and takes no room in the stack's value.
+public protocol HCIInputDropRecording {
+    init()
+    /// False: nothing is ever recorded (and `LEApplication.recordsInputDrops` is false by default).
+    static var keepsRecords: Bool { get }
+    var total: Int { get }
+    func count(of kind: HCIDropKind) -> Int
+    var recentCount: Int { get }
+    func recent(_ i: Int) -> HCIDrop
+    mutating func record(_ kind: HCIDropKind, eventCode: UInt8, subevent: UInt8?, reason: DecodeError)
+}
+
+/// Keeps no drop: every count is 0.
+public struct NoInputDrops: HCIInputDropRecording, Sendable {
+    public init() {}
+    public static var keepsRecords: Bool { false }
+    public var total: Int { 0 }
+    public func count(of kind: HCIDropKind) -> Int { 0 }
+    public var recentCount: Int { 0 }
+    public func recent(_ i: Int) -> HCIDrop { preconditionFailure("no drops are kept") }
+    public mutating func record(_ kind: HCIDropKind, eventCode: UInt8, subevent: UInt8?, reason: DecodeError) {}
+}
+
 /// Input dropped by `HCIHost`: a count per kind, and the last `recentCapacity` drops with their reasons
 /// in a ring (fixed size, no allocation: a noisy line overwrites the oldest). The runtime prints both
 /// with `--stats`. Counters wrap (`LEStackCounters` says why).
-public struct HCIInputDrops: Sendable {
+public struct HCIInputDrops: HCIInputDropRecording, Sendable {
+    public static var keepsRecords: Bool { true }
     public static var recentCapacity: Int { 4 }
     /// Every drop so far, of every kind.
     public private(set) var total = 0
@@ -62,7 +88,7 @@ public struct HCIInputDrops: Sendable {
 
     /// Counts a drop and keeps it in the ring. Not inlined: every drop site shares this one copy.
     @inline(never)
-    mutating func record(_ kind: HCIDropKind, eventCode: UInt8, subevent: UInt8? = nil, reason: DecodeError) {
+    public mutating func record(_ kind: HCIDropKind, eventCode: UInt8, subevent: UInt8?, reason: DecodeError) {
         counts[Int(kind.rawValue)] &+= 1
         ring[Int(UInt(bitPattern: total) % UInt(Self.recentCapacity))] =
             HCIDrop(kind: kind, eventCode: eventCode, subevent: subevent, reason: reason)
@@ -70,12 +96,13 @@ public struct HCIInputDrops: Sendable {
     }
 }
 
-extension HCIHost {
+extension HCIHostOf {
     /// Records a drop in `drops` for a delegate that keeps them (`HostDelegate.recordsInputDrops`, a
-    /// constant after specialisation: for one that does not, the record and its reason are not built).
+    /// constant after specialisation: for one that does not, the record and its reason are not built)
+    /// into storage that keeps them (`Drops.keepsRecords`).
     @inline(__always)
     mutating func drop<D: HostDelegate>(_: D.Type, _ kind: HCIDropKind, eventCode: UInt8, subevent: UInt8? = nil,
                                         reason: DecodeError) {
-        if D.recordsInputDrops { drops.record(kind, eventCode: eventCode, subevent: subevent, reason: reason) }
+        if D.recordsInputDrops && Drops.keepsRecords { drops.record(kind, eventCode: eventCode, subevent: subevent, reason: reason) }
     }
 }

@@ -70,10 +70,13 @@ public protocol LEApplication: GATTServerDelegate {
     /// asks for 2M follows them whatever it says (a collision is retried from them).
     static var tracksPHYUpdates: Bool { get }
     /// Whether input the HCI host drops (events that do not parse, advertising reports cut short) is
-    /// counted with its reasons in `HCIHost.drops`, which the runtime prints with `--stats` (true
-    /// unless said otherwise). Firmware that never reads them says false: nothing is counted, and
-    /// building the records is left out of its image.
+    /// counted with its reasons in `HCIHost.drops`, which the runtime prints with `--stats` (by
+    /// default, when `InputDrops` keeps them). False: nothing is counted, and building the records is
+    /// left out of the image.
     static var recordsInputDrops: Bool { get }
+    /// Where the HCI host keeps the input it drops: `HCIInputDrops` (counts and the last few, 124
+    /// octets on 32 bits) unless said otherwise; firmware that never reads them says `NoInputDrops`.
+    associatedtype InputDrops: HCIInputDropRecording = HCIInputDrops
     /// Whether the stack follows LE Data Length Change (Core 5.4 Vol 4 Part E 7.7.65.7): each link's
     /// `dataLength`, the `dataLengthChanges` counters and `stackDidChangeDataLength` (true unless said
     /// otherwise). One that reads none of them says false: the events are dropped unread (the stack
@@ -163,7 +166,7 @@ extension LEApplication {
     public static var inboundLinks: InboundLinkPolicy { .open }
     public static var asksForLE2MPHY: Bool { true }
     public static var tracksPHYUpdates: Bool { true }
-    public static var recordsInputDrops: Bool { true }
+    public static var recordsInputDrops: Bool { InputDrops.keepsRecords }
     public static var tracksDataLengthChanges: Bool { true }
     public static var requestsConnectionParameters: Bool { true }
     public static var hasGATTClient: Bool { true }

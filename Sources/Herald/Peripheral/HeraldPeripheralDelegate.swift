@@ -68,8 +68,12 @@ public protocol HeraldPeripheralDelegate {
     /// stack then drops LE PHY Update Complete unread (`LEApplication.tracksPHYUpdates`).
     static var tracksPHYUpdates: Bool { get }
     /// Whether the HCI host counts the input it drops, with reasons (`LEApplication.recordsInputDrops`;
-    /// true unless said otherwise). Firmware that never reads `HCIHost.drops` says false.
+    /// by default, when `InputDrops` keeps them). Firmware that never reads `HCIHost.drops` says
+    /// `NoInputDrops`, which makes this false.
     static var recordsInputDrops: Bool { get }
+    /// Where the HCI host keeps them (`LEApplication.InputDrops`): `HCIInputDrops` unless said
+    /// otherwise; a delegate that never reads them says `NoInputDrops`, and its stack holds none.
+    associatedtype InputDrops: HCIInputDropRecording = HCIInputDrops
     /// Whether LE Data Length Change is followed (`LEApplication.tracksDataLengthChanges`, the
     /// stack's counters and each link's `dataLength`; true unless said otherwise). Firmware that
     /// reads neither says false.
@@ -94,6 +98,6 @@ extension HeraldPeripheralDelegate {
     public static var rotatesAddress: Bool { true }
     public static var receivesSignals: Bool { true }
     public static var tracksPHYUpdates: Bool { true }
-    public static var recordsInputDrops: Bool { true }
+    public static var recordsInputDrops: Bool { InputDrops.keepsRecords }
     public static var tracksDataLengthChanges: Bool { true }
 }

@@ -43,6 +43,7 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     /// As the delegate says (`HeraldPeripheralDelegate.tracksPHYUpdates`, `recordsInputDrops`).
     public static var tracksPHYUpdates: Bool { Delegate.tracksPHYUpdates }
     public static var recordsInputDrops: Bool { Delegate.recordsInputDrops }
+    public typealias InputDrops = Delegate.InputDrops
     public static var tracksDataLengthChanges: Bool { Delegate.tracksDataLengthChanges }
     /// It never asks a central for other connection parameters.
     public static var requestsConnectionParameters: Bool { false }

@@ -61,6 +61,8 @@ public struct SensorDelegatePair<First: SensorDelegate, Second: SensorDelegate>:
     /// Followed or recorded when either wants them.
     public static var tracksPHYUpdates: Bool { First.tracksPHYUpdates || Second.tracksPHYUpdates }
     public static var recordsInputDrops: Bool { First.recordsInputDrops || Second.recordsInputDrops }
+    /// Either may read them, so the pair keeps them.
+    public typealias InputDrops = HCIInputDrops
     public static var tracksDataLengthChanges: Bool { First.tracksDataLengthChanges || Second.tracksDataLengthChanges }
 
     public mutating func sensor(_ sensor: SensorType, didDetect target: TargetIdentifier) {

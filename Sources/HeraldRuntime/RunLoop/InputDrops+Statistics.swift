@@ -2,7 +2,7 @@ import BluetoothHost
 
 /// `HCIHost.drops` as the runtime shows it with `--stats`: a count per kind, and the last few drops
 /// named, each with its event code, subevent and reason.
-extension HCIInputDrops {
+extension HCIInputDropRecording {
     /// The counts, named as in `herald-stats`.
     public var statistics: [(String, Int)] {
         [("droppedEventPackets", count(of: .eventPacket)), ("droppedCommandCompletes", count(of: .commandComplete)),
