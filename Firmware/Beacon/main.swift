@@ -54,6 +54,8 @@ struct BeaconLog: HeraldPeripheralDelegate {
     /// Nothing here reads `HCIHost.drops`: input that does not parse is dropped uncounted, and the
     /// stack's value holds no record of it (124 B).
     typealias InputDrops = NoInputDrops
+    /// Nor does anything read the stack's counters (`--stats` on the host): it keeps none (52 B).
+    typealias StackCounters = NoLEStackCounters
     /// Nothing here reads a link's data length: LE Data Length Change is dropped unread.
     static var tracksDataLengthChanges: Bool { false }
 
@@ -116,14 +118,14 @@ enum BeaconBuffers: HeraldPeripheralBuffers {
     ///   (`droppedCommands`), not delayed: 192 would hold the first with two connections and a
     ///   reply. 256 because that is the HCI host's own command queue, so one copy of the queue's
     ///   code serves both: 176 B less flash for 64 B more RAM, and flash is the tighter budget.
-    /// - ACL, 160 octets: the beacon only answers, one response per request and link (Core 5.4 Vol 3
-    ///   Part F 3.3.2), each at most 8 + 68 octets in the queue; two links' 152 fit, and a response
+    /// - ACL, 152 octets: the beacon only answers, one response per request and link (Core 5.4 Vol 3
+    ///   Part F 3.3.2), each at most 8 + 68 octets in the queue: two links' 152, and a response
     ///   that finds the queue full is held on its link and sent when there is room.
     /// - ACL credits for its 2 links, not the 16 a host for any controller tracks (112 B of stack
     ///   value): a third link is refused by the stack before it could need a credit.
     enum ControlBuffers: StackControlBuffers {
         typealias Commands = HCICommandQueue<256>
-        typealias ACL = ACLOutboundQueue<160>
+        typealias ACL = ACLOutboundQueue<152>
         typealias Credits = ACLCredits<2>
     }
 }

@@ -43,6 +43,8 @@ struct SensorLog: SensorDelegate {
     /// Nothing here reads `HCIHost.drops`: input that does not parse is dropped uncounted, and the
     /// stack's value holds no record of it (124 B).
     typealias InputDrops = NoInputDrops
+    /// Nor does anything read the stack's counters (`--stats` on the host): it keeps none (52 B).
+    typealias StackCounters = NoLEStackCounters
     /// Nothing here reads a link's data length: LE Data Length Change is dropped unread.
     static var tracksDataLengthChanges: Bool { false }
 

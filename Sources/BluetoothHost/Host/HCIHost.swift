@@ -80,13 +80,15 @@ public struct HostConfiguration: Sendable {
     /// How many Resets before the controller is declared absent.
     public var resetAttempts = 15
     public var commandTimeout: UInt64 = 2_000
+    /// Vendor commands get less patience: controllers that do not know them may never answer.
+    /// (Declared before `livenessInterval`: the optional's tag after the 64-bit fields, not between
+    /// them, is 8 octets less padding on 32-bit targets.)
+    public var vendorCommandTimeout: UInt64 = 500
     /// A ready controller that has sent nothing for this long is asked something harmless (Read
     /// BD_ADDR); no answer within `commandTimeout` fails it. UART H4 has no link-level keepalive, so
     /// without this a controller that died behind a still-open port (a rebooted board whose UART
     /// bridge stays enumerated) goes unnoticed by a role that only listens, like a scanner. nil: off.
     public var livenessInterval: UInt64? = nil
-    /// Vendor commands get less patience: controllers that do not know them may never answer.
-    public var vendorCommandTimeout: UInt64 = 500
     /// LE Write Suggested Default Data Length; clamped to the controller's maximum. 251 octets /
     /// 2120 µs is the largest LE 1M packet (Core 5.4 Vol 6 Part B 4.5.10).
     public var suggestedDataLength: (octets: UInt16, time: UInt16)? = (251, 2120)

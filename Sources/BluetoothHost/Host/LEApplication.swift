@@ -77,6 +77,9 @@ public protocol LEApplication: GATTServerDelegate {
     /// Where the HCI host keeps the input it drops: `HCIInputDrops` (counts and the last few, 124
     /// octets on 32 bits) unless said otherwise; firmware that never reads them says `NoInputDrops`.
     associatedtype InputDrops: HCIInputDropRecording = HCIInputDrops
+    /// What the stack counts (`LEStack.counters`): `LEStackCounters` unless said otherwise; an image
+    /// that never reads them says `NoLEStackCounters`, and its stack keeps none.
+    associatedtype StackCounters: LEStackCounting = LEStackCounters
     /// Whether the stack follows LE Data Length Change (Core 5.4 Vol 4 Part E 7.7.65.7): each link's
     /// `dataLength`, the `dataLengthChanges` counters and `stackDidChangeDataLength` (true unless said
     /// otherwise). One that reads none of them says false: the events are dropped unread (the stack
@@ -188,11 +191,53 @@ public struct LinkState<PrepareQueue: ATTPrepareQueue, PDU: ATTPDUBuffer>: Conne
     public init() {}
 }
 
+/// Where `LEStack` counts (`LEApplication.StackCounters`): `LEStackCounters` keeps every count, which
+/// the runtime prints with `--stats`; `NoLEStackCounters` keeps none, for an image that never reads
+/// them. The stack only ever writes them, so keeping none changes nothing it does.
+public protocol LEStackCounting {
+    init()
+    var malformedACL: Int { get set }
+    var rejectedConnections: Int { get set }
+    var reusedHandles: Int { get set }
+    var refusedInboundLinks: Int { get set }
+    var idleLinksDropped: Int { get set }
+    var attResponses: Int { get set }
+    var heldResponses: Int { get set }
+    var dataLengthChanges: Int { get set }
+    var refusedParameterRequests: Int { get set }
+    var lastTxOctets: UInt16 { get set }
+    var lastRxOctets: UInt16 { get set }
+    var phyUpdates: Int { get set }
+    var lastTxPHY: LEPHY { get set }
+    var lastRxPHY: LEPHY { get set }
+    var failedPHYUpdates: Int { get set }
+}
+
+/// Counts nothing: every count reads 0 (`LEStackCounting`).
+public struct NoLEStackCounters: LEStackCounting, Sendable {
+    public init() {}
+    public var malformedACL: Int { get { 0 } set {} }
+    public var rejectedConnections: Int { get { 0 } set {} }
+    public var reusedHandles: Int { get { 0 } set {} }
+    public var refusedInboundLinks: Int { get { 0 } set {} }
+    public var idleLinksDropped: Int { get { 0 } set {} }
+    public var attResponses: Int { get { 0 } set {} }
+    public var heldResponses: Int { get { 0 } set {} }
+    public var dataLengthChanges: Int { get { 0 } set {} }
+    public var refusedParameterRequests: Int { get { 0 } set {} }
+    public var lastTxOctets: UInt16 { get { 0 } set {} }
+    public var lastRxOctets: UInt16 { get { 0 } set {} }
+    public var phyUpdates: Int { get { 0 } set {} }
+    public var lastTxPHY: LEPHY { get { .le1M } set {} }
+    public var lastRxPHY: LEPHY { get { .le1M } set {} }
+    public var failedPHYUpdates: Int { get { 0 } set {} }
+}
+
 /// Counters for robustness checks: nothing here should grow on a healthy link.
 ///
 /// Every statistics counter in the core wraps (`&+= 1`): `Int` is 32 bits on the Cortex-M, and a
 /// checked increment would stop a device after 2^31 events (25 days of 1,000 packets a second).
-public struct LEStackCounters: Equatable, Sendable {
+public struct LEStackCounters: LEStackCounting, Equatable, Sendable {
     public var malformedACL = 0
     public var rejectedConnections = 0
     /// Links reported on a handle we still held: the controller had ended the old link unreported.

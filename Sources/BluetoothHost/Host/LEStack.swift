@@ -14,7 +14,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
     public internal(set) var connections =
         LinkTable<links, App.LinkBuffers.Reassembler, LinkState<App.PrepareQueue, PDU>>()
     public internal(set) var router = L2CAPFixedChannelRouter()
-    public internal(set) var counters = LEStackCounters()
+    public internal(set) var counters = App.StackCounters()
     /// Centrals refused for a while after their silent link was dropped (`InboundLinkPolicy`), in
     /// the application's choice of list (`LEApplication.RefusedCentrals`).
     public internal(set) var silentCentrals = App.RefusedCentrals()
@@ -267,7 +267,7 @@ extension LEStack {
         le.server = ATTServer(maximumMTU: mtu(maximumMTU))
         le.connections.initializeInPlace()
         le.router = L2CAPFixedChannelRouter()
-        le.counters = LEStackCounters()
+        le.counters = App.StackCounters()
         precondition(App.inboundLinks.refuseSilentFor == 0 || App.RefusedCentrals.capacity > 0,
                      "the application's inboundLinks refuse silent centrals but its RefusedCentrals has no room")
         le.silentCentrals = App.RefusedCentrals()

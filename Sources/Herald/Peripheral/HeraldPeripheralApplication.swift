@@ -33,6 +33,7 @@ public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate:
     public static var tracksPHYUpdates: Bool { Delegate.tracksPHYUpdates }
     public static var recordsInputDrops: Bool { Delegate.recordsInputDrops }
     public typealias InputDrops = Delegate.InputDrops
+    public typealias StackCounters = Delegate.StackCounters
     public static var tracksDataLengthChanges: Bool { Delegate.tracksDataLengthChanges }
     /// It never asks a central for other connection parameters, and runs no GATT client.
     public static var requestsConnectionParameters: Bool { false }

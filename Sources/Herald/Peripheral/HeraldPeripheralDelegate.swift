@@ -74,6 +74,8 @@ public protocol HeraldPeripheralDelegate {
     /// Where the HCI host keeps them (`LEApplication.InputDrops`): `HCIInputDrops` unless said
     /// otherwise; a delegate that never reads them says `NoInputDrops`, and its stack holds none.
     associatedtype InputDrops: HCIInputDropRecording = HCIInputDrops
+    /// What the stack counts (`LEApplication.StackCounters`): `LEStackCounters` unless said otherwise.
+    associatedtype StackCounters: LEStackCounting = LEStackCounters
     /// Whether LE Data Length Change is followed (`LEApplication.tracksDataLengthChanges`, the
     /// stack's counters and each link's `dataLength`; true unless said otherwise). Firmware that
     /// reads neither says false.

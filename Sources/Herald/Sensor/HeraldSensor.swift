@@ -44,6 +44,7 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     public static var tracksPHYUpdates: Bool { Delegate.tracksPHYUpdates }
     public static var recordsInputDrops: Bool { Delegate.recordsInputDrops }
     public typealias InputDrops = Delegate.InputDrops
+    public typealias StackCounters = Delegate.StackCounters
     public static var tracksDataLengthChanges: Bool { Delegate.tracksDataLengthChanges }
     /// It never asks a central for other connection parameters.
     public static var requestsConnectionParameters: Bool { false }

@@ -63,6 +63,7 @@ public struct SensorDelegatePair<First: SensorDelegate, Second: SensorDelegate>:
     public static var recordsInputDrops: Bool { First.recordsInputDrops || Second.recordsInputDrops }
     /// Either may read them, so the pair keeps them.
     public typealias InputDrops = HCIInputDrops
+    public typealias StackCounters = LEStackCounters
     public static var tracksDataLengthChanges: Bool { First.tracksDataLengthChanges || Second.tracksDataLengthChanges }
 
     public mutating func sensor(_ sensor: SensorType, didDetect target: TargetIdentifier) {
