@@ -88,6 +88,19 @@ struct StackHarness {
         }
     }
 
+    /// Starts `stack` against a controller with two 27-octet ACL buffers and answers its bring-up.
+    static func bringUp<App: LEApplication, let links: Int, let attributes: Int, let values: Int, let framerOctets: Int>(
+        _ stack: inout BluetoothStackOf<App, links, attributes, values, framerOctets>
+    ) -> (FakeController, WireLog) {
+        var controller = FakeController()
+        controller.aclLength = 27
+        controller.aclCount = 2
+        var wire = WireLog()
+        stack.start(now: 0, output: &wire)
+        pump(&stack, controller: &controller, wire: &wire)
+        return (controller, wire)
+    }
+
     /// The 200-octet value the test applications serve (octets 0, 1, … 199), from `offset` on.
     static func readServedValue<S: ByteSink>(offset: Int, into sink: inout S) -> ATTErrorCode? {
         guard offset >= 0, offset <= 200 else { return .invalidOffset }
@@ -251,12 +264,7 @@ struct StackHarness {
         _ = try db.addPrimaryService(BluetoothUUID(uuid16: 0x180F))
         var stack = BluetoothStack<RecordingApp, 17, 24, 256>(
             configuration: HostConfiguration(randomAddressSeed: [1, 2, 3, 4, 5, 6]), database: db, app: RecordingApp())
-        var controller = FakeController()
-        controller.aclLength = 27
-        controller.aclCount = 2
-        var wire = WireLog()
-        stack.start(now: 0, output: &wire)
-        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        var (controller, wire) = StackHarness.bringUp(&stack)
         for i in 0..<17 {
             let event = StackHarness.connectionComplete(handle: UInt16(0x40 + i), role: 0x00)
             stack.receive(event.span, now: 0, output: &wire)

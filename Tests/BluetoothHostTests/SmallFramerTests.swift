@@ -10,12 +10,7 @@ import Testing
     func started() throws -> (Stack, FakeController, WireLog) {
         let (db, _): (GATTDatabase<24, 256, 1>, UInt16) = try StackHarness.batteryDatabase(properties: .read)
         var stack = Stack(configuration: HostConfiguration(randomAddressSeed: [1, 2, 3, 4, 5, 6]), database: db, app: RecordingApp())
-        var controller = FakeController()
-        controller.aclLength = 27
-        controller.aclCount = 2
-        var wire = WireLog()
-        stack.start(now: 0, output: &wire)
-        StackHarness.pump(&stack, controller: &controller, wire: &wire)
+        let (controller, wire) = StackHarness.bringUp(&stack)
         return (stack, controller, wire)
     }
 
