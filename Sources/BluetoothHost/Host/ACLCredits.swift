@@ -18,11 +18,14 @@ public protocol ACLCreditLedger {
     var inFlight: Int { get }
     var available: Int { get }
     mutating func configure(leDataLength: UInt16, leTotalPackets: UInt8, sharedDataLength: UInt16, sharedTotalPackets: UInt16)
+    @discardableResult
     mutating func open(handle: UInt16) -> Bool
     func isOpen(handle: UInt16) -> Bool
     func inFlight(handle: UInt16) -> Int
     mutating func consume(handle: UInt16) -> ACLCreditGrant
+    @discardableResult
     mutating func apply(_ event: borrowing HCINumberOfCompletedPacketsEvent) -> Int
+    @discardableResult
     mutating func close(handle: UInt16) -> Int
     func isDisconnecting(handle: UInt16) -> Bool
     mutating func markDisconnecting(handle: UInt16)
