@@ -74,7 +74,7 @@ struct Events: HeraldPeripheralDelegate {
     }
 }
 
-typealias App = HeraldPeripheralApplication<SimplePayloadDataSupplier<InlineSecretKey>, Events, 2, 128, 600, StandardServerOffer, StandardPeripheralBuffers>
+typealias App = HeraldPeripheralApplication<SimplePayloadDataSupplier<InlineSecretKey>, Events, 2, 128, 600, StandardServerOffer>
 typealias Stack = BluetoothStack<App, 2, 32, 256>
 
 func answer(_ p: [UInt8]) -> [UInt8] {

@@ -95,10 +95,6 @@ enum BeaconServer: HeraldServerOffer {
     typealias PrepareQueue = ATTNoPrepareQueue
     /// The table is the builder's (gatt_table.c): handles 0x0001...count, no sparse lookups linked.
     typealias GATTHandles = ConsecutiveGATTHandles
-}
-
-/// The beacon's buffers, for the core's `HeraldPeripheralApplication`.
-enum BeaconBuffers: HeraldPeripheralBuffers {
     /// ATT PDUs of up to 68 octets (ATT_MTU 68; the standard 247 cost each link 2 × 180 octets more):
     /// the largest PDU the beacon sends is the Read Response with its whole payload, the opcode and
     /// the 64 octets the peripheral keeps per link (`BeaconPeripheral`): 65, so a phone still reads
@@ -132,9 +128,9 @@ enum BeaconBuffers: HeraldPeripheralBuffers {
 
 typealias BeaconPeripheral = HeraldPeripheral<ProvisionedPayload, BeaconServer, 2, 64, 32>
 
-/// The core's Herald peripheral application, with the beacon's server offer and buffers. It only
+/// The core's Herald peripheral application, with the beacon's server offer (its buffers among it). It only
 /// advertises and is connected to, and asks for no LE 2M PHY (a phone reads the venue payload and goes).
-typealias VenueBeacon = HeraldPeripheralApplication<ProvisionedPayload, BeaconLog, 2, 64, 32, BeaconServer, BeaconBuffers>
+typealias VenueBeacon = HeraldPeripheralApplication<ProvisionedPayload, BeaconLog, 2, 64, 32, BeaconServer>
 
 /// The GATT database is the constant table in gatt_table.c (flash): 16 attributes (GAP 5, GATT 6,
 /// Herald 5); RAM holds only the per-link values, 6 octets for 2 links (Service Changed CCCD and

@@ -134,10 +134,30 @@ enum WearableServer: HeraldServerOffer {
     typealias PrepareQueue = ATTPreparedWrites<2, 64>
     /// The table is the builder's (gatt_table.c): handles 0x0001...count, no sparse lookups linked.
     typealias GATTHandles = ConsecutiveGATTHandles
+    /// ATT PDUs of up to 136 octets on each link, both roles (the standard 247 cost each of the 4
+    /// links 2 × 111 octets more). What the wearable reads is a payload the database keeps up to 64
+    /// octets (`PayloadBytes`): one Read Response. What it serves is its own Simple payload. What it
+    /// writes is at most one ATT_MTU to an iOS peer (Herald signal characteristic: no queued writes
+    /// there): 136 keeps the largest immediate send (3 + 128 octets) within one Write Request, and
+    /// a payload-sharing list to an iPhone of up to 128 octets (six 21-octet Simple payloads), where
+    /// 247 (with an iPhone's ATT_MTU of 185) allowed 177 (eight). Android peers get longer messages
+    /// as queued writes.
+    typealias LinkBuffers = LinkPDUBuffers<136>
+    /// The sensor's command queue (384 octets: `StandardControlBuffers` says which callback needs
+    /// it); ACL, 576 octets: one whole PDU (8 + 136) per link, a response or a request, where the
+    /// standard 1,024 held four of 247; a response that finds it full is held on its link. ACL
+    /// credits for the 4 links it holds, not 16.
+    enum ControlBuffers: StackControlBuffers {
+        typealias Commands = HCICommandQueue<384>
+        typealias ACL = ACLOutboundQueue<576>
+        typealias Credits = ACLCredits<4>
+    }
 }
 /// The GATT database is the constant table in gatt_table.c (flash, 16 attributes); RAM holds only
-/// the per-link values, 12 octets for 4 links.
-typealias WearableStack = BluetoothStack<WearableApp, 4, 0, 12>
+/// the per-link values, 12 octets for 4 links. The H4 framer holds 148 octets: ACL data of one
+/// ATT PDU (1 + 4 + 4 + 136, 4-aligned), and events up to a legacy advertising report (46) or
+/// bring-up's largest answer (71); the standard 260 is for 251-octet ACL buffers.
+typealias WearableStack = BluetoothStackOf<WearableApp, 4, 0, 12, 148>
 
 @_silgen_name("wearable_secret_key") func wearable_secret_key() -> UnsafePointer<UInt8>
 @_silgen_name("wearable_irk") func wearable_irk() -> UnsafePointer<UInt8>
@@ -158,27 +178,25 @@ func makeStack(into stack: UnsafeMutablePointer<WearableStack>) {
     // The secret key stays in flash (secret.c); the supplier reads it in place, for both halves.
     let key = StaticSecretKey(unsafeStart: wearable_secret_key())
     let supplier = SimplePayloadDataSupplier(key: key, header: Wearable.header, epoch: Wearable.epoch)
-    let peripheral = makePeripheral()
     // A fixed seed for the static random address; a product derives it from the chip's unique ID.
-    // Built part by part in its place (`BluetoothStack.initialize(_:...)`), the GATT database and
-    // the application too.
+    // Built part by part in its place (`BluetoothStack.initialize(_:...)`), the GATT database, the
+    // application and its peripheral too (`HeraldPeripheral.initialize`: made here and copied in,
+    // the peripheral was a 1.3 KB frame of its own, the start-up peak).
     // The table is not checked here (`makeDatabase`): its test checks it where it is made.
     _ = WearableStack.initialize(stack, configuration: HostConfiguration(randomAddressSeed: [0x57, 0x45, 0x41, 0x52, 0x41, 0x42]),
                                          database: { makeDatabase(into: $0) }) { app in
-        WearableApp.initialize(app, supplier: supplier, delegate: SensorLog(), peripheral: peripheral)
+        WearableApp.initialize(app, supplier: supplier, delegate: SensorLog()) { peripheral in
+            WearablePeripheral.initialize(peripheral, source: NoPayloadSource(), advertiser: makeAdvertiser())
+        }
     }
 }
 
-/// The peripheral half, built in a frame of its own: its construction's temporaries (the advertiser,
-/// the link table) are not kept in `makeStack`'s frame while the rest of the stack is built.
+/// The peripheral half's advertiser, built in a frame of its own.
 @inline(never)
-func makePeripheral() -> WearablePeripheral {
+func makeAdvertiser() -> HeraldAdvertiser {
     // The advertisement from flash (Common/advertisement.c, as the beacon's): made here it linked the
     // advertising data builder for bytes that never change (the address rotates, the data does not).
-    WearablePeripheral(
-        source: NoPayloadSource(),
-        advertiser: HeraldAdvertiser(configuration: HeraldAdvertisingConfiguration(intervalMilliseconds: 100, irk: Wearable.irk, epoch: Wearable.epoch),
-                                     clock: HeraldClock(unixMillisAtZero: Wearable.unixTimeAtReset * 1000),
-                                     advertisement: advertisementFromFlash()))
+    HeraldAdvertiser(configuration: HeraldAdvertisingConfiguration(intervalMilliseconds: 100, irk: Wearable.irk, epoch: Wearable.epoch),
+                     clock: HeraldClock(unixMillisAtZero: Wearable.unixTimeAtReset * 1000),
+                     advertisement: advertisementFromFlash())
 }
-

@@ -286,7 +286,7 @@ struct PeripheralRunOptions {
 func runHeraldPeripheral<Source: HeraldPayloadSource>(
     source: Source, advertising: HeraldAdvertisingConfiguration, controller: ControllerOptions, options: PeripheralRunOptions
 ) throws {
-    typealias App = HeraldPeripheralApplication<Source, PeripheralEventPrinter, 4, 512, 1024, StandardServerOffer, StandardPeripheralBuffers>
+    typealias App = HeraldPeripheralApplication<Source, PeripheralEventPrinter, 4, 512, 1024, StandardServerOffer>
     let sink = PeripheralEventSink()
     var printer = PeripheralEventPrinter(json: options.json, sink: sink)
     printer.order = options.byteOrder

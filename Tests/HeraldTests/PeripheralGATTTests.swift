@@ -60,7 +60,7 @@ let testUnixMillis: Int64 = (KeyEpoch.standard.unixSeconds + 99 * 86_400 + 100 *
 
 /// A peripheral application behind a real ATT server and GATT database, two links, no controller.
 struct PeripheralHarness<Source: HeraldPayloadSource> {
-    typealias App = HeraldPeripheralApplication<Source, PeripheralEventLog, 2, 128, 600, StandardServerOffer, StandardPeripheralBuffers>
+    typealias App = HeraldPeripheralApplication<Source, PeripheralEventLog, 2, 128, 600, StandardServerOffer>
     var app: App
     var db: GATTDatabase<32, 256, 2>
     let server = ATTServer(maximumMTU: 247)

@@ -12,7 +12,7 @@ struct IdentityBeaconEvents: HeraldPeripheralDelegate {
 }
 
 @Suite struct PeripheralIdentityAddressTests {
-    typealias Beacon = HeraldPeripheralApplication<FixedPayloadSource<32>, IdentityBeaconEvents, 1, 32, 64, StandardServerOffer, StandardPeripheralBuffers>
+    typealias Beacon = HeraldPeripheralApplication<FixedPayloadSource<32>, IdentityBeaconEvents, 1, 32, 64, StandardServerOffer>
 
     static func peripheral(irk: InlineArray<16, UInt8>? = nil) throws -> HeraldPeripheral<FixedPayloadSource<32>, StandardServerOffer, 1, 32, 64> {
         try HeraldPeripheral<FixedPayloadSource<32>, StandardServerOffer, 1, 32, 64>(
@@ -98,7 +98,7 @@ struct IdentityBeaconEvents: HeraldPeripheralDelegate {
     @Test func anIRKForADelegateThatDoesNotRotateIsRefused() async throws {
         await #expect(processExitsWith: .failure) {
             let irk = InlineArray<16, UInt8>(repeating: 7)
-            _ = HeraldPeripheralApplication<FixedPayloadSource<32>, IdentityBeaconEvents, 1, 32, 64, StandardServerOffer, StandardPeripheralBuffers>(
+            _ = HeraldPeripheralApplication<FixedPayloadSource<32>, IdentityBeaconEvents, 1, 32, 64, StandardServerOffer>(
                 peripheral: try! PeripheralIdentityAddressTests.peripheral(irk: irk), delegate: IdentityBeaconEvents())
         }
     }

@@ -142,7 +142,7 @@ struct SimulatedAdvertisingController {
 }
 
 @Suite struct PeripheralRotationTests {
-    typealias App = HeraldPeripheralApplication<FixedPayloadSource<32>, PeripheralEventLog, 2, 32, 64, StandardServerOffer, StandardPeripheralBuffers>
+    typealias App = HeraldPeripheralApplication<FixedPayloadSource<32>, PeripheralEventLog, 2, 32, 64, StandardServerOffer>
     static let irk = inline16(hex("9b7d390aa6101034 05adc857a33402ec"))
 
     struct Advert { var time: UInt64; var address: BDAddress }

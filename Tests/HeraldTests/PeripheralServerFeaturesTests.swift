@@ -14,11 +14,11 @@ struct MandatoryBeaconEvents: HeraldPeripheralDelegate {
 }
 
 @Suite struct PeripheralServerFeaturesTests {
-    typealias Beacon = HeraldPeripheralApplication<FixedPayloadSource<64>, MandatoryBeaconEvents, 1, 64, 32, MandatoryServer, StandardPeripheralBuffers>
+    typealias Beacon = HeraldPeripheralApplication<FixedPayloadSource<64>, MandatoryBeaconEvents, 1, 64, 32, MandatoryServer>
 
     @Test func theApplicationOffersWhatItsPeripheralChose() {
         #expect(Beacon.serverFeatures == .mandatory)
-        #expect(HeraldPeripheralApplication<FixedPayloadSource<64>, PeripheralEventLog, 1, 64, 32, StandardServerOffer, StandardPeripheralBuffers>.serverFeatures == .all)
+        #expect(HeraldPeripheralApplication<FixedPayloadSource<64>, PeripheralEventLog, 1, 64, 32, StandardServerOffer>.serverFeatures == .all)
     }
 
     @Test func aBeaconWithoutTheOptionalProceduresStillServesItsPayload() throws {

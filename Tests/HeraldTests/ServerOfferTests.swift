@@ -42,18 +42,16 @@ struct OpinionatedSensorEvents: SensorDelegate {
 
     /// The beacon's sizes, as its image passes them (Firmware/Beacon): the core's application takes
     /// them as type parameters, and its stack then has the beacon's ATT PDUs and queues.
-    enum BeaconLikeBuffers: HeraldPeripheralBuffers {
-        typealias LinkBuffers = LinkPDUBuffers<68>
-        typealias ControlBuffers = StackControlQueues<256, 160>
-    }
     enum NoQueuedWrites: HeraldServerOffer {
         static var serverFeatures: GATTServerFeatures { .mandatory }
         typealias PrepareQueue = ATTNoPrepareQueue
+        typealias LinkBuffers = LinkPDUBuffers<68>
+        typealias ControlBuffers = StackControlQueues<256, 160>
     }
 
     @Test func oneApplicationTakesEachImagesSizes() {
-        typealias Beacon = HeraldPeripheralApplication<FixedPayloadSource<64>, PeripheralEventLog, 2, 64, 32, NoQueuedWrites, BeaconLikeBuffers>
-        typealias Standard = HeraldPeripheralApplication<FixedPayloadSource<64>, PeripheralEventLog, 2, 64, 32, StandardServerOffer, StandardPeripheralBuffers>
+        typealias Beacon = HeraldPeripheralApplication<FixedPayloadSource<64>, PeripheralEventLog, 2, 64, 32, NoQueuedWrites>
+        typealias Standard = HeraldPeripheralApplication<FixedPayloadSource<64>, PeripheralEventLog, 2, 64, 32, StandardServerOffer>
         #expect(Beacon.LinkBuffers.PDU.capacity == 68 && Standard.LinkBuffers.PDU.capacity == 247)
         #expect(Beacon.ControlBuffers.self == StackControlQueues<256, 160>.self)
         #expect(Standard.ControlBuffers.self == StandardControlBuffers.self)
@@ -64,7 +62,7 @@ struct OpinionatedSensorEvents: SensorDelegate {
     /// A peripheral application refuses no central (its policy is `.open`), so its stack keeps no
     /// list of refused ones (the sensor's stack does: its policy refuses silent centrals).
     @Test func aPeripheralApplicationsStackKeepsNoRefusedCentrals() {
-        typealias Beacon = HeraldPeripheralApplication<FixedPayloadSource<64>, PeripheralEventLog, 2, 64, 32, NoQueuedWrites, BeaconLikeBuffers>
+        typealias Beacon = HeraldPeripheralApplication<FixedPayloadSource<64>, PeripheralEventLog, 2, 64, 32, NoQueuedWrites>
         #expect(Beacon.inboundLinks == .open)
         #expect(Beacon.RefusedCentrals.self == NoSilentCentrals.self)
         #expect(MemoryLayout<NoSilentCentrals>.size == 0)

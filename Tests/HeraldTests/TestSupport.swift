@@ -15,7 +15,7 @@ struct ArraySink: ATTResponseSink {
 /// 0x40), its database built with the application's server features: for tests that speak ATT to it.
 struct OneLinkHeraldServer<Source: HeraldPayloadSource, Offer: HeraldServerOffer, Delegate: HeraldPeripheralDelegate,
                            let payloadCapacity: Int, let signalCapacity: Int> {
-    typealias App = HeraldPeripheralApplication<Source, Delegate, 1, payloadCapacity, signalCapacity, Offer, StandardPeripheralBuffers>
+    typealias App = HeraldPeripheralApplication<Source, Delegate, 1, payloadCapacity, signalCapacity, Offer>
     var app: App
     var db: GATTDatabase<24, 128, 1>
     var bearer = ATTBearer<App.PrepareQueue>()
@@ -27,7 +27,7 @@ struct OneLinkHeraldServer<Source: HeraldPayloadSource, Offer: HeraldServerOffer
         try peripheral.install(into: &db)
         handles = peripheral.handles!  // set by a successful install
         app = App(peripheral: peripheral, delegate: delegate)
-        var control = StackControl()
+        var control = App.Control()
         app.stackDidBecomeReady(ControllerInfo(), now: 0, control: &control)
         app.stackDidConnect(ConnectionSummary(handle: 0x40, role: .peripheral,
                                               peer: DeviceAddress(type: .randomDevice, address: BDAddress(bytes: [1, 2, 3, 4, 5, 6])),

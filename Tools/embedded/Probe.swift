@@ -217,7 +217,7 @@ public func probePeripheral(_ secretKey: UnsafePointer<UInt8>, _ bytes: UnsafePo
                             _ now: UInt64, _ unixMillis: Int64) -> Int32 {
     // The key read in place (flash on a microcontroller), as firmware does.
     typealias Source = SimplePayloadDataSupplier<StaticSecretKey>
-    typealias App = HeraldPeripheralApplication<Source, ProbePeripheralEvents, 2, 32, 128, StandardServerOffer, StandardPeripheralBuffers>
+    typealias App = HeraldPeripheralApplication<Source, ProbePeripheralEvents, 2, 32, 128, StandardServerOffer>
     let header = PayloadHeader(protocolAndVersion: 0x10, countryCode: 826, stateCode: 0)
     let name: StaticString = "herald"
     let source = Source(key: StaticSecretKey(unsafeStart: secretKey), header: header)

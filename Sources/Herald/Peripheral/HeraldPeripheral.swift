@@ -65,9 +65,9 @@ public struct HeraldPeripheral<Source: HeraldPayloadSource, Offer: HeraldServerO
     public var source: Source
     public var advertiser: HeraldAdvertiser
     /// Handles of the service, once `install(into:)` ran.
-    public private(set) var handles: HeraldGATTHandles?
-    public let payloadID: UInt16
-    public let signalID: UInt16
+    public internal(set) var handles: HeraldGATTHandles?
+    public internal(set) var payloadID: UInt16
+    public internal(set) var signalID: UInt16
     var linkStates: InlineArray<links, HeraldLinkState<payloadCapacity, signalCapacity>>
 
     public init(source: Source, advertising: HeraldAdvertisingConfiguration, clock: HeraldClock,

@@ -1,11 +1,12 @@
 import BluetoothHost
 
 /// `HeraldPeripheral` as a whole application: a wearable or beacon that only serves the Herald service.
-/// One application for every image: what its server offers is the peripheral's (`Offer`), and its
-/// stack's buffers are `Buffers` (`StandardPeripheralBuffers`, or a beacon's smaller ones).
+/// One application for every image: what its server offers is the peripheral's (`Offer`), its
+/// stack's buffers among it (`HeraldServerOffer.LinkBuffers`, `ControlBuffers`: the standard ones,
+/// or a beacon's smaller ones).
 public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate: HeraldPeripheralDelegate,
                                           let links: Int, let payloadCapacity: Int, let signalCapacity: Int,
-                                          Offer: HeraldServerOffer, Buffers: HeraldPeripheralBuffers>: LEApplication {
+                                          Offer: HeraldServerOffer>: LEApplication {
     public var peripheral: HeraldPeripheral<Source, Offer, links, payloadCapacity, signalCapacity>
     public var delegate: Delegate
 
@@ -19,8 +20,8 @@ public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate:
     public static var serverFeatures: GATTServerFeatures { Offer.serverFeatures }
     public typealias PrepareQueue = Offer.PrepareQueue
     public typealias GATTHandles = Offer.GATTHandles
-    public typealias LinkBuffers = Buffers.LinkBuffers
-    public typealias ControlBuffers = Buffers.ControlBuffers
+    public typealias LinkBuffers = Offer.LinkBuffers
+    public typealias ControlBuffers = Offer.ControlBuffers
     /// Its `inboundLinks` is the default `.open`: no central is ever refused, so no list is kept.
     public typealias RefusedCentrals = NoSilentCentrals
     /// It only advertises and is connected to (the sensor, which also scans and connects, embeds

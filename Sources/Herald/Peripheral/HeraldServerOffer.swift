@@ -18,6 +18,14 @@ public protocol HeraldServerOffer {
     /// (`LEApplication.GATTHandles`): `AnyGATTHandles` unless said otherwise; a firmware image
     /// serving the builder's table says `ConsecutiveGATTHandles`.
     associatedtype GATTHandles: GATTHandleLayout = AnyGATTHandles
+    /// Each link's ATT PDU buffers, and with them the largest ATT_MTU the server (and the sensor's
+    /// GATT clients) agree to (`LEApplication.LinkBuffers`): 247 octets unless said otherwise. An
+    /// image that serves and reads short payloads chooses fewer (the beacon's 68, the wearable's).
+    associatedtype LinkBuffers: LinkBufferSizing = LinkPDUBuffers<247>
+    /// The stack's command and outbound ACL queues and its ACL credit table
+    /// (`LEApplication.ControlBuffers`), sized by what the image sends: `StandardControlBuffers`
+    /// (384 and 1,024 octets, 16 links' credits) unless said otherwise.
+    associatedtype ControlBuffers: StackControlBuffers = StandardControlBuffers
 }
 
 extension HeraldServerOffer {
@@ -26,14 +34,3 @@ extension HeraldServerOffer {
 
 /// Every optional procedure and the standard prepare queue.
 public enum StandardServerOffer: HeraldServerOffer {}
-
-/// The buffers of `HeraldPeripheralApplication`'s stack (`LEApplication.LinkBuffers`,
-/// `ControlBuffers`), so that one application serves every image, each sized for what it sends.
-/// The defaults are the stack's: 247-octet ATT PDUs, 384 command and 1,024 ACL octets.
-public protocol HeraldPeripheralBuffers {
-    associatedtype LinkBuffers: LinkBufferSizing = LinkPDUBuffers<247>
-    associatedtype ControlBuffers: StackControlBuffers = StandardControlBuffers
-}
-
-/// The stack's standard buffers (`HeraldPeripheralBuffers`' defaults).
-public enum StandardPeripheralBuffers: HeraldPeripheralBuffers {}

@@ -133,7 +133,7 @@ extension HeraldCentral {
                                                wantsSharing: sharingDue,
                                                readsPayloadFirst: configuration.readsPayloadByUUID)
         return open(HeraldCentralLink(handle: handle, target: device.target, connectedAt: now, origin: .ours,
-                                      procedure: procedure), at: slot)
+                                      procedure: procedure, clientMTU: clientMTU), at: slot)
     }
 
     /// A peer connected to us: no second link to the same device is made while it lasts (two links
@@ -159,7 +159,7 @@ extension HeraldCentral {
         let procedure = HeraldCentralProcedure(wantsImmediateSend: d.immediateSendPending, wantsPayload: true, wantsSharing: false,
                                                readsPayloadFirst: configuration.readsPayloadByUUID)
         return open(HeraldCentralLink(handle: handle, target: d.target, connectedAt: now, origin: .peers,
-                                      procedure: procedure), at: slot)
+                                      procedure: procedure, clientMTU: clientMTU), at: slot)
     }
 
     /// Files `link` at `slot` and starts its procedure; returns the first step.

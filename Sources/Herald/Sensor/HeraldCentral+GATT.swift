@@ -25,8 +25,8 @@ extension HeraldCentral {
     // MARK: Driving the link's GATT client
 
     /// One ATT PDU for the client role of link `slot`; a reply, if any, goes into `reply`.
-    mutating func receiveATT(pdu: Span<UInt8>, link slot: Int, now: UInt64,
-                                    reply: inout FixedBytes<247>) -> HeraldGATTOutcome? {
+    mutating func receiveATT<Reply: ByteSink>(pdu: Span<UInt8>, link slot: Int, now: UInt64,
+                                              reply: inout Reply) -> HeraldGATTOutcome? {
         slots[slot]?.receive(pdu: pdu, now: now, reply: &reply)
     }
 
@@ -51,8 +51,8 @@ extension HeraldCentral {
 
     /// Starts the GATT operation `step` asks for on link `slot`'s client, writing its request into
     /// `request`. A signal write's fragment is read in place from `outgoing` (the client keeps no borrow).
-    mutating func startGATT(_ step: HeraldGATTStep, link slot: Int, now: UInt64,
-                                   into request: inout FixedBytes<247>) -> HeraldGATTStart {
+    mutating func startGATT<Request: ByteSink>(_ step: HeraldGATTStep, link slot: Int, now: UInt64,
+                                              into request: inout Request) -> HeraldGATTStart {
         guard slots[slot] != nil else { return .nothing }
         do throws(GATTClientError) {
             switch step {
@@ -217,7 +217,7 @@ extension HeraldCentral {
 
 extension HeraldCentralLink {
     /// Hands the PDU to the link's GATT client with this link's procedure as its delegate, in place.
-    mutating func receive(pdu: Span<UInt8>, now: UInt64, reply: inout FixedBytes<247>) -> HeraldGATTOutcome {
+    mutating func receive<Reply: ByteSink>(pdu: Span<UInt8>, now: UInt64, reply: inout Reply) -> HeraldGATTOutcome {
         heardFromPeer = true
         let wasBusy = client.isBusy
         let action = client.handle(pdu: pdu, now: now, delegate: &procedure, reply: &reply)

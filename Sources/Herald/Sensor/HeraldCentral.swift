@@ -1,6 +1,6 @@
 import BluetoothHost
 
-/// Where the central's decisions go. `StackControl` conforms (see below); tests record them.
+/// Where the central's decisions go. `StackControlOf` conforms (see below); tests record them.
 public protocol HeraldCentralControl {
     /// Starts a connection attempt that fails on its own after `timeout` ms; false when one is
     /// already under way (the controller allows one LE Create Connection, Core 5.4 Vol 4 Part E 7.8.12).
@@ -11,7 +11,7 @@ public protocol HeraldCentralControl {
     mutating func requestScanning(_ scan: ScanIntent?)
 }
 
-extension StackControl: HeraldCentralControl {
+extension StackControlOf: HeraldCentralControl {
     public mutating func requestConnection(to peer: DeviceAddress, now: UInt64, timeout: UInt64) -> Bool {
         connect(to: peer, now: now, timeout: timeout)
     }
@@ -91,7 +91,7 @@ public struct HeraldCentralLink {
     public internal(set) var closing: Closing = .no
     /// The link's GATT client. Signal writes are at most ATT_MTU-3 octets each, so no long-write
     /// buffer is needed.
-    public internal(set) var client = GATTClient<0>()
+    public internal(set) var client: GATTClient<0>
     public internal(set) var procedure: HeraldCentralProcedure
     /// The payload the procedure read has gone to the database and the delegate.
     var payloadDelivered = false
@@ -103,7 +103,10 @@ public struct HeraldCentralLink {
         origin == .ours && !heardFromPeer && closing == .no ? connectedAt &+ timeout : nil
     }
 
-    init(handle: UInt16, target: TargetIdentifier, connectedAt: UInt64, origin: Origin, procedure: HeraldCentralProcedure) {
+    /// `clientMTU`: the largest ATT_MTU the client offers (`HeraldCentral.clientMTU`).
+    init(handle: UInt16, target: TargetIdentifier, connectedAt: UInt64, origin: Origin, procedure: HeraldCentralProcedure,
+         clientMTU: UInt16) {
+        client = GATTClient<0>(maximumMTU: clientMTU)
         self.handle = handle
         self.target = target
         self.connectedAt = connectedAt
@@ -177,15 +180,22 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     /// filed or connected to (a device already known is still measured).
     public internal(set) var ignoredAppleAdverts = 0
     /// The signal message being written, shared by every link, and the link writing it. Why one:
-    /// a message may be 244 octets (520 on a host: `OutgoingSignalBytes`), kept for several round trips, and
+    /// a message may be 136 octets on firmware (520 on a host: `OutgoingSignalBytes`), kept for several round trips, and
     /// one per link cost 2 KB on a 4-link wearable, while the central writes on one link at a time
     /// in practice. A link that needs it while another holds it skips that write; the device stays
     /// flagged (immediate send pending, sharing due) and gets it on its next connection.
     public internal(set) var outgoing = OutgoingSignalBytes()
     var outgoingLink: Int?
+    /// The largest ATT_MTU each link's GATT client offers in Exchange MTU: what the stack's link
+    /// buffers hold (`HeraldSensor` passes its `LinkBuffers`' PDU capacity). A larger offer would let
+    /// a peer answer with PDUs the link's reassembly buffer cannot take (ATT: one receive MTU per
+    /// device for both roles, Core 5.4 Vol 3 Part F 3.4.2).
+    public internal(set) var clientMTU: UInt16
 
-    public init(configuration: HeraldSensorConfiguration = HeraldSensorConfiguration()) {
+    public init(configuration: HeraldSensorConfiguration = HeraldSensorConfiguration(),
+                clientMTU: UInt16 = ATTMTU.defaultMaximum) {
         self.configuration = configuration
+        self.clientMTU = max(clientMTU, ATTMTU.minimum)
         slots = InlineArray(repeating: nil)
         inboundStrangers = InlineArray(repeating: nil)
     }

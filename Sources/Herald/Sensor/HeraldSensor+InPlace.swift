@@ -16,18 +16,54 @@ extension HeraldSensor {
         sensor.pointee.core.supplier = supplier
         sensor.pointee.core.delegate = delegate
         sensor.pointee.core.now = 0
-        sensor.pointee.core.central.initializeInPlace(configuration: configuration)
+        sensor.pointee.core.central.initializeInPlace(configuration: configuration, clientMTU: linkMTU)
         sensor.pointee.peripheral = peripheral
         sensor.pointee.wantsOn = false
         sensor.pointee.controllerReady = false
+    }
+
+    /// As `initialize(_:supplier:delegate:peripheral:configuration:)`, with the peripheral built in
+    /// its place by `makePeripheral` (`HeraldPeripheral.initialize(_:source:advertiser:)`), not made
+    /// by the caller and copied in: the firmware wearable's peripheral (its four links' states and
+    /// the advertiser) was a 1.3 KB frame of its own at start-up, and the peak.
+    public static func initialize(_ sensor: UnsafeMutablePointer<Self>, supplier: Supplier, delegate: Delegate,
+                                  configuration: HeraldSensorConfiguration = HeraldSensorConfiguration(),
+                                  peripheral makePeripheral: (UnsafeMutablePointer<Peripheral>) -> Void) {
+        precondition(_isPOD(Self.self), "HeraldSensor holds a reference: build it with init")
+        sensor.pointee.core.supplier = supplier
+        sensor.pointee.core.delegate = delegate
+        sensor.pointee.core.now = 0
+        sensor.pointee.core.central.initializeInPlace(configuration: configuration, clientMTU: linkMTU)
+        withUnsafeMutablePointer(to: &sensor.pointee.peripheral) { makePeripheral($0) }
+        sensor.pointee.wantsOn = false
+        sensor.pointee.controllerReady = false
+    }
+}
+
+extension HeraldPeripheral {
+    /// Initialises `peripheral`, memory that holds no value yet, as `init(source:advertiser:payloadID:
+    /// signalID:)` would, a part at a time: each link's state is made free in its place, where `init`
+    /// built the whole table in a temporary (`freeLinks`) and copied it. Plain data only (checked).
+    public static func initialize(_ peripheral: UnsafeMutablePointer<Self>, source: Source, advertiser: HeraldAdvertiser,
+                                  payloadID: UInt16 = HeraldGATTProfile.payloadValueID,
+                                  signalID: UInt16 = HeraldGATTProfile.signalValueID) {
+        precondition(_isPOD(Self.self), "HeraldPeripheral holds a reference: build it with init")
+        peripheral.pointee.source = source
+        peripheral.pointee.advertiser = advertiser
+        peripheral.pointee.handles = nil
+        peripheral.pointee.payloadID = payloadID
+        peripheral.pointee.signalID = signalID
+        // One free entry at a time (a temporary of one link's state, not of the table).
+        for i in 0..<links { peripheral.pointee.linkStates[i] = HeraldLinkState() }
     }
 }
 
 extension HeraldCentral {
     /// `init(configuration:)` for memory that holds no value yet.
     @inline(never)
-    mutating func initializeInPlace(configuration: HeraldSensorConfiguration) {
+    mutating func initializeInPlace(configuration: HeraldSensorConfiguration, clientMTU: UInt16) {
         self.configuration = configuration
+        self.clientMTU = max(clientMTU, ATTMTU.minimum)
         database.initializeInPlace()
         initializeAbsent(&slots)
         pending = nil

@@ -23,7 +23,8 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
 
     public init(supplier: Supplier, delegate: Delegate, peripheral: Peripheral,
                 configuration: HeraldSensorConfiguration = HeraldSensorConfiguration()) {
-        core = SensorCore(supplier: supplier, delegate: delegate, central: HeraldCentral(configuration: configuration))
+        core = SensorCore(supplier: supplier, delegate: delegate,
+                          central: HeraldCentral(configuration: configuration, clientMTU: Self.linkMTU))
         self.peripheral = peripheral
     }
 
@@ -50,6 +51,13 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     public static var requestsConnectionParameters: Bool { false }
     public typealias PrepareQueue = Peripheral.Offer.PrepareQueue
     public typealias GATTHandles = Peripheral.Offer.GATTHandles
+    /// The stack's buffers are the peripheral's offer's (`HeraldServerOffer.LinkBuffers`,
+    /// `ControlBuffers`): the standard ones unless the image sizes them.
+    public typealias LinkBuffers = Peripheral.Offer.LinkBuffers
+    public typealias ControlBuffers = Peripheral.Offer.ControlBuffers
+    /// The ATT_MTU both halves agree to at most: what each link's buffers hold. The server's is
+    /// bounded by the stack (`LEStack`); the central's GATT clients offer no more (`HeraldCentral.clientMTU`).
+    static var linkMTU: UInt16 { UInt16(LinkBuffers.PDU.capacity) }
 
     public var supplier: Supplier {
         get { core.supplier }
@@ -72,13 +80,13 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     /// Starts sensing now if the controller is ready, else as soon as it is. The application's
     /// request is reported at once (`.array`, as the Herald API's `SensorArray` does); the BLE
     /// sensor's own `.on` follows when its central starts.
-    public mutating func start(now: UInt64, control: inout StackControl) {
+    public mutating func start(now: UInt64, control: inout Control) {
         if !wantsOn { delegate.sensor(.array, didUpdateState: .on) }
         wantsOn = true
         startOnceAddressSettled(now: now, control: &control)
     }
 
-    public mutating func stop(control: inout StackControl) {
+    public mutating func stop(control: inout Control) {
         if wantsOn { delegate.sensor(.array, didUpdateState: .off) }
         wantsOn = false
         guard core.central.isOn else { return }
@@ -87,25 +95,25 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     }
 
     @discardableResult
-    public mutating func immediateSend(_ data: Span<UInt8>, to target: TargetIdentifier, now: UInt64, control: inout StackControl) -> Bool {
+    public mutating func immediateSend(_ data: Span<UInt8>, to target: TargetIdentifier, now: UInt64, control: inout Control) -> Bool {
         core.central.immediateSend(data, to: target, now: now, control: &control)
     }
 
     @discardableResult
-    public mutating func immediateSendAll(_ data: Span<UInt8>, now: UInt64, control: inout StackControl) -> Int {
+    public mutating func immediateSendAll(_ data: Span<UInt8>, now: UInt64, control: inout Control) -> Int {
         core.central.immediateSendAll(data, now: now, control: &control)
     }
 
     // MARK: LEApplication
 
-    public mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout StackControl) {
+    public mutating func stackDidBecomeReady(_ info: ControllerInfo, now: UInt64, control: inout Control) {
         controllerReady = true
         core.now = now
         peripheral.stackDidBecomeReady(info, now: now, control: &control, delegate: &core)
         startOnceAddressSettled(now: now, control: &control)
     }
 
-    public mutating func stackControllerDidFail(_ failure: ControllerFailure, now: UInt64, control: inout StackControl) {
+    public mutating func stackControllerDidFail(_ failure: ControllerFailure, now: UInt64, control: inout Control) {
         controllerReady = false
         peripheral.stackControllerDidFail()
         core.central.controllerDidFail()
@@ -115,16 +123,16 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
         }
     }
 
-    public mutating func stackDidReceive(advertisingReport: borrowing AdvertisingReport, now: UInt64, control: inout StackControl) {
+    public mutating func stackDidReceive(advertisingReport: borrowing AdvertisingReport, now: UInt64, control: inout Control) {
         core.now = now
         guard let read = core.central.didReceive(advertisingReport: advertisingReport, now: now, control: &control,
                                                  delegate: &core.delegate),
               let slot = core.central.linkIndex(handle: read.handle) else { return }
-        var request = FixedBytes<247>()
+        var request = LinkBuffers.PDU()
         perform(read.step, slot: slot, handle: read.handle, now: now, buffer: &request, control: &control)
     }
 
-    public mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout StackControl) {
+    public mutating func stackDidConnect(_ link: ConnectionSummary, now: UInt64, control: inout Control) {
         // Every link goes to the peripheral (its advertiser counts them all; it keeps each link's
         // state by handle); central links we made also get a GATT client.
         core.now = now
@@ -132,44 +140,44 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
         guard let step = core.central.didConnect(handle: link.handle, peer: link.peer, isCentral: link.role == .central,
                                                  now: now, control: &control),
               let slot = core.central.linkIndex(handle: link.handle) else { return }
-        var request = FixedBytes<247>()
+        var request = LinkBuffers.PDU()
         perform(step, slot: slot, handle: link.handle, now: now, buffer: &request, control: &control)
     }
 
-    public mutating func stackDidFailToConnect(to peer: DeviceAddress, status: HCIStatus, now: UInt64, control: inout StackControl) {
+    public mutating func stackDidFailToConnect(to peer: DeviceAddress, status: HCIStatus, now: UInt64, control: inout Control) {
         core.now = now
         core.central.didFailToConnect(to: peer, status: status, now: now, control: &control)
     }
 
-    public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl) {
+    public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout Control) {
         core.now = now
         peripheral.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control, delegate: &core)
         guard let read = core.central.didDisconnect(handle: handle, now: now, control: &control),
               let slot = core.central.linkIndex(handle: read.handle) else { return }
-        var request = FixedBytes<247>()
+        var request = LinkBuffers.PDU()
         perform(read.step, slot: slot, handle: read.handle, now: now, buffer: &request, control: &control)
     }
 
-    public mutating func stackDidUpdateATTMTU(handle: UInt16, mtu: UInt16, now: UInt64, control: inout StackControl) {
+    public mutating func stackDidUpdateATTMTU(handle: UInt16, mtu: UInt16, now: UInt64, control: inout Control) {
         core.central.linkMTUDidChange(handle: handle, mtu: mtu)
     }
 
-    public mutating func stackDidUpdatePHY(handle: UInt16, _ phy: LinkPHY, now: UInt64, control: inout StackControl) {
+    public mutating func stackDidUpdatePHY(handle: UInt16, _ phy: LinkPHY, now: UInt64, control: inout Control) {
         core.now = now
         peripheral.stackDidUpdatePHY(handle: handle, phy, delegate: &core)
     }
 
-    public mutating func stackDidReceiveATT(handle: UInt16, pdu: Span<UInt8>, now: UInt64, control: inout StackControl) {
+    public mutating func stackDidReceiveATT(handle: UInt16, pdu: Span<UInt8>, now: UInt64, control: inout Control) {
         core.now = now
         guard let slot = core.central.linkIndex(handle: handle) else { return }
         // One PDU buffer for the client's reply and then the next request (the reply is queued first).
-        var buffer = FixedBytes<247>()
+        var buffer = LinkBuffers.PDU()
         guard let outcome = core.central.receiveATT(pdu: pdu, link: slot, now: now, reply: &buffer) else { return }
         afterClient(outcome, buffer: &buffer, slot: slot, handle: handle, now: now, control: &control)
     }
 
     public mutating func stackCommandDidComplete(tag: CommandTag, opcode: HCIOpcode, status: HCIStatus,
-                                                 returnParameters: Span<UInt8>, control: inout StackControl) {
+                                                 returnParameters: Span<UInt8>, control: inout Control) {
         _ = peripheral.stackCommandDidComplete(tag: tag, opcode: opcode, status: status, returnParameters: returnParameters,
                                                control: &control, delegate: &core)
         startOnceAddressSettled(now: core.now, control: &control)
@@ -177,7 +185,7 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
 
     /// The central's start: once the application wants it, the controller is ready and the first
     /// resolvable private address is made (`HeraldSensorPeripheral.addressSettled`).
-    mutating func startOnceAddressSettled(now: UInt64, control: inout StackControl) {
+    mutating func startOnceAddressSettled(now: UInt64, control: inout Control) {
         guard wantsOn, controllerReady, !core.central.isOn, peripheral.addressSettled else { return }
         core.central.start(now: now, control: &control)
         delegate.sensor(.ble, didUpdateState: .on)
@@ -199,15 +207,9 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
         return d
     }
 
-    public mutating func stackTimerFired(now: UInt64, control: inout StackControl) {
+    public mutating func stackTimerFired(now: UInt64, control: inout Control) {
         core.now = now
-        var buffer = FixedBytes<247>()
-        for slot in 0..<links {
-            guard let handle = core.central.slots[slot]?.handle,
-                  let outcome = core.central.tickGATT(link: slot, now: now) else { continue }
-            buffer.removeAll()
-            afterClient(outcome, buffer: &buffer, slot: slot, handle: handle, now: now, control: &control)
-        }
+        tickClients(now: now, control: &control)
         core.central.tick(now: now, control: &control, delegate: &core.delegate)
         if let t = peripheral.deadlineInPlace(), now >= t {
             core.now = now
@@ -218,12 +220,25 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
 
     // MARK: Driving the GATT client
 
+    /// The GATT clients' transaction timers. Out of line, with its PDU buffer: inlined into the
+    /// stack's `tick`, the buffer sat in the frame under every timer path, the firmware's deepest.
+    @inline(never)
+    mutating func tickClients(now: UInt64, control: inout Control) {
+        var buffer = LinkBuffers.PDU()
+        for slot in 0..<links {
+            guard let handle = core.central.slots[slot]?.handle,
+                  let outcome = core.central.tickGATT(link: slot, now: now) else { continue }
+            buffer.removeAll()
+            afterClient(outcome, buffer: &buffer, slot: slot, handle: handle, now: now, control: &control)
+        }
+    }
+
     /// Acts on what the link's client did; `buffer` holds the client's reply, and is then reused for
-    /// the next request (one 247-octet buffer on the stack, not two).
-    mutating func afterClient(_ outcome: HeraldGATTOutcome, buffer: inout FixedBytes<247>, slot: Int, handle: UInt16,
-                              now: UInt64, control: inout StackControl) {
+    /// the next request (one PDU buffer of the link's size on the stack, not two).
+    mutating func afterClient(_ outcome: HeraldGATTOutcome, buffer: inout LinkBuffers.PDU, slot: Int, handle: UInt16,
+                              now: UInt64, control: inout Control) {
         switch outcome.action {
-        case .send: control.sendATT(handle: handle, pdu: buffer.span)
+        case .send: _ = buffer.withSpan { control.sendATT(handle: handle, pdu: $0) }
         case .disconnect:
             // ATT transaction timeout: the bearer is dead (Core 5.4 Vol 3 Part F 3.3.3).
             core.central.linkWillClose(handle: handle)
@@ -239,14 +254,14 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     /// Starts the GATT procedure for `step`; one that cannot start counts as failed and the procedure
     /// moves on (at most a few steps, each of which ends or sends). The request is written into
     /// `request`, whatever it held.
-    mutating func perform(_ first: HeraldGATTStep, slot: Int, handle: UInt16, now: UInt64, buffer request: inout FixedBytes<247>,
-                          control: inout StackControl) {
+    mutating func perform(_ first: HeraldGATTStep, slot: Int, handle: UInt16, now: UInt64, buffer request: inout LinkBuffers.PDU,
+                          control: inout Control) {
         var step = first
         while true {
             request.removeAll()
             switch core.central.startGATT(step, link: slot, now: now, into: &request) {
             case .send:
-                control.sendATT(handle: handle, pdu: request.span)
+                _ = request.withSpan { control.sendATT(handle: handle, pdu: $0) }
                 return
             case .nothing:
                 return

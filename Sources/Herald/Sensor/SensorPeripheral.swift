@@ -15,14 +15,14 @@ public protocol HeraldSensorPeripheral {
         id: UInt16, link: UInt16, offset: Int, into sink: inout S, delegate: inout D) -> ATTErrorCode?
     mutating func write<D: HeraldPeripheralDelegate>(
         id: UInt16, link: UInt16, offset: Int, value: Span<UInt8>, delegate: inout D) -> ATTErrorCode?
-    mutating func stackDidBecomeReady<D: HeraldPeripheralDelegate>(
-        _ info: ControllerInfo, now: UInt64, control: inout StackControl, delegate: inout D)
+    mutating func stackDidBecomeReady<D: HeraldPeripheralDelegate, B: StackControlBuffers>(
+        _ info: ControllerInfo, now: UInt64, control: inout StackControlOf<B>, delegate: inout D)
     mutating func stackControllerDidFail()
     /// Called for every link, both roles.
-    mutating func stackDidConnect<D: HeraldPeripheralDelegate>(
-        _ link: ConnectionSummary, now: UInt64, control: inout StackControl, delegate: inout D)
-    mutating func stackDidDisconnect<D: HeraldPeripheralDelegate>(
-        handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl, delegate: inout D)
+    mutating func stackDidConnect<D: HeraldPeripheralDelegate, B: StackControlBuffers>(
+        _ link: ConnectionSummary, now: UInt64, control: inout StackControlOf<B>, delegate: inout D)
+    mutating func stackDidDisconnect<D: HeraldPeripheralDelegate, B: StackControlBuffers>(
+        handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControlOf<B>, delegate: inout D)
     /// A link's PHYs changed (every link, both roles, as `stackDidConnect`).
     mutating func stackDidUpdatePHY<D: HeraldPeripheralDelegate>(handle: UInt16, _ phy: LinkPHY, delegate: inout D)
     var deadline: UInt64? { get }
@@ -31,11 +31,11 @@ public protocol HeraldSensorPeripheral {
     var addressSettled: Bool { get }
     /// `deadline` read in place (the sensor asks on every stack tick; see `HeraldAdvertiser`).
     mutating func deadlineInPlace() -> UInt64?
-    mutating func stackTimerFired<D: HeraldPeripheralDelegate>(now: UInt64, control: inout StackControl, delegate: inout D)
+    mutating func stackTimerFired<D: HeraldPeripheralDelegate, B: StackControlBuffers>(now: UInt64, control: inout StackControlOf<B>, delegate: inout D)
     /// True when the completion was the peripheral's own command.
-    mutating func stackCommandDidComplete<D: HeraldPeripheralDelegate>(
+    mutating func stackCommandDidComplete<D: HeraldPeripheralDelegate, B: StackControlBuffers>(
         tag: CommandTag, opcode: HCIOpcode, status: HCIStatus, returnParameters: Span<UInt8>,
-        control: inout StackControl, delegate: inout D) -> Bool
+        control: inout StackControlOf<B>, delegate: inout D) -> Bool
 }
 
 extension HeraldSensorPeripheral {
@@ -63,18 +63,18 @@ public struct NoSensorPeripheral: HeraldSensorPeripheral {
         id: UInt16, link: UInt16, offset: Int, into sink: inout S, delegate: inout D) -> ATTErrorCode? { .readNotPermitted }
     public mutating func write<D: HeraldPeripheralDelegate>(
         id: UInt16, link: UInt16, offset: Int, value: Span<UInt8>, delegate: inout D) -> ATTErrorCode? { .writeNotPermitted }
-    public mutating func stackDidBecomeReady<D: HeraldPeripheralDelegate>(
-        _ info: ControllerInfo, now: UInt64, control: inout StackControl, delegate: inout D) {}
+    public mutating func stackDidBecomeReady<D: HeraldPeripheralDelegate, B: StackControlBuffers>(
+        _ info: ControllerInfo, now: UInt64, control: inout StackControlOf<B>, delegate: inout D) {}
     public mutating func stackControllerDidFail() {}
-    public mutating func stackDidConnect<D: HeraldPeripheralDelegate>(
-        _ link: ConnectionSummary, now: UInt64, control: inout StackControl, delegate: inout D) {}
-    public mutating func stackDidDisconnect<D: HeraldPeripheralDelegate>(
-        handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControl, delegate: inout D) {}
+    public mutating func stackDidConnect<D: HeraldPeripheralDelegate, B: StackControlBuffers>(
+        _ link: ConnectionSummary, now: UInt64, control: inout StackControlOf<B>, delegate: inout D) {}
+    public mutating func stackDidDisconnect<D: HeraldPeripheralDelegate, B: StackControlBuffers>(
+        handle: UInt16, reason: HCIStatus, now: UInt64, control: inout StackControlOf<B>, delegate: inout D) {}
     public var deadline: UInt64? { nil }
-    public mutating func stackTimerFired<D: HeraldPeripheralDelegate>(now: UInt64, control: inout StackControl, delegate: inout D) {}
-    public mutating func stackCommandDidComplete<D: HeraldPeripheralDelegate>(
+    public mutating func stackTimerFired<D: HeraldPeripheralDelegate, B: StackControlBuffers>(now: UInt64, control: inout StackControlOf<B>, delegate: inout D) {}
+    public mutating func stackCommandDidComplete<D: HeraldPeripheralDelegate, B: StackControlBuffers>(
         tag: CommandTag, opcode: HCIOpcode, status: HCIStatus, returnParameters: Span<UInt8>,
-        control: inout StackControl, delegate: inout D) -> Bool { false }
+        control: inout StackControlOf<B>, delegate: inout D) -> Bool { false }
 }
 
 /// What the peripheral reports becomes sensor events: a peer that writes to us is a target like any

@@ -73,13 +73,15 @@ public typealias PayloadBytes = FixedBytes<64>
 public typealias PayloadBytes = FixedBytes<510>
 #endif
 
-/// The signal message the central is writing (`HeraldCentral.outgoing`). What it writes is at most
-/// immediate send's 3 + 128 octets, or, to an iOS peer, payload sharing in one Write Request of at
-/// most ATT_MTU-3 octets (`HeraldCentralProcedure.outgoingLimit`), and the central's GATT clients
-/// offer an ATT_MTU of 247: 244 octets. Embedded builds keep that; host builds keep room for a full
-/// 510-octet sharing list and its header (a peer's MTU fed by hand, as tests do, may allow it).
+/// The signal message the central is writing (`HeraldCentral.outgoing`). What it writes is immediate
+/// send's 3 + 128 octets at most, or payload sharing, which goes to iOS peers only and in one Write
+/// Request of at most ATT_MTU-3 octets (`HeraldCentralProcedure.outgoingLimit`; the list is cut to
+/// what fits, whole payloads). Embedded builds keep 136 octets: immediate send's 131, and the whole
+/// of a sharing message at the firmware wearable's ATT_MTU of 136 (`WearableServer.LinkBuffers`); a
+/// firmware sensor with a larger ATT_MTU shares up to 131 octets per write. Host builds keep room for
+/// a full 510-octet sharing list and its header (a peer's MTU fed by hand, as tests do, may allow it).
 #if hasFeature(Embedded)
-public typealias OutgoingSignalBytes = FixedBytes<244>
+public typealias OutgoingSignalBytes = FixedBytes<136>
 #else
 public typealias OutgoingSignalBytes = FixedBytes<520>
 #endif

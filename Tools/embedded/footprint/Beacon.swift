@@ -20,7 +20,7 @@ enum BeaconServer: HeraldServerOffer {
     static var serverFeatures: GATTServerFeatures { .mandatory }
 }
 
-typealias BeaconApp = HeraldPeripheralApplication<FixedPayloadSource<32>, BeaconEvents, 1, 32, 64, BeaconServer, StandardPeripheralBuffers>
+typealias BeaconApp = HeraldPeripheralApplication<FixedPayloadSource<32>, BeaconEvents, 1, 32, 64, BeaconServer>
 nonisolated(unsafe) var beacon: BluetoothStack<BeaconApp, 1, 24, 128>? = nil
 
 @_cdecl("main")
