@@ -207,6 +207,9 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
         return d
     }
 
+    /// Out of line: inlined into the stack's `tick`, the central's and the peripheral's timer paths
+    /// made its frame the largest of the firmware's main loop, under the HCI host's timers as well.
+    @inline(never)
     public mutating func stackTimerFired(now: UInt64, control: inout Control) {
         core.now = now
         tickClients(now: now, control: &control)
