@@ -14,18 +14,26 @@ import BluetoothHost
         configuration.connectionTimeout = 4_000
         let expected = Sensor(supplier: SimplePayloadLayout(), delegate: NoSensorDelegate(),
                               peripheral: NoSensorPeripheral(), configuration: configuration)
-        var expectedDump = ""
-        dump(expected, to: &expectedDump)
-        let memory = UnsafeMutablePointer<Sensor>.allocate(capacity: 1)
-        defer { memory.deallocate() }
-        for fill: UInt8 in [0x00, 0xFF, 0xA5] {
-            UnsafeMutableRawPointer(memory).initializeMemory(as: UInt8.self, repeating: fill, count: MemoryLayout<Sensor>.size)
+        Self.expectBuiltInPlaceOverAnyFill(equalTo: expected) { memory in
             Sensor.initialize(memory, supplier: SimplePayloadLayout(), delegate: NoSensorDelegate(),
                               peripheral: NoSensorPeripheral(), configuration: configuration)
+            #expect(memory.pointee.core.central.database.count == 0)
+        }
+    }
+
+    /// Builds a value with `initialize` over memory filled with 0x00, 0xFF and 0xA5 in turn, and
+    /// expects every stored property to equal `expected`'s (`dump` of both).
+    static func expectBuiltInPlaceOverAnyFill<T>(equalTo expected: T, _ initialize: (UnsafeMutablePointer<T>) -> Void) {
+        var expectedDump = ""
+        dump(expected, to: &expectedDump)
+        let memory = UnsafeMutablePointer<T>.allocate(capacity: 1)
+        defer { memory.deallocate() }
+        for fill: UInt8 in [0x00, 0xFF, 0xA5] {
+            UnsafeMutableRawPointer(memory).initializeMemory(as: UInt8.self, repeating: fill, count: MemoryLayout<T>.size)
+            initialize(memory)
             var built = ""
             dump(memory.pointee, to: &built)
             #expect(built == expectedDump, "memory filled with \(fill) first")
-            #expect(memory.pointee.core.central.database.count == 0)
         }
     }
 }

@@ -69,18 +69,10 @@ struct SensorLinkBuffersTests {
     @Test func inPlaceWithThePeripheralInPlaceEqualsInit() throws {
         let model = try Self.peripheral()
         let expected = QuietSensor(supplier: SimplePayloadLayout(), delegate: NoSensorDelegate(), peripheral: model)
-        var expectedDump = ""
-        dump(expected, to: &expectedDump)
-        let memory = UnsafeMutablePointer<QuietSensor>.allocate(capacity: 1)
-        defer { memory.deallocate() }
-        for fill: UInt8 in [0x00, 0xFF, 0xA5] {
-            UnsafeMutableRawPointer(memory).initializeMemory(as: UInt8.self, repeating: fill, count: MemoryLayout<QuietSensor>.size)
+        SensorInPlaceTests.expectBuiltInPlaceOverAnyFill(equalTo: expected) { memory in
             QuietSensor.initialize(memory, supplier: SimplePayloadLayout(), delegate: NoSensorDelegate()) { p in
                 Peripheral.initialize(p, source: NoPayloadSource(), advertiser: model.advertiser)
             }
-            var built = ""
-            dump(memory.pointee, to: &built)
-            #expect(built == expectedDump, "memory filled with \(fill) first")
             #expect(memory.pointee.central.clientMTU == 136)
         }
     }
@@ -90,15 +82,8 @@ struct SensorLinkBuffersTests {
         _ = control.credits.open(handle: handle)
         var sink = ArraySink()
         control.acl.drain(credits: &control.credits, into: &sink)
-        var out: [[UInt8]] = []
-        var b = sink.bytes[...]
-        while b.count >= 9 {
-            let start = b.startIndex
-            let aclLength = Int(b[start + 3]) | Int(b[start + 4]) << 8
-            out.append(Array(b[(start + 9)..<(start + 5 + aclLength)]))
-            b = b[(start + 5 + aclLength)...]
-            _ = control.credits.completed(handle: handle, count: 1)
-        }
+        let out = SensorStackTests.attPDUs(inH4: sink.bytes)
+        _ = control.credits.completed(handle: handle, count: UInt16(out.count))
         return out
     }
 }

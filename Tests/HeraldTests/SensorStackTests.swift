@@ -13,16 +13,21 @@ struct SensorStackTests {
         _ = control.credits.open(handle: handle)
         var sink = ArraySink()
         control.acl.drain(credits: &control.credits, into: &sink)
+        let out = attPDUs(inH4: sink.bytes)
+        _ = control.credits.completed(handle: handle, count: UInt16(out.count))
+        return out
+    }
+
+    /// The ATT PDUs of drained H4 ACL packets, each one whole PDU in one packet: H4 0x02, handle (2),
+    /// ACL length (2), L2CAP length (2), channel 0x0004 (2), PDU.
+    static func attPDUs(inH4 bytes: [UInt8]) -> [[UInt8]] {
         var out: [[UInt8]] = []
-        var b = sink.bytes[...]
-        // H4 0x02, handle (2), ACL length (2), L2CAP length (2), channel 0x0004 (2), PDU.
+        var b = bytes[...]
         while b.count >= 9 {
             let start = b.startIndex
             let aclLength = Int(b[start + 3]) | Int(b[start + 4]) << 8
-            let pdu = Array(b[(start + 9)..<(start + 5 + aclLength)])
-            out.append(pdu)
+            out.append(Array(b[(start + 9)..<(start + 5 + aclLength)]))
             b = b[(start + 5 + aclLength)...]
-            _ = control.credits.completed(handle: handle, count: 1)
         }
         return out
     }

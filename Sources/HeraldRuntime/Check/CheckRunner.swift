@@ -126,7 +126,7 @@ public struct CheckRunner: LEApplication {
         switch phase {
         case .observing:
             guard let d = deadline, now >= d else { return }
-            guard let target, let info else {
+            guard target != nil, info != nil else {
                 failure = wanted.map { "\($0.address.description) not heard" } ?? "no Herald device heard"
                 failure! += " in \(max(observeMilliseconds, 30_000) / 1000) s"
                 return finish(control: &control)
