@@ -14,7 +14,7 @@ MODE:
 
 --connect-timeout: give up a connection attempt after S seconds (cancelled) and find the wearable again
 by its advert: a wearable that changed its resolvable private address meanwhile never answers the old
-one. Without it an attempt waits (Bumble's virtual controller cannot cancel one; see `connect`).
+one. Without it an attempt waits until the run ends.
 
 --mtu: the reader exchanges this ATT_MTU before each read, as a phone's Herald app does (after the
 wearable's Data Length Update has ended: see `data_length_settled`).
@@ -103,11 +103,10 @@ async def connect(device: Device, index: int, until: float, connect_timeout):
     connection still being made is cancelled: a controller left initiating would connect to the
     wearable after this process has gone, and hold a link no host ends)."""
     address = await find(device, until)
-    # No timeout on Bumble's virtual controller: it never ends a cancelled LE Create Connection, and
-    # refuses every later one (a pending connection is never cleared). Zephyr's ends it (0x02), and
-    # there a bound matters: W changes its address every payload period, and an attempt on the old
-    # one would wait out the run (Bumble's connect cancels it and raises TimeoutError; `attempt`
-    # tries again from the advert).
+    # The bound matters: W changes its address every payload period, and an attempt on the old one
+    # would wait out the run. Bumble's connect cancels it at the bound and raises TimeoutError
+    # (the controller ends it with 0x02: Zephyr's, and Bumble's as peers/controllers.py makes it);
+    # `attempt` tries again from the advert.
     pending = asyncio.ensure_future(device.connect(address, timeout=connect_timeout))
     done, _ = await asyncio.wait([pending], timeout=max(0.0, until - time.monotonic()))
     if not done:
