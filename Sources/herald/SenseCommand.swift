@@ -74,7 +74,11 @@ struct SenseCommand: ParsableCommand {
         let session = try controller.openSession(stack)
         defer { session.close() }
         let started = MonotonicClock.now()
-        try session.perform { le in le.app.start(now: started, control: &le.control) }
+        try session.perform { le in
+            // Each device's own random delays (HeraldCentral+Crowd), not only its address's.
+            le.app.central.stir(UInt64.random(in: 0...UInt64.max))
+            le.app.start(now: started, control: &le.control)
+        }
         _ = try session.bringUp()
         let stop = SignalFlag.install()
         let deadline = duration.map { MonotonicClock.now() + UInt64($0 * 1000) }

@@ -187,7 +187,11 @@ struct WearableCommand: ParsableCommand {
                                              configuration: sensorConfiguration))
         let session = try controller.openSession(stack)
         defer { session.close() }
-        try session.perform { le in le.app.start(now: MonotonicClock.now(), control: &le.control) }
+        try session.perform { le in
+            // Each device's own random delays (HeraldCentral+Crowd), not only its address's.
+            le.app.central.stir(UInt64.random(in: 0...UInt64.max))
+            le.app.start(now: MonotonicClock.now(), control: &le.control)
+        }
         let info = try session.bringUp()
         let identity = PeripheralEventPrinter.address(info.address)
         if jsonEvents {

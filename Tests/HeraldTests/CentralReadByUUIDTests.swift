@@ -72,7 +72,7 @@ struct CentralReadByUUIDTests {
 
     /// Configured off, the central walks first, as the reference apps do.
     @Test func configuredOffTheCentralWalksFirst() {
-        var config = HeraldSensorConfiguration()
+        var config = HeraldSensorConfiguration.unspread
         config.readsPayloadByUUID = false
         var h = CentralHarness<8, 2>(configuration: config)
         let a = address(1)

@@ -11,7 +11,7 @@ struct SensorAttemptEndTests {
 
     static func started() throws -> Stack {
         let db = try GATTDatabase<24, 256, 4>(deviceName: Array("herald".utf8).span)
-        var le = Stack(app: Sensor(supplier: SimplePayloadLayout(), delegate: RecordingDelegate()), database: db)
+        var le = Stack(app: Sensor(supplier: SimplePayloadLayout(), delegate: RecordingDelegate(), configuration: .unspread), database: db)
         var info = ControllerInfo()
         info.aclDataPacketLength = 251
         info.aclDataPacketCount = 8

@@ -6,7 +6,7 @@ import BluetoothHost
 struct SensorCentralTests {
     @Test func startScansContinuouslyAndReportsEveryAdvert() {
         // Active throughout (the reference apps' scan): the scan type's own rules are in SensorScanningTests.
-        var config = HeraldSensorConfiguration()
+        var config = HeraldSensorConfiguration.unspread
         config.activeScanHold = nil
         var h = CentralHarness<8, 2>(configuration: config)
         #expect(h.control.actions == [.scan(.active)])
@@ -164,7 +164,7 @@ struct SensorCentralTests {
     }
 
     @Test func connectionAttemptUsesOurTimeoutAndOnlyTheStacksReportEndsIt() {
-        var config = HeraldSensorConfiguration()
+        var config = HeraldSensorConfiguration.unspread
         config.connectionTimeout = 5_000
         config.activeScanHold = nil  // its deadline is SensorScanningTests' business
         var h = CentralHarness<8, 2>(configuration: config)
@@ -292,7 +292,7 @@ struct SensorCentralTests {
     }
 
     @Test func scanDutyCycleScansAtLeastOnceEveryPeriod() {
-        var config = HeraldSensorConfiguration()
+        var config = HeraldSensorConfiguration.unspread
         config.scanWindow = 10_000
         config.activeScanHold = nil
         var h = CentralHarness<8, 2>(configuration: config)

@@ -236,7 +236,7 @@ struct SensorDatabaseTests {
     }
 
     @Test func purgeWindowIsConfigurable() {
-        var config = HeraldSensorConfiguration()
+        var config = HeraldSensorConfiguration.unspread
         config.outOfRange = 120_000
         var h = CentralHarness<8, 2>(configuration: config)
         h.control.acceptConnections = false

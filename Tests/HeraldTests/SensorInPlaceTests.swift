@@ -10,7 +10,7 @@ import BluetoothHost
     typealias Sensor = HeraldSensor<SimplePayloadLayout, NoSensorDelegate, 8, 2, NoSensorPeripheral>
 
     @Test func inPlaceEqualsInitOverAnyPriorContents() {
-        var configuration = HeraldSensorConfiguration()
+        var configuration = HeraldSensorConfiguration.unspread
         configuration.connectionTimeout = 4_000
         let expected = Sensor(supplier: SimplePayloadLayout(), delegate: NoSensorDelegate(),
                               peripheral: NoSensorPeripheral(), configuration: configuration)

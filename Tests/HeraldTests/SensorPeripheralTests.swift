@@ -119,7 +119,7 @@ struct SensorPeripheralTests {
         // both forms still agree.
         rig.sensor.start(now: 10, control: &rig.control)
         let both = try #require(rig.sensor.applicationDeadline)
-        let central = HeraldSensorConfiguration()
+        let central = HeraldSensorConfiguration.unspread
         #expect(both == min(d, 10 + central.purgeInterval, 10 + central.activeScanHold!))
         #expect(rig.sensor.applicationDeadlineInPlace() == both)
     }

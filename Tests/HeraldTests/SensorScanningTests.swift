@@ -80,7 +80,7 @@ struct SensorScanningTests {
     }
 
     @Test func theDutyCycleStillTurnsTheScanOff() {
-        var config = HeraldSensorConfiguration()
+        var config = HeraldSensorConfiguration.unspread
         config.scanWindow = 10_000
         var h = CentralHarness<8, 2>(configuration: config)
         h.now = 11_000

@@ -37,7 +37,7 @@ struct SensorStackTests {
     }
 
     @Test func discoveryReadAndDisconnectOverATT() {
-        var app = Array2(supplier: SimplePayloadLayout(), delegate: SensorDelegatePair(RecordingDelegate(), RecordingDelegate()))
+        var app = Array2(supplier: SimplePayloadLayout(), delegate: SensorDelegatePair(RecordingDelegate(), RecordingDelegate()), configuration: .unspread)
         var control = StackControl()
         control.credits.configure(leDataLength: 251, leTotalPackets: 8)
         app.start(now: 0, control: &control)
@@ -112,7 +112,7 @@ struct SensorStackTests {
     }
 
     @Test func transactionTimeoutDisconnectsAndCountsAFailure() {
-        var always = HeraldSensorConfiguration()
+        var always = HeraldSensorConfiguration.unspread
         always.activeScanHold = nil  // no scan-type deadline among the ones this test reads
         var sensor = HeraldSensor<SimplePayloadLayout, RecordingDelegate, 8, 2, NoSensorPeripheral>(supplier: SimplePayloadLayout(), delegate: RecordingDelegate(),
                                                                                                   configuration: always)

@@ -175,7 +175,7 @@ struct CentralHarness<let devices: Int, let links: Int> {
     var delegate = RecordingDelegate()
     var now: UInt64 = 1_000
 
-    init(configuration: HeraldSensorConfiguration = HeraldSensorConfiguration()) {
+    init(configuration: HeraldSensorConfiguration = HeraldSensorConfiguration.unspread) {
         central = HeraldCentral(configuration: configuration)
         central.start(now: now, control: &control)
     }
@@ -272,5 +272,16 @@ extension CentralHarness {
         central = core.central
         delegate = core.delegate
         return answer
+    }
+}
+
+extension HeraldSensorConfiguration {
+    /// The defaults without the random delays of `HeraldCentral+Crowd`, for tests that follow one
+    /// device's decisions step by step (`SensorCrowdTests` tests the delays).
+    static var unspread: HeraldSensorConfiguration {
+        var c = HeraldSensorConfiguration()
+        c.firstAttemptSpread = 0
+        c.retrySpread = 0
+        return c
     }
 }

@@ -213,13 +213,15 @@ extension HeraldCentral {
         if let i = database.index(of: p.target) { recordFailure(at: i, now: now) }
     }
 
-    /// One more failed connection or read; `maximumFailures` in a row start the next back-off round
-    /// (`HeraldDeviceDatabase.backOff`: 1, 2, 4, 8, 16, 32 min, then given up).
+    /// One more failed connection or read: the retry waits a random delay that grows with the
+    /// failures in a row (`HeraldCentral+Crowd`), and `maximumFailures` in a row start the next
+    /// back-off round (`HeraldDeviceDatabase.backOff`: 1, 2, 4, 8, 16, 32 min, then given up).
     mutating func recordFailure(at index: Int, now: UInt64) {
         guard let failures = database.entries[index]?.consecutiveFailures else { return }
         database.entries[index]?.consecutiveFailures = failures + 1
         database.entries[index]?.lastFailure = now
         database.entries[index]?.lastUpdated = now
+        hold(device: index, for: spread(retryWindow(failures: failures + 1)), now: now)
         if failures + 1 >= configuration.maximumFailures { database.backOff(at: index, now: now) }
     }
 

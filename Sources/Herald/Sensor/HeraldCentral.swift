@@ -58,6 +58,13 @@ public struct HeraldSensorConfiguration: Sendable {
     /// has not yet answered a scan request, passively otherwise (`HeraldCentral+Scanning` says why);
     /// nil scans actively throughout, as the reference apps do.
     public var activeScanHold: UInt64? = 1_000
+    /// A device first heard is connected to after a random delay of up to this (ms), so that the
+    /// centrals that heard the same advert answer different ones (`HeraldCentral+Crowd`).
+    public var firstAttemptSpread: UInt64 = 400
+    /// After a failed attempt or read the retry waits a random delay of up to this × 2^(failures in a
+    /// row − 1), at most `retrySpreadLimit` (ms), besides an advert heard after the failure.
+    public var retrySpread: UInt64 = 400
+    public var retrySpreadLimit: UInt64 = 3_200
     public init() {}
 }
 
@@ -191,6 +198,8 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     /// a peer answer with PDUs the link's reassembly buffer cannot take (ATT: one receive MTU per
     /// device for both roles, Core 5.4 Vol 3 Part F 3.4.2).
     public internal(set) var clientMTU: UInt16
+    /// The random delays of `HeraldCentral+Crowd`, seeded from our advertised address.
+    public internal(set) var draws = CentralDraws()
 
     public init(configuration: HeraldSensorConfiguration = HeraldSensorConfiguration(),
                 clientMTU: UInt16 = ATTMTU.defaultMaximum) {
@@ -261,6 +270,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
         let target = database.targetIdentifier(at: index)
         var inboundRead: (handle: UInt16, step: HeraldGATTStep)?
         if isNew {
+            hold(device: index, for: spread(configuration.firstAttemptSpread), now: now)
             inboundRead = adoptInboundStranger(report.address, device: index, now: now)
             delegate.sensor(.ble, didDetect: target)
             delegate.sensor(.ble, available: true, didDeleteOrDetect: target)

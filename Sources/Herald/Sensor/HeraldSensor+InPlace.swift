@@ -83,6 +83,7 @@ extension HeraldCentral {
         ignoredAppleAdverts = 0
         outgoing = FixedBytes()
         outgoingLink = nil
+        draws = CentralDraws()
     }
 }
 

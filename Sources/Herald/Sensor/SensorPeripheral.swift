@@ -100,6 +100,7 @@ extension SensorCore: HeraldPeripheralDelegate {
     }
     public mutating func heraldPeripheral(didChangeAddress address: BDAddress, unixMillis: Int64) {
         central.advertisedAddress = (address, now)
+        central.stir(address.seedValue)
         delegate.heraldPeripheral(didChangeAddress: address, unixMillis: unixMillis)
     }
     public mutating func heraldPeripheral(didReceivePayload payload: Span<UInt8>, from link: HeraldLink) {

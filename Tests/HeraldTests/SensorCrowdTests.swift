@@ -1,0 +1,92 @@
+import Testing
+@testable import BluetoothHost
+@testable import Herald
+
+/// Centrals that heard the same advert draw their own delays (`HeraldCentral+Crowd`).
+@Suite("Sensor in a crowd: random delays before first attempts and retries")
+struct SensorCrowdTests {
+    typealias Harness = CentralHarness<8, 2>
+
+    /// A central with the default delays, seeded as a device advertising `own` would be.
+    static func central(seed own: UInt8) -> Harness {
+        var h = Harness(configuration: HeraldSensorConfiguration())
+        h.central.stir(BDAddress(bytes: [own, 0x11, 0x22, 0x33, 0x44, 0xC5]).seedValue)
+        return h
+    }
+
+    /// When the device at `peer` may first be connected to (ms after its first advert).
+    static func firstAttemptDelay(_ h: inout Harness, _ peer: DeviceAddress) -> UInt64 {
+        let heard = h.now
+        h.advert(peer, AdvertData.heraldUUID16)
+        let index = h.central.database.index(of: peer)!
+        return (h.central.database[index]!.ignoreUntil ?? heard) - heard
+    }
+
+    @Test func aDeviceFirstHeardIsConnectedToAfterItsDrawnDelayNotBefore() {
+        var h = Self.central(seed: 1)
+        let peer = address(1)
+        let delay = Self.firstAttemptDelay(&h, peer)
+        #expect(delay > 0 && delay <= 400)
+        #expect(h.control.connects.isEmpty)
+        h.now += delay - 1
+        h.advert(peer, AdvertData.heraldUUID16)
+        #expect(h.control.connects.isEmpty)
+        h.now += 1
+        h.advert(peer, AdvertData.heraldUUID16)
+        #expect(h.control.connects == [peer])
+    }
+
+    /// Six wearables hear one beacon's advert at the same instant: they must not all answer its
+    /// next advert. With the spread off every delay is 0, and this fails.
+    @Test func sixCentralsThatHeardOneAdvertDrawDifferentDelays() {
+        var delays = Set<UInt64>()
+        for own in UInt8(1)...6 {
+            var h = Self.central(seed: own)
+            delays.insert(Self.firstAttemptDelay(&h, address(0x42)))
+        }
+        #expect(delays.count >= 5)
+        // Spread over the two advertising intervals (200 ms) the window covers.
+        #expect(delays.contains { $0 < 200 } && delays.contains { $0 >= 200 })
+    }
+
+    /// After each failure the retry waits a delay drawn from a window that doubles, up to its limit;
+    /// it still waits for an advert heard after the failure.
+    @Test func aRetryWaitsADelayDrawnFromADoublingWindow() {
+        var h = Self.central(seed: 3)
+        #expect((1...6).map { h.central.retryWindow(failures: $0) } == [400, 800, 1_600, 3_200, 3_200, 3_200])
+        let peer = address(1)
+        h.now += Self.firstAttemptDelay(&h, peer)
+        h.advert(peer, AdvertData.heraldUUID16)
+        #expect(h.control.connects == [peer])
+        h.now += 300
+        // Lost to another central: Connection Failed to be Established (Core 5.4 Vol 6 Part B 4.5.2).
+        h.central.didFailToConnect(to: peer, status: HCIStatus(rawValue: 0x3E), now: h.now, control: &h.control)
+        let failedAt = h.now
+        let index = h.central.database.index(of: peer)!
+        let until = h.central.database[index]!.ignoreUntil!
+        #expect(until >= failedAt && until <= failedAt + 400)
+        h.now = until - 1
+        h.advert(peer, AdvertData.heraldUUID16)
+        #expect(h.control.connects.count == 1)
+        h.now = until
+        h.advert(peer, AdvertData.heraldUUID16)
+        #expect(h.control.connects.count == 2)
+    }
+
+    /// The draws cover their window (not a few fixed values), and a back-off round still wins
+    /// over a shorter drawn delay.
+    @Test func drawsCoverTheWindowAndTheBackOffRoundStillApplies() {
+        var h = Self.central(seed: 5)
+        let draws = (0..<200).map { _ in h.central.spread(400) }
+        #expect(draws.min()! < 40 && draws.max()! > 360 && Set(draws).count > 100)
+        let peer = address(2)
+        h.now += Self.firstAttemptDelay(&h, peer)
+        for _ in 0..<h.central.configuration.maximumFailures {
+            h.now += 5_000
+            h.advert(peer, AdvertData.heraldUUID16)
+            h.central.didFailToConnect(to: peer, status: .connectionTimeout, now: h.now, control: &h.control)
+        }
+        let index = h.central.database.index(of: peer)!
+        #expect(h.central.database[index]!.ignoreUntil == h.now + 60_000)
+    }
+}
