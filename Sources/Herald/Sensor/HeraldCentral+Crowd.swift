@@ -31,11 +31,13 @@ extension HeraldCentral {
     }
 
     /// The window a retry after `failures` consecutive failures is drawn from (ms).
-    func retryWindow(failures: Int) -> UInt64 {
+    /// `mutating` although it changes nothing, like the central's lookups (`HeraldCentral+Connections`).
+    mutating func retryWindow(failures: Int) -> UInt64 {
         let base = configuration.retrySpread, limit = configuration.retrySpreadLimit
         guard failures > 1 else { return min(base, limit) }
-        let shift = min(failures - 1, 16)
-        return min(base << UInt64(shift), limit)
+        // Widened by hand: `UInt64(_:)` of an Int allocates on a 32-bit target (Bytes/Widening.swift).
+        let shift = UInt64(widening: UInt(bitPattern: min(failures - 1, 16)))
+        return min(base &<< shift, limit)
     }
 
     /// Holds device `index` until `now + delay` (a longer hold already there, such as a back-off
@@ -64,21 +66,21 @@ public struct CentralDraws: Sendable {
     /// Folds `value` into the state (never leaving it zero, the generator's one fixed point).
     public mutating func mix(_ value: UInt64) {
         state ^= UInt32(truncatingIfNeeded: value) &* 0x9E37_79B9
-        state ^= UInt32(truncatingIfNeeded: value >> 32) &* 0x85EB_CA6B
+        state ^= UInt32(truncatingIfNeeded: value &>> (32 as UInt64)) &* 0x85EB_CA6B
         if state == 0 { state = 0x6D2B_79F5 }
         _ = next()
     }
 
     public mutating func next() -> UInt32 {
-        state ^= state << 13
-        state ^= state >> 17
-        state ^= state << 5
+        state ^= state &<< 13
+        state ^= state &>> 17
+        state ^= state &<< 5
         return state
     }
 
     /// A draw in 0..<bound (bound > 0; the modulo bias is immaterial for delays of ms).
     public mutating func next(below bound: UInt64) -> UInt64 {
-        UInt64(next()) % bound
+        UInt64(widening: next()) % bound
     }
 }
 
@@ -86,7 +88,7 @@ extension BDAddress {
     /// The six octets as one number, for seeding.
     var seedValue: UInt64 {
         var v: UInt64 = 0
-        for i in 0..<6 { v = v << 8 | UInt64(bytes[i]) }
+        for i in 0..<6 { v = v &<< (8 as UInt64) | UInt64(widening: bytes[i]) }
         return v
     }
 }
