@@ -89,4 +89,28 @@ struct SensorCrowdTests {
         let index = h.central.database.index(of: peer)!
         #expect(h.central.database[index]!.ignoreUntil == h.now + 60_000)
     }
+
+    /// No LE Create Connection within `attemptDelayAfterDisconnection` of a link's end: Zephyr 3.0.99
+    /// asserted in its central's connection setup when one came 1 ms after a Disconnection Complete
+    /// (docs/crowd-issue-39.md). With the delay at 0, the second attempt comes at once and this fails.
+    @Test func noAttemptStartsRightAfterALinkEnds() {
+        var h = Self.central(seed: 7)
+        let a = address(1), b = address(2)
+        h.now += Self.firstAttemptDelay(&h, a)
+        h.advert(a, AdvertData.heraldUUID16)
+        #expect(h.control.connects == [a])
+        _ = h.connect(a, handle: 0x40)
+        // b is due now, but not heard again since its first advert: a's link ends first, and the
+        // scheduler that runs at its end would connect to b at once.
+        h.now += Self.firstAttemptDelay(&h, b)
+        h.central.close(link: 0, control: &h.control)
+        h.central.didDisconnect(handle: 0x40, now: h.now, control: &h.control)
+        #expect(h.control.connects == [a])
+        h.now += h.central.configuration.attemptDelayAfterDisconnection - 1
+        h.advert(b, AdvertData.heraldUUID16)
+        #expect(h.control.connects == [a])
+        h.now += 1
+        h.advert(b, AdvertData.heraldUUID16)
+        #expect(h.control.connects == [a, b])
+    }
 }

@@ -238,8 +238,10 @@ extension HeraldCentral {
     @discardableResult
     public mutating func didDisconnect<C: HeraldCentralControl>(handle: UInt16, now: UInt64, control: inout C)
         -> (handle: UInt16, step: HeraldGATTStep)? {
-        // Any link's end may be the room a refused attempt waited for.
-        waitsForRoomUntil = nil
+        // Any link's end may be the room a refused attempt waited for; the next attempt waits a few
+        // connection intervals all the same (`attemptDelayAfterDisconnection`).
+        let settle = configuration.attemptDelayAfterDisconnection
+        waitsForRoomUntil = settle > 0 ? now &+ settle : nil
         for i in 0..<devices where database.entries[i]?.inboundLink == handle { database.entries[i]?.inboundLink = nil }
         for s in 0..<links where inboundStrangers[s]?.handle == handle { inboundStrangers[s] = nil }
         if let slot = linkIndex(handle: handle) {

@@ -50,6 +50,11 @@ public struct HeraldSensorConfiguration: Sendable {
     public var maximumFailures = 5
     /// Only devices heard this recently are connected to (an old advert means the peer has gone).
     public var connectWindow: UInt64 = 10_000
+    /// No connection attempt starts until this long after any link ended (ms): Zephyr 3.0.99's
+    /// controller asserted in the central's connection setup (`ull_central.c:1027`) when LE Create
+    /// Connection came 1 ms after a Disconnection Complete in a crowd (docs/crowd-issue-39.md); a
+    /// few connection intervals let it finish with the link that ended.
+    public var attemptDelayAfterDisconnection: UInt64 = 50
     /// Scanning duty cycle: nil scans continuously; otherwise scan `scanWindow` ms at the start of
     /// every `scanPeriod` (at most 30 s, so every device is heard at least once every 30 s).
     public var scanWindow: UInt64? = nil
