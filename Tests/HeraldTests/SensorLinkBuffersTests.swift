@@ -41,7 +41,8 @@ struct SensorLinkBuffersTests {
     /// Our client's Exchange MTU Request offers the link buffers' 136 octets, not the standard 247: a
     /// peer may then answer with PDUs of up to 136 octets, which the link's reassembly buffer holds.
     @Test func theClientOffersWhatTheLinkBuffersHold() throws {
-        var app = Sensor(supplier: SimplePayloadLayout(), delegate: RecordingDelegate(), peripheral: try Self.peripheral())
+        var app = Sensor(supplier: SimplePayloadLayout(), delegate: RecordingDelegate(), peripheral: try Self.peripheral(),
+                         configuration: .unspread)
         var control = Sensor.Control()
         control.credits.configure(leDataLength: 251, leTotalPackets: 8)
         app.start(now: 0, control: &control)

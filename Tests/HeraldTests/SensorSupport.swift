@@ -276,12 +276,13 @@ extension CentralHarness {
 }
 
 extension HeraldSensorConfiguration {
-    /// The defaults without the random delays of `HeraldCentral+Crowd`, for tests that follow one
-    /// device's decisions step by step (`SensorCrowdTests` tests the delays).
+    /// The defaults without the random delays of `HeraldCentral+Crowd` or the pause after a link's
+    /// end, for tests that follow one device's decisions step by step (`SensorCrowdTests` tests both).
     static var unspread: HeraldSensorConfiguration {
         var c = HeraldSensorConfiguration()
         c.firstAttemptSpread = 0
         c.retrySpread = 0
+        c.attemptDelayAfterDisconnection = 0
         return c
     }
 }
