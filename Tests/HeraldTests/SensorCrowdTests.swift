@@ -28,12 +28,7 @@ struct SensorCrowdTests {
         let delay = Self.firstAttemptDelay(&h, peer)
         #expect(delay > 0 && delay <= 400)
         #expect(h.control.connects.isEmpty)
-        h.now += delay - 1
-        h.advert(peer, AdvertData.heraldUUID16)
-        #expect(h.control.connects.isEmpty)
-        h.now += 1
-        h.advert(peer, AdvertData.heraldUUID16)
-        #expect(h.control.connects == [peer])
+        h.expectFirstAttempt(on: peer, after: delay)
     }
 
     /// Six wearables hear one beacon's advert at the same instant: they must not all answer its

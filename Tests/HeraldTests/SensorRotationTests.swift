@@ -49,12 +49,7 @@ struct SensorRotationTests {
         var h = CentralHarness<8, 2>()
         h.central.advertisedAddress = (Self.waiting, 0)
         h.advert(peer, AdvertData.heraldUUID16)
-        h.now += HeraldCentral<8, 2>.crossingHold - 1
-        h.advert(peer, AdvertData.heraldUUID16)
-        #expect(h.control.connects.isEmpty)
-        h.now += 1
-        h.advert(peer, AdvertData.heraldUUID16)
-        #expect(h.control.connects == [peer])
+        h.expectFirstAttempt(on: peer, after: HeraldCentral<8, 2>.crossingHold)
     }
 
     @Test func theConnectingDeviceAndAScanOnlySensorConnectAtOnce() {

@@ -1,3 +1,4 @@
+import Testing
 @testable import BluetoothHost
 @testable import Herald
 
@@ -189,6 +190,18 @@ struct CentralHarness<let devices: Int, let links: Int> {
         let report = AdvertisingReport(kind: AdvertisingReportKind(rawValue: kind), address: addr, rssi: rssi,
                                        txPower: nil, advertisingSID: nil, data: span)
         return central.didReceive(advertisingReport: report, now: now, control: &control, delegate: &delegate)
+    }
+
+    /// Heard `wait - 1` ms on, `peer` is not connected to yet; heard at `wait`, it is (and nothing else
+    /// was): an attempt held back exactly `wait` ms from now.
+    mutating func expectFirstAttempt(on peer: DeviceAddress, after wait: UInt64,
+                                     sourceLocation: SourceLocation = #_sourceLocation) {
+        now += wait - 1
+        _ = advert(peer, AdvertData.heraldUUID16)
+        #expect(control.connects.isEmpty, sourceLocation: sourceLocation)
+        now += 1
+        _ = advert(peer, AdvertData.heraldUUID16)
+        #expect(control.connects == [peer], sourceLocation: sourceLocation)
     }
 
     mutating func connect(_ addr: DeviceAddress, handle: UInt16) -> HeraldGATTStep? {
