@@ -63,7 +63,7 @@ FLASH_BUDGET = {"beacon": 24576, "wearable": 65536, "beacon@microbit": 24576}
 # While an image is still over its budget, it may not grow past what it measured when it was last
 # made smaller (docs/footprint.md, issue 37): the next feature that adds flash fails here the day it
 # lands. Lower these as the images shrink; remove an image once it is within its budget.
-FLASH_CEILING: dict[str, int] = {"beacon@microbit": 26156}
+FLASH_CEILING: dict[str, int] = {"beacon@microbit": 25068}
 
 
 def over_budget(image: str):

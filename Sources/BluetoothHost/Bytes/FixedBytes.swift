@@ -4,10 +4,20 @@
 /// write a whole PDU and the caller checks once (a radio peer must never be able to crash the host).
 public struct FixedBytes<let N: Int>: ByteSink {
     public var storage: InlineArray<N, UInt8>
-    public private(set) var count: Int = 0
     public private(set) var overflowed = false
+    /// The octets held, at most N (so N is at most 65,535: `init` checks, which costs nothing once N
+    /// is known). 16 bits after the flag, so the buffer's size is its stride and at least a word
+    /// smaller than with an `Int` count after the storage (N rounded up to 2, plus 4, where it was N
+    /// rounded up to 4, plus 8): Swift 6.3 addresses a value whose size is not its stride as 1-aligned
+    /// in places (an `InlineArray` element; slices of a value built in its place), and the Cortex-M0
+    /// (no unaligned access) then moves each field an octet at a time.
+    var used: UInt16 = 0
+    public var count: Int { Int(used) }
 
-    public init() { storage = InlineArray(repeating: 0) }
+    public init() {
+        precondition(N <= Int(UInt16.max), "FixedBytes: more than 65,535 octets")
+        storage = InlineArray(repeating: 0)
+    }
 
     /// A copy of `bytes`; `overflowed` is set if they do not fit.
     public init(_ bytes: Span<UInt8>) {
@@ -26,7 +36,7 @@ public struct FixedBytes<let N: Int>: ByteSink {
     public mutating func append(_ byte: UInt8) {
         guard count < N else { overflowed = true; return }
         storage[unchecked: count] = byte
-        count &+= 1  // below N, so it cannot overflow
+        used &+= 1  // below N, so it cannot overflow
     }
 
     /// Both octets with one check when they fit (the common case); octet by octet otherwise, so an
@@ -35,13 +45,13 @@ public struct FixedBytes<let N: Int>: ByteSink {
     public mutating func append(u16 v: UInt16) {
         guard count < N &- 1 else {
             // Room for the low octet at most.
-            if count < N { storage[unchecked: count] = UInt8(truncatingIfNeeded: v); count &+= 1 }
+            if count < N { storage[unchecked: count] = UInt8(truncatingIfNeeded: v); used &+= 1 }
             overflowed = true
             return
         }
         storage[unchecked: count] = UInt8(truncatingIfNeeded: v)
         storage[unchecked: count &+ 1] = UInt8(truncatingIfNeeded: v &>> 8)
-        count &+= 2
+        used &+= 2
     }
 
     /// Appends as much of `bytes` as fits, in one pass the optimiser turns into a block copy (checked
@@ -53,7 +63,7 @@ public struct FixedBytes<let N: Int>: ByteSink {
         let start = count
         var target = storage.mutableSpan
         for i in 0..<n { target[start + i] = bytes[i] }
-        count &+= n  // at most N
+        used &+= UInt16(truncatingIfNeeded: n)  // at most N
     }
 
     public subscript(i: Int) -> UInt8 {
@@ -61,7 +71,7 @@ public struct FixedBytes<let N: Int>: ByteSink {
         set { precondition(i >= 0 && i < count, "FixedBytes index out of range"); storage[i] = newValue }
     }
 
-    public mutating func removeAll() { count = 0; overflowed = false }
+    public mutating func removeAll() { used = 0; overflowed = false }
 
     /// Drops the first `n` bytes, moving the rest down (used by stream framers; n is small).
     public mutating func removeFirst(_ n: Int) {
@@ -69,14 +79,14 @@ public struct FixedBytes<let N: Int>: ByteSink {
         guard n > 0 else { return }
         // i + n < count <= N throughout: the indices need no checks of their own.
         for i in 0..<(count &- n) { storage[unchecked: i] = storage[unchecked: i &+ n] }
-        count &-= n
+        used &-= UInt16(truncatingIfNeeded: n)
     }
 
     /// Keeps the first `length` bytes (no-op if it holds fewer). Bytes an overflow dropped came after
     /// the last one held, so the first `length` are all there: `overflowed` is cleared.
     public mutating func truncate(to length: Int) {
         guard length <= count else { return }
-        count = max(0, length)
+        used = UInt16(truncatingIfNeeded: max(0, length))
         overflowed = false
     }
 

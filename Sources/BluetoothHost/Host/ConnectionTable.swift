@@ -121,7 +121,11 @@ public typealias ConnectionTable<let capacity: Int, let pduCapacity: Int, Extra:
 public struct LinkTable<let capacity: Int, Reassembler: L2CAPReassembling, Extra: ConnectionExtra> {
     public typealias Link = Connection<Reassembler, Extra>
 
-    var entries: InlineArray<capacity, Link?>
+    /// Each position's link; whether there is one, `handles` alone says. A vacant position keeps
+    /// the octets of the link it held last (a blank link at first), never read. Not optional: Swift
+    /// 6.3 builds a `nil` link in a temporary as large as a link (760 octets in the wearable) and
+    /// copies it over the slot, and checks the tag at every `entries[i]!` (docs/footprint.md).
+    var entries: InlineArray<capacity, Link>
     /// Each position's handle, `vacant` where there is no link. Lookups scan these few octets, not
     /// the links: a scan over `entries` made the compiler copy the whole table (every link's
     /// reassembly buffer and ATT bearer) into a temporary on each lookup.
@@ -133,8 +137,20 @@ public struct LinkTable<let capacity: Int, Reassembler: L2CAPReassembling, Extra
     public private(set) var unknownHandlePackets = 0
 
     public init() {
-        entries = InlineArray(repeating: nil)
+        entries = InlineArray(repeating: Self.blank)
         handles = InlineArray(repeating: Self.vacant)
+    }
+
+    /// What a position that never held a link holds: zero octets (each number 0, each enum its first
+    /// case), never read. `initializeInPlace` writes it with one `memset` where a link built by
+    /// `init(handle:...)` cost the Cortex-M0 beacon 208 B of stores. A link is plain data (the
+    /// in-place construction requires it of the whole stack), so any octets are some link.
+    static var blank: Link {
+        var link = Link(handle: vacant, role: .central,
+                        peer: DeviceAddress(type: .publicDevice, address: BDAddress(bytes: InlineArray(repeating: 0))),
+                        timing: ConnectionTiming(interval: 0, latency: 0, supervisionTimeout: 0))
+        withUnsafeMutableBytes(of: &link) { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }
+        return link
     }
 
     public var isFull: Bool { count == capacity }
@@ -173,7 +189,7 @@ public struct LinkTable<let capacity: Int, Reassembler: L2CAPReassembling, Extra
     @inline(__always)
     mutating func update<R>(_ link: ConnectionSummary, _ body: (inout Link) -> R) -> R? {
         guard let i = slot(of: link) else { return nil }
-        return body(&entries[i]!)
+        return body(&entries[i])
     }
 
     /// `handle(at:)` for callers that hold the table mutably (see `slot(of:)`).
@@ -183,8 +199,8 @@ public struct LinkTable<let capacity: Int, Reassembler: L2CAPReassembling, Extra
         return handles[position]
     }
 
-    /// Whether `position` holds a link, without touching the link (reading `entries[position]` as
-    /// an optional copied it).
+    /// Whether `position` holds a link, without touching the link (reading `entries[position]`
+    /// copies it).
     @inline(__always)
     func isOccupied(_ position: Int) -> Bool { handles[position] != Self.vacant }
 
@@ -222,12 +238,8 @@ public struct LinkTable<let capacity: Int, Reassembler: L2CAPReassembling, Extra
         return true
     }
 
-    /// Empties position `i`. Out of line: Swift 6.3 builds the `nil` in a temporary as large as a
-    /// link (760 octets in the wearable) and copies it over the entry; inlined, that temporary
-    /// stayed in the frame of `LEStack.linkDown` while it called the application.
-    @inline(never)
+    /// Empties position `i`: its handle only (the link's octets stay, unread; see `entries`).
     mutating func vacate(_ i: Int) {
-        entries[i] = nil
         handles[i] = Self.vacant
         count -= 1
     }
@@ -241,8 +253,8 @@ public struct LinkTable<let capacity: Int, Reassembler: L2CAPReassembling, Extra
     /// Runs `body` on the stored link for `handle`; nil when there is none.
     public mutating func update<R>(handle: UInt16, _ body: (inout Link) -> R) -> R? {
         guard let i = slot(of: handle) else { return nil }
-        // `&entries[i]!` mutates the stored link in place (no copy of its reassembly buffer).
-        return body(&entries[i]!)
+        // `&entries[i]` mutates the stored link in place (no copy of its reassembly buffer).
+        return body(&entries[i])
     }
 
     /// The link `handle` as the GATT database and the ATT server name it (`GATTServerLink`): its
@@ -272,7 +284,7 @@ public struct LinkTable<let capacity: Int, Reassembler: L2CAPReassembling, Extra
             unknownHandlePackets &+= 1
             return .unknownHandle(handle)
         }
-        return Self.feed(&entries[i]!, slot: i, packet, deliver)
+        return Self.feed(&entries[i], slot: i, packet, deliver)
     }
 
     static func feed(
@@ -326,14 +338,13 @@ public struct ConnectionSummary: Sendable, Equatable {
 extension LinkTable {
     /// `init()` for memory that holds no table yet, one position at a time (`BluetoothStack.initialize`):
     /// `InlineArray(repeating: nil)` composed the links (reassembly buffer and ATT bearer each) in
-    /// temporaries first, 6.2 KB of stack for the beacon's two, and `entries[i] = nil` one link
-    /// (0.9 KB) each. An absent link is only the optional's tag; it is stored through a pointer.
-    /// `BluetoothStackInPlaceTests` checks this leaves no property unset.
+    /// temporaries first, 6.2 KB of stack for the beacon's two; the blank links are zero octets
+    /// (`blank`). `BluetoothStackInPlaceTests` checks this leaves no property unset.
     @inline(never)
     mutating func initializeInPlace() {
         withUnsafeMutablePointer(to: &entries) { p in
-            let links = UnsafeMutableRawPointer(p).assumingMemoryBound(to: Link?.self)
-            for i in 0..<capacity { (links + i).initialize(to: nil) }
+            _ = UnsafeMutableRawPointer(p).initializeMemory(
+                as: UInt8.self, repeating: 0, count: MemoryLayout<InlineArray<capacity, Link>>.size)
         }
         for i in 0..<capacity { handles[i] = Self.vacant }
         count = 0

@@ -104,7 +104,7 @@ extension LEStack {
         var n = 0
         for position in 0..<links where connections.isOccupied(position) {
             // Read in place (see `nextDeadline`): a copy of the link is its buffers.
-            if connections.entries[position]?.role == .peripheral, connections.entries[position]?.extra.closing == false { n += 1 }
+            if connections.entries[position].role == .peripheral, !connections.entries[position].extra.closing { n += 1 }
         }
         return n
     }
@@ -115,7 +115,7 @@ extension LEStack {
     mutating func inboundLinksInTable() -> Int {
         var n = 0
         for position in 0..<links where connections.isOccupied(position) {
-            if connections.entries[position]?.role == .peripheral { n += 1 }
+            if connections.entries[position].role == .peripheral { n += 1 }
         }
         return n
     }
@@ -162,9 +162,9 @@ extension LEStack {
         guard let bound = App.inboundLinks.idleBound else { return nil }
         var d: UInt64? = nil
         for position in 0..<links where connections.isOccupied(position) {
-            guard connections.entries[position]?.role == .peripheral, connections.entries[position]?.extra.closing == false,
-                  let heard = connections.entries[position]?.extra.lastHeard else { continue }
-            d = min(d ?? .max, heard &+ bound)
+            guard connections.entries[position].role == .peripheral, !connections.entries[position].extra.closing
+            else { continue }
+            d = min(d ?? .max, connections.entries[position].extra.lastHeard &+ bound)
         }
         return d
     }
@@ -174,14 +174,14 @@ extension LEStack {
     mutating func dropIdleLinks(now: UInt64) {
         guard let bound = App.inboundLinks.idleBound else { return }
         for position in 0..<links where connections.isOccupied(position) {
-            guard connections.entries[position]?.role == .peripheral, connections.entries[position]?.extra.closing == false,
-                  let heard = connections.entries[position]?.extra.lastHeard, now >= heard &+ bound else { continue }
-            connections.entries[position]!.extra.closing = true
+            guard connections.entries[position].role == .peripheral, !connections.entries[position].extra.closing,
+                  now >= connections.entries[position].extra.lastHeard &+ bound else { continue }
+            connections.entries[position].extra.closing = true
             counters.idleLinksDropped &+= 1
-            if connections.entries[position]!.extra.spoke == false, App.inboundLinks.refuseSilentFor > 0 {
-                silentCentrals.refuse(connections.entries[position]!.peer, until: now &+ App.inboundLinks.refuseSilentFor)
+            if !connections.entries[position].extra.spoke, App.inboundLinks.refuseSilentFor > 0 {
+                silentCentrals.refuse(connections.entries[position].peer, until: now &+ App.inboundLinks.refuseSilentFor)
             }
-            control.disconnect(handle: connections.entries[position]!.handle)
+            control.disconnect(handle: connections.entries[position].handle)
         }
         updateInboundRoom()
     }

@@ -57,8 +57,8 @@ extension LEStack {
         // The slot `LinkTable.receive` found the link in, checked, not searched for again.
         guard let i = connections.slot(of: link) else { return }
         var response = PDU()
-        let mtu = connections.entries[i]!.extra.bearer.mtu
-        let action = server.handle(pdu: pdu, bearer: &connections.entries[i]!.extra.bearer,
+        let mtu = connections.entries[i].extra.bearer.mtu
+        let action = server.handle(pdu: pdu, bearer: &connections.entries[i].extra.bearer,
                                    link: GATTServerLink(handle: link.handle, slot: i),
                                    now: now, database: &database, delegate: &app, response: &response)
         switch action {
@@ -68,7 +68,7 @@ extension LEStack {
             // the link (Part F 3.3.3): keep it and send it when room appears.
             if !response.withSpan({ control.sendATT(handle: link.handle, pdu: $0) }) {
                 counters.heldResponses &+= 1
-                connections.entries[i]!.extra.heldResponse = response
+                connections.entries[i].extra.heldResponse = response
             }
         case .indicationConfirmed(let attribute):
             app.stackIndicationConfirmed(handle: link.handle, attribute: attribute, now: now, control: &control)
@@ -78,7 +78,8 @@ extension LEStack {
             break
         }
         // The peer's client exchanged ATT_MTU: our client on this link uses it too.
-        if let changed = connections.entries[i]?.extra.bearer.mtu, changed != mtu {
+        let changed = connections.entries[i].extra.bearer.mtu
+        if changed != mtu {
             app.stackDidUpdateATTMTU(handle: link.handle, mtu: changed, now: now, control: &control)
         }
     }
@@ -101,14 +102,14 @@ extension LEStack {
         switch ATTOpcode(rawValue: pdu[0]) {
         case .exchangeMTUResponse:
             guard let r = try? ATTExchangeMTUResponse(pdu) else { return nil }
-            connections.entries[i]!.extra.bearer.clientExchangeAnswered(serverRxMTU: r.serverRxMTU,
+            connections.entries[i].extra.bearer.clientExchangeAnswered(serverRxMTU: r.serverRxMTU,
                                                                         localRxMTU: server.maximumMTU)
         case .errorResponse:
             guard let e = try? ATTErrorResponse(pdu), e.requestOpcode == .exchangeMTURequest else { return nil }
         default:
             return nil
         }
-        return connections.entries[i]?.extra.bearer.mtu
+        return connections.entries[i].extra.bearer.mtu
     }
 
     /// Queues ATT responses that found the outbound queue full; returns whether any was queued.
@@ -116,13 +117,14 @@ extension LEStack {
     mutating func sendHeldResponses() -> Bool {
         var queued = false
         for position in 0..<links {
-            // Looked at in place: this runs on every flush, and `if let link = entries[position]`
-            // copied the whole link (reassembly buffer, bearer, held response).
-            guard connections.entries[position]?.extra.heldResponse.isEmpty == false else { continue }
-            var response = connections.entries[position]!.extra.heldResponse
-            let handle = connections.entries[position]!.handle
+            // Looked at in place: this runs on every flush, and a copy of the link is its buffers.
+            // A vacant position keeps its last link's octets (`LinkTable.entries`): its handle says.
+            guard connections.isOccupied(position), !connections.entries[position].extra.heldResponse.isEmpty
+            else { continue }
+            var response = connections.entries[position].extra.heldResponse
+            let handle = connections.entries[position].handle
             if response.withSpan({ control.sendATT(handle: handle, pdu: $0) }) {
-                connections.entries[position]!.extra.heldResponse.removeAll()
+                connections.entries[position].extra.heldResponse.removeAll()
                 queued = true
             }
         }
@@ -134,7 +136,7 @@ extension LEStack {
     public mutating func notify(handle: UInt16, attribute: UInt16, value: Span<UInt8>) -> ATTNotificationResult {
         guard let i = connections.slot(of: handle) else { return .unknownLink }
         var pdu = PDU()
-        guard server.notify(handle: attribute, value: value, bearer: connections.entries[i]!.extra.bearer,
+        guard server.notify(handle: attribute, value: value, bearer: connections.entries[i].extra.bearer,
                             link: GATTServerLink(handle: handle, slot: i), database: database, into: &pdu)
         else { return .notEnabled }
         return pdu.withSpan { control.sendATT(handle: handle, pdu: $0) } ? .sent : .queueFull
@@ -144,13 +146,13 @@ extension LEStack {
     public mutating func indicate(handle: UInt16, attribute: UInt16, value: Span<UInt8>) -> ATTIndicationResult {
         guard let i = connections.slot(of: handle) else { return .unknownLink }
         var pdu = PDU()
-        let result = server.indicate(handle: attribute, value: value, bearer: &connections.entries[i]!.extra.bearer,
+        let result = server.indicate(handle: attribute, value: value, bearer: &connections.entries[i].extra.bearer,
                                      link: GATTServerLink(handle: handle, slot: i), now: now, database: database,
                                      into: &pdu)
         // An indication that cannot be queued must not stay outstanding: no confirmation could come,
         // and the 30 s transaction timer (Part F 3.3.3) would then disconnect a healthy link.
         if result == .sent, !pdu.withSpan({ control.sendATT(handle: handle, pdu: $0) }) {
-            connections.entries[i]!.extra.bearer.pendingIndicationHandle = 0
+            connections.entries[i].extra.bearer.pendingIndicationHandle = 0
             return .queueFull
         }
         return result

@@ -201,8 +201,8 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             // Only occupied positions, and the bearer read in place: `if let link = entries[position]`
             // copied the link on every turn of the main loop.
             guard connections.isOccupied(position) else { continue }
-            take(connections.entries[position]?.extra.bearer.nextDeadline)
-            if App.asksForLE2MPHY, connections.entries[position]?.phyRequestPending == true { take(connections.entries[position]?.phyRequestAt) }
+            take(connections.entries[position].extra.bearer.nextDeadline)
+            if App.asksForLE2MPHY, connections.entries[position].phyRequestPending { take(connections.entries[position].phyRequestAt) }
         }
         take(idleDeadline)
         take(app.applicationDeadline)
@@ -231,11 +231,11 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         dropIdleLinks(now: now)
         for position in 0..<links {
             guard connections.isOccupied(position) else { continue }
-            if server.poll(bearer: &connections.entries[position]!.extra.bearer, now: now) == .disconnect {
-                control.disconnect(handle: connections.entries[position]!.handle)
+            if server.poll(bearer: &connections.entries[position].extra.bearer, now: now) == .disconnect {
+                control.disconnect(handle: connections.entries[position].handle)
             }
-            if App.asksForLE2MPHY, connections.entries[position]!.phyRequestPending, now >= connections.entries[position]!.phyRequestAt {
-                sendPendingPHYRequest(handle: connections.entries[position]!.handle)
+            if App.asksForLE2MPHY, connections.entries[position].phyRequestPending, now >= connections.entries[position].phyRequestAt {
+                sendPendingPHYRequest(handle: connections.entries[position].handle)
             }
         }
         if let d = app.applicationDeadlineInPlace(), now >= d { app.stackTimerFired(now: now, control: &control) }

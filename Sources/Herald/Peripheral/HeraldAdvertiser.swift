@@ -22,8 +22,6 @@ public struct HeraldAdvertiser {
     public let configuration: HeraldAdvertisingConfiguration
     public var clock: HeraldClock
     public internal(set) var advertisement: HeraldAdvertisement
-    /// False to stop advertising (e.g. a sensor that wants to be invisible); see `setAdvertising`.
-    public internal(set) var wanted = true
 
     /// Whether a device that rotates its address has its first resolvable private address set (or
     /// could not make one: then it uses the identity address, see `addressFailed`); always true
@@ -31,15 +29,32 @@ public struct HeraldAdvertiser {
     /// nothing that sends our address (an advert, a scan request, a connection request) may start.
     public var addressSettled: Bool { !rotates || currentAddress != nil || (ready && failures > 0) }
 
-    /// The address in use (nil before the first one, or without an IRK).
-    public internal(set) var currentAddress: BDAddress?
     /// The period (index on the grid) the advertiser last entered.
     public internal(set) var period: Int64 = 0
     /// The period `currentAddress` was made for (.min when there is none).
     public internal(set) var addressPeriod: Int64 = .min
-    public internal(set) var isAdvertising = false
     public internal(set) var lastNow: UInt64 = 0
 
+    var job: Job = .none
+    /// The enables in flight, so each answer is read against its own command.
+    var enables = AdvertisingEnableQueue()
+    /// `StackControl.refusedWhileAdvertising` when last read: a change means the controller stopped
+    /// advertising for a central the stack refused.
+    var refusalsSeen = 0
+    var preparedPeriod: Int64 = .min
+    /// After a failed LE Rand/LE Encrypt, no new attempt before this time (doubling back-off).
+    var retryAfter: UInt64 = 0
+    var failures = 0
+    /// When the job in progress was asked for (accurate: requests are made from timers and ready).
+    var jobStartedAt: UInt64 = 0
+    // The fields of one or a few octets last, so no padding lies between wider ones: LLVM split the
+    // advertiser built in its place at such padding and stored every later field as 1-aligned, which
+    // the Cortex-M0 (no unaligned access) does an octet at a time (docs/footprint.md).
+    /// False to stop advertising (e.g. a sensor that wants to be invisible); see `setAdvertising`.
+    public internal(set) var wanted = true
+    /// The address in use (nil before the first one, or without an IRK).
+    public internal(set) var currentAddress: BDAddress?
+    public internal(set) var isAdvertising = false
     var ready = false
     /// False when neither the payload nor the address changes with the period (see
     /// `HeraldPeripheral.tracksPeriods`): no boundary timer then, and `period` stays 0.
@@ -47,22 +62,10 @@ public struct HeraldAdvertiser {
     var configured = false
     var configuredAddressType: HCIOwnAddressType = .randomAddress
     var fallbackAddressType: HCIOwnAddressType = .randomAddress
-    var job: Job = .none
-    /// The enables in flight, so each answer is read against its own command.
-    var enables = AdvertisingEnableQueue()
-    /// `StackControl.refusedWhileAdvertising` when last read: a change means the controller stopped
-    /// advertising for a central the stack refused.
-    var refusalsSeen = 0
     var prepared: BDAddress?
-    var preparedPeriod: Int64 = .min
-    /// After a failed LE Rand/LE Encrypt, no new attempt before this time (doubling back-off).
-    var retryAfter: UInt64 = 0
-    var failures = 0
     /// Set once LE Encrypt failed or went unanswered: later addresses are hashed in software at once,
     /// rather than stalling the command queue on the same refusal every period.
     public internal(set) var encryptsInSoftware = false
-    /// When the job in progress was asked for (accurate: requests are made from timers and ready).
-    var jobStartedAt: UInt64 = 0
 
     /// How long LE Rand + LE Encrypt may take together before the advertiser stops waiting (the host's
     /// command timeout is 2 s each).

@@ -36,22 +36,26 @@ public enum HeraldCommandTag {
 
 /// How the peripheral advertises.
 public struct HeraldAdvertisingConfiguration: Sendable {
-    /// Which service UUID the advertisement carries (the other goes in the scan response).
-    public var identifiers: HeraldAdvertIdentifiers
-    /// Advertising interval in units of 0.625 ms (Core 5.4 Vol 4 Part E 7.8.5: 0x0020...0x4000).
-    public var intervalMin: UInt16
-    public var intervalMax: UInt16
-    public var txPower: Int8?
-    /// Identity resolving key, HCI byte order. With one, the peripheral advertises a resolvable
-    /// private address that changes with every payload period; without, the controller's identity
-    /// address (what a venue beacon, which has nothing to hide, uses).
-    public var irk: InlineArray<16, UInt8>?
+    // The 64-bit fields first and the odd-sized ones last, so no padding lies inside: LLVM split the
+    // advertiser built in its place at the padding after `irk` (offset 25) and stored every later
+    // field (the whole advertiser, 264 octets) as 1-aligned, which the Cortex-M0 (no unaligned
+    // access) does an octet at a time (docs/footprint.md, issue 37's fifth round).
     /// The period grid (360 s periods from this epoch, unless shortened for a test) the address rotates on; the same as the key
     /// schedule's, so the address and the contact identifier change at the same instant.
     public var epoch: KeyEpoch
     /// How long before a period boundary the next address is computed (ms), so it is ready to set at
     /// the boundary itself: LE Rand and LE Encrypt are two controller round trips.
     public var preparationLead: Int64
+    /// Advertising interval in units of 0.625 ms (Core 5.4 Vol 4 Part E 7.8.5: 0x0020...0x4000).
+    public var intervalMin: UInt16
+    public var intervalMax: UInt16
+    /// Identity resolving key, HCI byte order. With one, the peripheral advertises a resolvable
+    /// private address that changes with every payload period; without, the controller's identity
+    /// address (what a venue beacon, which has nothing to hide, uses).
+    public var irk: InlineArray<16, UInt8>?
+    public var txPower: Int8?
+    /// Which service UUID the advertisement carries (the other goes in the scan response).
+    public var identifiers: HeraldAdvertIdentifiers
 
     public init(identifiers: HeraldAdvertIdentifiers = .specification, intervalMilliseconds: Int = 200,
                 txPower: Int8? = nil, irk: InlineArray<16, UInt8>? = nil, epoch: KeyEpoch = .standard,
