@@ -135,21 +135,23 @@ struct WearableCommand: ParsableCommand {
 
     func note(_ s: String) { FileHandle.standardError.write(Data((s + "\n").utf8)) }
 
-    /// The sensor with the Herald peripheral on a 4-link stack (2 central links), until the duration
+    /// The sensor with the Herald peripheral on a 5-link stack (3 central links, 2 for centrals
+    /// reading us: a third central link shortens a crowd's first reads, `docs/crowd-issue-39.md`;
+    /// Zephyr's `hci_uart` controller takes 16), until the duration
     /// passes or SIGINT/SIGTERM. `supplier` is the one provider of our payload: the peripheral serves
     /// it (so it has no source of its own), and the logs name it, both on `clock`.
     func runWearable<Supplier: PayloadDataSupplier>(
         supplier: Supplier, advertising: HeraldAdvertisingConfiguration, clock: HeraldClock
     ) throws {
-        typealias Peripheral = HeraldPeripheral<NoPayloadSource, StandardServerOffer, 4, 512, 1024>
+        typealias Peripheral = HeraldPeripheral<NoPayloadSource, StandardServerOffer, 5, 512, 1024>
         // The sensor's events go to the hub, the peripheral half's to the printer.
         typealias Delegate = SensorDelegatePair<WearableSensorDelegate, PeripheralEventPrinter>
-        typealias App = HeraldSensor<Supplier, Delegate, 64, 2, Peripheral>
+        typealias App = HeraldSensor<Supplier, Delegate, 64, 3, Peripheral>
         var peripheral: Peripheral
-        var database: GATTDatabase<24, 256, 4>
+        var database: GATTDatabase<24, 256, 5>
         do {
             peripheral = try Peripheral(source: NoPayloadSource(), advertising: advertising, clock: clock)
-            database = try GATTDatabase<24, 256, 4>(deviceName: Array("herald".utf8).span)
+            database = try GATTDatabase<24, 256, 5>(deviceName: Array("herald".utf8).span)
             try peripheral.install(into: &database)
         } catch {
             throw CLIError(exitCode: 1, message: "internal error building the wearable: \(error)")
@@ -181,7 +183,7 @@ struct WearableCommand: ParsableCommand {
         // Payloads are read again once a period old (one 360 s period, or the shortened test period).
         var sensorConfiguration = HeraldSensorConfiguration()
         sensorConfiguration.payloadUpdateInterval = UInt64(advertising.epoch.secondsPerPeriod) * 1000
-        let stack = BluetoothStack(configuration: StackSession<App, 4, 24, 256>.defaultConfiguration(), database: database,
+        let stack = BluetoothStack(configuration: StackSession<App, 5, 24, 256>.defaultConfiguration(), database: database,
                                    app: App(supplier: supplier, delegate: Delegate(WearableSensorDelegate(hub: hub), observer),
                                              peripheral: peripheral,
                                              configuration: sensorConfiguration))
@@ -255,7 +257,7 @@ struct WearableCommand: ParsableCommand {
     }
 
     func handle<Sp: PayloadDataSupplier, P: HeraldSensorPeripheral>(
-        _ line: String, session: StackSession<HeraldSensor<Sp, SensorDelegatePair<WearableSensorDelegate, PeripheralEventPrinter>, 64, 2, P>, 4, 24, 256>) throws {
+        _ line: String, session: StackSession<HeraldSensor<Sp, SensorDelegatePair<WearableSensorDelegate, PeripheralEventPrinter>, 64, 3, P>, 5, 24, 256>) throws {
         do {
             guard case .send(let data, let target)? = try WearableConsoleCommand.parse(line) else { return }
             let now = MonotonicClock.now()

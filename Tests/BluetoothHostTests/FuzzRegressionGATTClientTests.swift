@@ -28,7 +28,9 @@ import Testing
     @Test func wellFormedCharacteristicStillDiscovered() {
         var c = TestClient()
         _ = c.start(.discoverAllCharacteristics(serviceStart: 0x000E, serviceEnd: 0x0012))
-        #expect(c.feed("09 07 11 00 0c 12 00 2a 00").0 == .send)
+        // Its value is the service's last handle: no room for another, so discovery ends here.
+        #expect(c.feed("09 07 11 00 0c 12 00 2a 00").0 == .none)
+        #expect(c.delegate.completions.count == 1 && c.lastError == nil)
         #expect(c.delegate.characteristics == [
             GATTDiscoveredCharacteristic(declarationHandle: 0x11, properties: GATTCharacteristicProperties(rawValue: 0x0C),
                                          valueHandle: 0x12, uuid: BluetoothUUID(uuid16: 0x002A)),

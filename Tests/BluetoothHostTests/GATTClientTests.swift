@@ -16,6 +16,9 @@ struct RecordingGATTDelegate: GATTClientDelegate {
     var notifications: [(handle: UInt16, value: [UInt8])] = []
     var indications: [(handle: UInt16, value: [UInt8])] = []
     var completions: [(procedure: GATTProcedureKind, error: GATTClientError?)] = []
+    /// Set by a test: the delegate says it has what it needs (the client stops discovering).
+    var foundWhatItNeeds = false
+    var gattClientHasFoundWhatItNeeds: Bool { foundWhatItNeeds }
 
     mutating func gattClientDidExchangeMTU(_ mtu: UInt16) { mtus.append(mtu) }
     mutating func gattClientDidDiscover(service: GATTDiscoveredService) { services.append(service) }
@@ -102,8 +105,9 @@ typealias TestClient = ScriptedClient<512>
                 attHex("08 0e 00 12 00 03 28"))  // frame 52
         let frame54 = "09 15 0f 00 02 10 00 e7 33 89 8f e3 43 21 a1 29 48 05 8f f8 c0 98 3e"
             + "11 00 08 12 00 11 1a 82 80 9a e0 24 83 7a 43 2e 09 13 b8 17 f6"
-        #expect(c.feed(frame54) == (.send, attHex("08 12 00 12 00 03 28")))  // frame 55
-        #expect(c.feed("01 08 12 00 0a") == (.none, []))  // frame 57
+        // Bumble asked again from 0x12 (frame 55) and got Attribute Not Found (57). The last value is
+        // at the service's end, so no other characteristic fits (Part G 3.3.1): we stop here.
+        #expect(c.feed(frame54) == (.none, []))
         #expect(c.delegate.characteristics == [
             GATTDiscoveredCharacteristic(declarationHandle: 0x0F, properties: .read, valueHandle: 0x10, uuid: heraldPayloadUUID),
             GATTDiscoveredCharacteristic(declarationHandle: 0x11, properties: .write, valueHandle: 0x12, uuid: heraldSignalUUID),
@@ -138,6 +142,36 @@ typealias TestClient = ScriptedClient<512>
         // A group ending at 0xFFFF ends discovery without another request.
         #expect(d.feed("07 06 00 ff ff") == (.none, []))
         #expect(d.delegate.services.first?.endHandle == 0xFFFF && d.lastError == nil)
+    }
+
+    /// A delegate that has found what it needs ends a discovery after the response in hand, as a
+    /// success (Part G 4.4.1, 4.6.1 permit ending early); one that has not asks for the rest.
+    @Test func aDelegateThatHasWhatItNeedsEndsDiscoveryEarly() {
+        var c = TestClient()
+        _ = c.startBytes(.discoverAllPrimaryServices)
+        c.delegate.foundWhatItNeeds = true
+        #expect(c.feed("11 06 01 00 05 00 00 18 06 00 0d 00 01 18") == (.none, []))
+        #expect(c.delegate.services.count == 2 && c.delegate.completions.count == 1 && c.lastError == nil)
+
+        var d = TestClient()
+        _ = d.startBytes(.discoverAllCharacteristics(serviceStart: 0x0E, serviceEnd: 0x20))
+        #expect(d.feed("09 07 0f 00 02 10 00 2a 00") == (.send, attHex("08 10 00 20 00 03 28")))
+        d.delegate.foundWhatItNeeds = true
+        #expect(d.feed("09 07 11 00 02 12 00 2b 00") == (.none, []))
+        #expect(d.delegate.characteristics.count == 2 && d.lastError == nil)
+    }
+
+    /// Characteristics: a value at the range's last handle or the one before leaves no room for another
+    /// declaration and its value (Part G 3.3.1), so no request is sent that could only find nothing.
+    @Test func characteristicDiscoveryStopsWhenNoOtherCanFit() {
+        var c = TestClient()
+        _ = c.startBytes(.discoverAllCharacteristics(serviceStart: 0x0E, serviceEnd: 0x13))
+        // Value at 0x12, one handle before the end (a descriptor may be at 0x13, a characteristic not).
+        #expect(c.feed("09 07 11 00 02 12 00 2a 00") == (.none, []))
+        var d = TestClient()
+        _ = d.startBytes(.discoverAllCharacteristics(serviceStart: 0x0E, serviceEnd: 0x14))
+        // Value at 0x12, two before the end: a declaration at 0x13 with its value at 0x14 still fits.
+        #expect(d.feed("09 07 11 00 02 12 00 2a 00") == (.send, attHex("08 12 00 14 00 03 28")))
     }
 }
 

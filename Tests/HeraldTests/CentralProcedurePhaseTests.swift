@@ -47,6 +47,25 @@ struct CentralProcedurePhaseTests {
         #expect(p.isFinished && p.result == .completed)
     }
 
+    /// The walk tells its GATT client when it has what it needs: the first Herald service; in it, the
+    /// payload and the iOS signal characteristic (an Android one may still be followed by an iOS one).
+    @Test func theWalkSaysWhenItHasWhatItNeeds() {
+        var p = HeraldCentralProcedure(wantsImmediateSend: false, wantsPayload: true, wantsSharing: true)
+        _ = p.start()
+        _ = p.didComplete(succeeded: true)
+        p.didDiscover(service: BluetoothUUID(uuid16: 0x1800), start: 1, end: 5)
+        #expect(!p.gattClientHasFoundWhatItNeeds)
+        p.didDiscover(service: HeraldIdentifiers.serviceUUID, start: 0x10, end: 0x18)
+        #expect(p.gattClientHasFoundWhatItNeeds)
+        _ = p.didComplete(succeeded: true)
+        #expect(!p.gattClientHasFoundWhatItNeeds)
+        p.didDiscover(characteristic: HeraldIdentifiers.payloadCharacteristicUUID, valueHandle: 0x12)
+        p.didDiscover(characteristic: HeraldIdentifiers.androidSignalCharacteristicUUID, valueHandle: 0x14)
+        #expect(!p.gattClientHasFoundWhatItNeeds)
+        p.didDiscover(characteristic: HeraldIdentifiers.iosSignalCharacteristicUUID, valueHandle: 0x16)
+        #expect(p.gattClientHasFoundWhatItNeeds)
+    }
+
     @Test func aWriteIsOnlyEverAskedOfAPeerWithASignalCharacteristic() {
         let (p, step) = Self.discovered([(HeraldIdentifiers.payloadCharacteristicUUID, 3)], immediateSend: true, payload: false,
                                         sharing: true)

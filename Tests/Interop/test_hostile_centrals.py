@@ -1,7 +1,7 @@
 """A `herald wearable` among centrals that misuse it, with benign peers whose reading must go on.
 
 One scenario per controller kind (module fixture, ~110 s each): wearable W and a Herald phone P1; then
-five centrals (one more than W's four links) that connect to W and say nothing, reconnecting whenever
+five centrals (more than the two links W leaves to centrals) that connect to W and say nothing, reconnecting whenever
 dropped, for 55 s; a polite central R that reads W's payload every 3 s throughout; a second phone P2
 that arrives 20 s into the silent centrals' siege. Then a central that floods W with ATT requests and
 one that connects and disconnects in a loop, for 35 s, on two of the silent centrals' controllers.
@@ -9,7 +9,7 @@ one that connects and disconnects in a loop, for 35 s, on two of the silent cent
 On Zephyr 2.5's radio (`zephyr25`) the Herald reference's C++ wearable (zephyr-bsim/apps) is a second
 benign peer: W reads it before the siege begins and must go on measuring it in every window.
 
-The policy under test (`InboundLinkPolicy`, README "Links"): W keeps two of its four links for its
+The policy under test (`InboundLinkPolicy`, README "Links"): W keeps three of its five links for its
 own central role, drops an inbound link after 10 s without a PDU, and refuses for 60 s a central that
 never said anything. W's capture (`--btsnoop`) and counters at exit (`--stats`) show what it did.
 The same capture checks that no advert, active scan or connection request of W's went out while its
@@ -36,7 +36,7 @@ P2_PAYLOAD = "10" + "033a" + "0000" + "c3" * 16
 SILENT = 5
 SIEGE = 55.0
 FLOOD = 35.0
-LINKS, KEPT_FOR_CENTRAL, IDLE_BOUND = 4, 2, 10.0
+LINKS, KEPT_FOR_CENTRAL, IDLE_BOUND = 5, 3, 10.0
 
 
 # The reference C++ wearable's advert lists the 16-bit services 0x1801 and 0x1800; ours does not.

@@ -191,6 +191,7 @@ extension GATTClient {
                 startHandle: e.handle, endHandle: e.endGroupHandle, uuid: try BluetoothUUID(wire: e.value)))
             last = e.endGroupHandle
         }
+        if delegate.gattClientHasFoundWhatItNeeds { return .done }
         return continueDiscovery(after: last, end: 0xFFFF) { .discoveringServices(start: $0) }
     }
 
@@ -213,6 +214,7 @@ extension GATTClient {
                 startHandle: e.foundAttributeHandle, endHandle: e.groupEndHandle, uuid: serviceUUID))
             last = e.groupEndHandle
         }
+        if delegate.gattClientHasFoundWhatItNeeds { return .done }
         return continueDiscovery(after: last, end: 0xFFFF) { .discoveringServicesByUUID(start: $0) }
     }
 
@@ -233,6 +235,7 @@ extension GATTClient {
             floor = Int(e.handle) + 1
         }
         var last: UInt16 = 0
+        var lastValue: UInt16 = 0
         var entries = r.makeIterator()
         while let e = entries.next() {
             var v = ByteReader(e.value)
@@ -242,7 +245,13 @@ extension GATTClient {
                 declarationHandle: e.handle, properties: properties, valueHandle: valueHandle,
                 uuid: try BluetoothUUID(wire: v.rest())))
             last = e.handle
+            lastValue = valueHandle
         }
+        if delegate.gattClientHasFoundWhatItNeeds { return .done }
+        // Another characteristic needs a declaration above the last value and its own value after
+        // it, both inside the range (Part G 3.3.1, 3.3.2): with no room for the two, the request that
+        // would only end in Attribute Not Found is not sent.
+        if lastValue >= end &- 1 { return .done }
         return continueDiscovery(after: last, end: end) { .discoveringCharacteristics(start: $0, end: end) }
     }
 

@@ -161,6 +161,11 @@ public protocol GATTClientDelegate {
     /// The procedure ended: `error` is nil on success. Discovery that ends with Attribute Not Found
     /// succeeded (Part G 4.4.1, 4.6.1, 4.7.1).
     mutating func gattClientDidComplete(_ procedure: GATTProcedureKind, error: GATTClientError?)
+    /// After each discovery response: true ends the discovery there, as a success, without asking for
+    /// the rest of the range (Part G 4.4.1, 4.4.2, 4.6.1: "it is permitted to end the sub-procedure
+    /// early if a desired" service or characteristic is found). A client that needs one service spares
+    /// the round trip that would only end in Attribute Not Found.
+    var gattClientHasFoundWhatItNeeds: Bool { get }
 }
 
 extension GATTClientDelegate {
@@ -172,4 +177,5 @@ extension GATTClientDelegate {
     public mutating func gattClientDidReceiveNotification(handle: UInt16, value: Span<UInt8>) {}
     public mutating func gattClientDidReceiveIndication(handle: UInt16, value: Span<UInt8>) {}
     public mutating func gattClientDidComplete(_ procedure: GATTProcedureKind, error: GATTClientError?) {}
+    public var gattClientHasFoundWhatItNeeds: Bool { false }
 }

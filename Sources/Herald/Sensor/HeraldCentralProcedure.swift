@@ -331,4 +331,14 @@ extension HeraldCentralProcedure: GATTClientDelegate {
     public mutating func gattClientDidComplete(_ procedure: GATTProcedureKind, error: GATTClientError?) {
         _ = didComplete(succeeded: error == nil)
     }
+    /// The walk stops at the first Herald service, and in it once the payload and the iOS signal
+    /// characteristic are found (nothing later can change what the procedure does): each round trip
+    /// spared is time a central link is held in a crowd (`docs/crowd-issue-39.md`).
+    public var gattClientHasFoundWhatItNeeds: Bool {
+        switch phase {
+        case .discoveringServices(let found): found != nil
+        case .discoveringCharacteristics(_, let payload, let signal): payload != nil && signal?.os == .ios
+        default: false
+        }
+    }
 }

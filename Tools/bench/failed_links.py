@@ -1,0 +1,56 @@
+"""Why a crowd's central links ended 0x3E, from both ends: each failed link matched with its target's capture.
+
+usage: python failed_links.py WORK_DIR [WORK_DIR ...]   (a `bench-wearables` work folder: w*.btsnoop)
+
+A link as central that ended 0x3E (Connection Failed to be Established, Core 5.4 Vol 6 Part B 4.5.2:
+the peripheral never answered in the first six connection events) is looked up in the capture of the
+wearable whose address it targeted (its LE Set Random Address commands say which addresses were its),
+for a link as peripheral that came up within 150 ms of ours:
+  collision     another central's link came up there instead: it won the advert;
+  both failed   our link came up there too and failed on that side as well: both controllers missed
+                the first events (a scheduling conflict, not a lost race);
+  not received  nothing came up there: the target's controller did not take the CONNECT_IND.
+Targets without a capture (the beacon, the phone) are counted apart.
+"""
+import glob
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "Tests" / "Interop"))
+import snoop  # noqa: E402
+
+
+def classify(work):
+    captures = sorted(glob.glob(os.path.join(work, "w*.btsnoop")))
+    links = {c: snoop.links(c) for c in captures}
+    owner = {}
+    for c in captures:
+        for entry in snoop.own_address_timeline(c):
+            if entry[0] == "random":
+                owner[entry[1]] = c
+    counts = {"collision": 0, "both failed": 0, "not received": 0, "no capture of the target": 0}
+    for c in captures:
+        ours = {a for a, o in owner.items() if o == c}
+        for link in links[c]:
+            if link.role != "central" or link.reason != 0x3E:
+                continue
+            target = owner.get(link.peer)
+            if target is None:
+                counts["no capture of the target"] += 1
+                continue
+            near = [m for m in links[target] if m.role == "peripheral" and abs(m.up - link.up) < 0.15]
+            if any(m.peer in ours for m in near):
+                counts["both failed"] += 1
+            elif near:
+                counts["collision"] += 1
+            else:
+                counts["not received"] += 1
+    return counts
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    for work in sys.argv[1:]:
+        print(os.path.basename(work.rstrip("/")), classify(work))
