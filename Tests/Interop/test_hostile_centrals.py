@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 import snoop
+from reference_crash import ReferenceCrashed, known_reference_crash
 from radio import ZephyrRadio, apps_available, open_radio
 from test_reference_cpp import CPP_WEARABLE_PAYLOAD
 from test_wearable import ANDROID_PAYLOAD, Lines, events, keep, phone, stop, target_of_payload, wearable, windows_with_readings
@@ -97,7 +98,20 @@ def reference_in(scenario):
 @pytest.fixture(scope="module", params=["bumble", "zephyr", "zephyr25"])
 def scenario(request, herald_bin, tmp_path_factory):
     kind = request.param
-    logs = tmp_path_factory.mktemp(f"hostile-{kind}")
+    # On Zephyr 2.5's radio the reference C++ wearable can crash on its own (reference_crash.py), which
+    # ends the whole simulation: then the scenario runs once more, and only a second such crash makes
+    # the module's tests expected failures that name it. Any other end of the radio stays a failure.
+    crash = None
+    for attempt in (1, 2):
+        try:
+            return run_scenario(kind, herald_bin, tmp_path_factory.mktemp(f"hostile-{kind}"))
+        except ReferenceCrashed as e:
+            crash = str(e)
+            print(f"\n{kind}: try {attempt} ended with the reference's own crash: {crash}")
+    pytest.xfail(f"the reference C++ wearable crashed in both tries with its known bug (docs/ci-flakes.md item 16): {crash}")
+
+
+def run_scenario(kind, herald_bin, logs):
     # W, P1, P2, R, and the silent centrals (the flood and the churn reuse two of theirs).
     radio = open_radio_with_reference(kind, 4 + SILENT)
     procs = []
@@ -134,6 +148,7 @@ def scenario(request, herald_bin, tmp_path_factory):
         # whatever else W still holds now is a leak.
         time.sleep(3)
         ended = radio.ended()
+        crash = known_reference_crash(ended, reference) if reference else None
         stop(w.proc, signal.SIGINT)
         for p in procs:
             stop(p.proc)
@@ -141,9 +156,19 @@ def scenario(request, herald_bin, tmp_path_factory):
         radio.keep_logs(logs / "radio")
         procs, radio = [], None
         keep(logs, silent=silent, reader=reader, flood=flood, churn=churn, p1=p1, p2=p2)
-        yield dict(kind=kind, w=w, p1=p1, p2=p2, t_p1=t_p1, t_p2=t_p2, silent=silent, reader=reader, flood=flood,
-                   churn=churn, t_siege=t_siege, t_flood=t_flood, end=end, capture=logs / "w.btsnoop",
-                   reference=reference, ended=ended)
+        if crash:
+            raise ReferenceCrashed(crash)
+        return dict(kind=kind, w=w, p1=p1, p2=p2, t_p1=t_p1, t_p2=t_p2, silent=silent, reader=reader, flood=flood,
+                    churn=churn, t_siege=t_siege, t_flood=t_flood, end=end, capture=logs / "w.btsnoop",
+                    reference=reference, ended=ended)
+    except ReferenceCrashed:
+        raise
+    except Exception as e:
+        # A wait that timed out because the reference's crash had ended the radio is that crash.
+        crash = known_reference_crash(radio.ended(), radio.app_log(0)) if radio and kind == "zephyr25" else None
+        if crash:
+            raise ReferenceCrashed(crash) from e
+        raise
     finally:
         for p in procs:
             stop(p.proc)

@@ -12,6 +12,7 @@ defects decide how often it reads us (README "Tested against the Herald referenc
 the figures are printed (run with -s) and asserted as floors where the reference allows one.
 """
 import base64
+import contextlib
 import json
 import os
 import re
@@ -22,6 +23,7 @@ from datetime import datetime, timezone
 import pytest
 
 import snoop
+from reference_crash import ReferenceCrashed, known_reference_crash
 
 from radio import ZephyrRadio, apps_available, wanted_kinds
 from test_wearable import Lines, events, stop, windows_with_readings
@@ -84,7 +86,23 @@ def scenario(herald_bin, tmp_path_factory):
         "runs on Zephyr 2.5's radio only (the apps are simulated nRF52s built with Zephyr 2.5)"
     if why:
         pytest.skip(why)
-    logs = tmp_path_factory.mktemp("reference-cpp")
+    # The reference wearable can crash on its own (reference_crash.py), which ends the whole simulation:
+    # then the scenario runs once more, and only a second such crash makes the module's tests expected
+    # failures that name it. Any other end of the radio stays a failure.
+    crash = None
+    for attempt in (1, 2):
+        try:
+            with reference_scenario(herald_bin, tmp_path_factory.mktemp("reference-cpp")) as out:
+                yield out
+                return
+        except ReferenceCrashed as e:
+            crash = str(e)
+            print(f"\nreference scenario: try {attempt} ended with the reference's own crash: {crash}")
+    pytest.xfail(f"the reference C++ wearable crashed in both tries with its known bug (docs/ci-flakes.md item 16): {crash}")
+
+
+@contextlib.contextmanager
+def reference_scenario(herald_bin, logs):
     # Controllers: 0 our wearable, 1 our beacon, 2 scan, 3 sense; then the reference's two apps.
     radio = ZephyrRadio(4, kind="zephyr25", apps=("herald-cpp-wearable.exe", "herald-cpp-venue-beacon.exe"))
     started = time.monotonic()
@@ -118,7 +136,11 @@ def scenario(herald_bin, tmp_path_factory):
         first = max(t_wearable, t_beacon)
         # Two minutes of 30 s windows after both are read.
         while time.monotonic() < first + MEASURED_FOR + 1:
-            assert radio.proc.poll() is None, f"the simulation stopped: {radio.ended()}; {open(radio.log.name).read()[-800:]}"
+            if radio.proc.poll() is not None:
+                crash = known_reference_crash(radio.ended(), radio.app_log(0))
+                if crash:
+                    raise ReferenceCrashed(crash)
+                raise AssertionError(f"the simulation stopped: {radio.ended()}; {open(radio.log.name).read()[-800:]}")
             time.sleep(1)
         scan_out, scan_err = scan.communicate(timeout=60)
         scan_code = scan.returncode
@@ -144,13 +166,28 @@ def scenario(herald_bin, tmp_path_factory):
         out["simulation_alive"] = radio.proc.poll() is None
         out["ended"] = radio.ended()
         radio.keep_logs(logs / "radio")  # both apps' logs beside our captures
+        crash = known_reference_crash(out["ended"], radio.app_log(0))
+        if crash:
+            raise ReferenceCrashed(crash)
         out["elapsed"] = time.monotonic() - started
         print(f"\nreference scenario: {out['elapsed']:.0f} s")
+    except Exception as e:
+        # A wait that timed out because the reference's crash had ended the radio is that crash.
+        crash = None if isinstance(e, ReferenceCrashed) else known_reference_crash(radio.ended(), radio.app_log(0))
+        shut_down(procs, radio)
+        if crash:
+            raise ReferenceCrashed(crash) from e
+        raise
+    try:
         yield out
     finally:
-        for p in procs:
-            stop(p.proc)
-        radio.close()
+        shut_down(procs, radio)
+
+
+def shut_down(procs, radio):
+    for p in procs:
+        stop(p.proc)
+    radio.close()
 
 
 def test_our_wearable_reads_and_measures_the_reference_wearable(scenario):
