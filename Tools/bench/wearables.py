@@ -7,7 +7,8 @@ each its own location code) and N Bumble "Android phones" (Tests/Interop/peers/h
 one radio of the chosen controllers, runs them for S seconds, and prints, for every wearable and
 every peer it should find:
   - first advert -> didRead: from the wearable's didDetect of that peer to its didRead (seconds);
-  - RSSI readings (didMeasure) of that peer in each full 30 s window after the read;
+  - RSSI readings (didMeasure) of that peer in each full 30 s window after the read, under every
+    address it was read as (a payload period changes a wearable's address and target);
 and the median and worst first advert -> didRead over all pairs of the run, each wearable's own
 CPU time (user + system, from /proc) per hour of running among its peers, and where the first reads'
 time went, from each wearable's capture (`phases.py`: heard, connect, discover, read).
@@ -107,10 +108,14 @@ def main():
           f"{DESCRIPTIONS[args.controller]}, {args.seconds:.0f} s")
     for i, ev in enumerate(events):
         detected = {e["target"]: seconds(e["time"]) for e in ev if e.get("event") == "didDetect"}
-        reads = {}
+        reads, targets_of = {}, {}
         for e in ev:
             if e.get("event") == "didRead":
-                reads.setdefault(e.get("shortName") or e["payload"], (e["target"], seconds(e["time"])))
+                key = e.get("shortName") or e["payload"]
+                reads.setdefault(key, (e["target"], seconds(e["time"])))
+                # Every target a peer was read as: its address, and so its target, changes with each
+                # payload period, and its readings continue under the new one.
+                targets_of.setdefault(key, set()).add(e["target"])
         by_payload = {e["payload"]: e.get("shortName") for e in ev if e.get("event") == "didRead"}
         end = max(seconds(e["time"]) for e in ev if "time" in e)
         peers = [(f"wearable {k}", names[k]) for k in range(len(names)) if k != i]
@@ -125,7 +130,8 @@ def main():
             target, t_read = min(found, key=lambda r: r[1])
             delay = t_read - detected.get(target, t_read)
             delays.append(delay)
-            measures = sorted(seconds(e["time"]) for e in ev if e.get("event") == "didMeasure" and e.get("target") == target)
+            followed = set().union(*(targets_of[k] for k in keys if k in targets_of))
+            measures = sorted(seconds(e["time"]) for e in ev if e.get("event") == "didMeasure" and e.get("target") in followed)
             windows, t0 = [], t_read
             while t0 + 30 <= end:
                 windows.append(sum(1 for t in measures if t0 <= t < t0 + 30))
