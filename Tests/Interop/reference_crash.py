@@ -15,7 +15,7 @@ not end in a GATT callback) is not this crash and stays a failure.
 from pathlib import Path
 
 KNOWN_INSTRUCTION = "herald-cpp-wearable.exe[7e3e3,"
-GATT_CALLBACK_WORDS = ("GATT discovery procedure", "FOUND Herald", "GATT read error", "GATT read")
+GATT_CALLBACK_WORDS = ("GATT discovery procedure", "FOUND Herald", "GATT read")
 
 
 class ReferenceCrashed(Exception):
