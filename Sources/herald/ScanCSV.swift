@@ -19,8 +19,7 @@ final class ScanCSV {
     }
 
     func write(_ r: AdvertisementRecord, kind: DeviceKind, heraldPayload: String?) {
-        let time = ISO8601DateFormatter.string(from: r.time, timeZone: TimeZone(identifier: "UTC")!,
-                                               formatOptions: [.withInternetDateTime, .withFractionalSeconds])
+        let time = iso8601Timestamp(r.time, fractionalSeconds: true)
         let fields = [time, r.address, r.addressType, kind.rawValue, r.rssi.map(String.init) ?? "",
                       r.scanResponse ? "scan-response" : "advert", r.data, heraldPayload ?? ""]
         handle.write(Data((fields.map(Self.quoted).joined(separator: ",") + "\n").utf8))

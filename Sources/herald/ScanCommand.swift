@@ -209,8 +209,7 @@ struct ReportPrinter: LEApplication {
         // Milliseconds: adverts come tens of milliseconds apart.
         e.dateEncodingStrategy = .custom { date, encoder in
             var c = encoder.singleValueContainer()
-            try c.encode(ISO8601DateFormatter.string(from: date, timeZone: TimeZone(identifier: "UTC")!,
-                                                     formatOptions: [.withInternetDateTime, .withFractionalSeconds]))
+            try c.encode(iso8601Timestamp(date, fractionalSeconds: true))
         }
         return e
     }()

@@ -317,8 +317,8 @@ func runHeraldPeripheral<Source: HeraldPayloadSource>(
             object["payload"] = WearableEventHub.hexString(served)
             object["decoded"] = PayloadDescription.text(served, order: options.byteOrder)
         }
-        if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
-            print(String(decoding: data, as: UTF8.self))
+        if let line = JSONLine.encode(object) {
+            print(line)
             fflush(nil)
         }
     }

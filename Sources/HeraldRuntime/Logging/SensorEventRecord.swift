@@ -94,26 +94,48 @@ public func payloadShortName(_ bytes: [UInt8]) -> String {
 /// `yyyy-MM-dd HH:mm:ss.SSSZ` in UTC (`2026-11-21 10:00:00.123+0000`), the timestamp of the Herald logs.
 /// Formatted by hand: `DateFormatter` is slow and not thread-safe to share on Linux.
 public func logTimestamp(_ date: Date) -> String {
-    let totalMs = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-    var days = totalMs / 86_400_000
-    var msOfDay = totalMs % 86_400_000
-    if msOfDay < 0 { msOfDay += 86_400_000; days -= 1 }
-    // Civil date from days since 1970-01-01 (proleptic Gregorian; H. Hinnant's algorithm).
-    let z = days + 719_468
-    let era = (z >= 0 ? z : z - 146_096) / 146_097
-    let doe = z - era * 146_097
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-    let mp = (5 * doy + 2) / 153
-    let d = doy - (153 * mp + 2) / 5 + 1
-    let m = mp < 10 ? mp + 3 : mp - 9
-    let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
-    let h = msOfDay / 3_600_000, mi = msOfDay / 60_000 % 60, s = msOfDay / 1000 % 60, ms = msOfDay % 1000
-    func pad(_ v: Int64, _ w: Int) -> String {
+    let t = UTCTime(date)
+    return "\(t.date) \(t.time).\(UTCTime.pad(t.ms, 3))+0000"
+}
+
+/// RFC 3339 in UTC, as `ISO8601DateFormatter` writes it with `.withInternetDateTime` (and
+/// `.withFractionalSeconds`): `2026-11-21T10:00:00Z` (`2026-11-21T10:00:00.123Z`). Formatted by hand:
+/// `ISO8601DateFormatter.string(from:timeZone:formatOptions:)` builds an ICU formatter on every call, and
+/// that was 38 % of a crowd wearable's CPU with `--json-events` (`docs/crowd-issue-39.md`).
+public func iso8601Timestamp(_ date: Date, fractionalSeconds: Bool) -> String {
+    let t = UTCTime(date)
+    return fractionalSeconds ? "\(t.date)T\(t.time).\(UTCTime.pad(t.ms, 3))Z" : "\(t.date)T\(t.time)Z"
+}
+
+/// A time's UTC calendar fields, truncated to the millisecond.
+struct UTCTime {
+    let date: String, time: String, ms: Int64
+
+    init(_ d: Date) {
+        let totalMs = Int64((d.timeIntervalSince1970 * 1000).rounded(.down))
+        var days = totalMs / 86_400_000
+        var msOfDay = totalMs % 86_400_000
+        if msOfDay < 0 { msOfDay += 86_400_000; days -= 1 }
+        // Civil date from days since 1970-01-01 (proleptic Gregorian; H. Hinnant's algorithm).
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
+        let h = msOfDay / 3_600_000, mi = msOfDay / 60_000 % 60, s = msOfDay / 1000 % 60
+        date = "\(Self.pad(y, 4))-\(Self.pad(m, 2))-\(Self.pad(day, 2))"
+        time = "\(Self.pad(h, 2)):\(Self.pad(mi, 2)):\(Self.pad(s, 2))"
+        ms = msOfDay % 1000
+    }
+
+    static func pad(_ v: Int64, _ w: Int) -> String {
         let t = String(v)
         return t.count >= w ? t : String(repeating: "0", count: w - t.count) + t
     }
-    return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2)) \(pad(h, 2)):\(pad(mi, 2)):\(pad(s, 2)).\(pad(ms, 3))+0000"
 }
 
 /// Quotes a CSV value the way the Herald apps' `TextFile.csv` does: in double quotes when it holds a

@@ -76,11 +76,9 @@ public struct PeripheralEventPrinter: HeraldPeripheralDelegate {
         if json {
             var object = fields
             object["event"] = event
-            object["time"] = ISO8601DateFormatter.string(from: Date(), timeZone: TimeZone(identifier: "UTC")!,
-                                                          formatOptions: [.withInternetDateTime, .withFractionalSeconds])
-            guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-            else { return }
-            sink.emit(String(decoding: data, as: UTF8.self))
+            object["time"] = iso8601Timestamp(Date(), fractionalSeconds: true)
+            guard let line = JSONLine.encode(object, escapingSlashes: false) else { return }
+            sink.emit(line)
         } else {
             sink.emit("\(event) \(text())")
         }

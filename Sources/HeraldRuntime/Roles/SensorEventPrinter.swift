@@ -43,13 +43,11 @@ public struct SensorEventPrinter: SensorDelegate {
         var object = fields
         object["event"] = event
         object["sensor"] = Self.name(sensor)
-        object["time"] = ISO8601DateFormatter().string(from: Date())
+        object["time"] = iso8601Timestamp(Date(), fractionalSeconds: false)
         // "T3", as `herald wearable` names targets.
         if let target { object["target"] = WearableEventHub.targetName(target) }
         if json {
-            if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
-                write(String(decoding: data, as: UTF8.self))
-            }
+            if let line = JSONLine.encode(object) { write(line) }
         } else {
             let rest = fields.keys.sorted().map { "\($0)=\(fields[$0]!)" }.joined(separator: " ")
             write("\(event) \(Self.name(sensor))\(target.map { " \(WearableEventHub.targetName($0))" } ?? "") \(rest)")

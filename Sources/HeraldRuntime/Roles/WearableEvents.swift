@@ -71,12 +71,9 @@ public final class WearableEventHub {
         guard json else { return }
         var object = fields
         object["event"] = event
-        object["time"] = ISO8601DateFormatter.string(from: time, timeZone: TimeZone(identifier: "UTC")!,
-                                                      formatOptions: [.withInternetDateTime, .withFractionalSeconds])
+        object["time"] = iso8601Timestamp(time, fractionalSeconds: true)
         if let target { object["target"] = Self.targetName(target) }
-        if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
-            write(String(decoding: data, as: UTF8.self))
-        }
+        if let line = JSONLine.encode(object) { write(line) }
     }
 
     func row(_ t: TargetIdentifier, _ now: Date) -> WearableDeviceRow {
