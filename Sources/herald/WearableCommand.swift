@@ -207,7 +207,9 @@ struct WearableCommand: ParsableCommand {
         var nextDraw: UInt64 = 0
         // The Simple payload changes every 360 s: log.txt records each one, so `herald analyse` can tell
         // the other devices' readings of any of them are readings of this wearable (DeviceLogReader).
-        var ownName = payloadShortName(ownBytes), nextOwnCheck: UInt64 = 0
+        // One supplier for the checks, so its matching key (up to 2,000 hashes down the day chain) is derived once a day,
+        // not on every check: derived each second it was 5 % of a crowd wearable's CPU.
+        var ownName = payloadShortName(ownBytes), nextOwnCheck: UInt64 = 0, ownSupplier = supplier
         try session.run(deadline: deadline) { s in
             if s.supervision == nil, case .failed(let f) = s.stack.hci.state {  // supervised: brought up again
                 throw CLIError(exitCode: 4, message: "controller failed: \(ControllerDescriptions.failureDescription(f))")
@@ -216,8 +218,8 @@ struct WearableCommand: ParsableCommand {
             let now = MonotonicClock.now()
             if now >= nextOwnCheck {
                 nextOwnCheck = now + 1000
-                var current = FixedBytes<128>(), sup = supplier
-                _ = sup.writePayload(at: clock.unixSeconds(now: now), to: &current)
+                var current = FixedBytes<128>()
+                _ = ownSupplier.writePayload(at: clock.unixSeconds(now: now), to: &current)
                 let name = payloadShortName(WearableEventHub.bytes(current.span))
                 if name != ownName, !name.isEmpty {
                     ownName = name

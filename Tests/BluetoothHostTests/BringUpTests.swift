@@ -490,7 +490,7 @@ struct NonScanningApp: LEApplication {
             _ = stack.nextDeadline
         }
         // Without a connect, the same stack has no timer at all.
-        let stack = LEStack<NonScanningApp, 1, 24, 128>(
+        var stack = LEStack<NonScanningApp, 1, 24, 128>(
             app: NonScanningApp(), database: try GATTDatabase<24, 128, 1>(deviceName: Array("x".utf8).span, features: .mandatory))
         #expect(stack.nextDeadline == nil)
     }

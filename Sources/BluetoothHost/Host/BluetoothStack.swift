@@ -48,14 +48,16 @@ public struct BluetoothStackOf<App: LEApplication, let links: Int, let attribute
         flush(now: now, output: &output)
     }
 
-    public var nextDeadline: UInt64? {
+    /// The earliest timer of the HCI host and the LE stack. A `mutating get`, as `LEStack.nextDeadline`:
+    /// it reads the stack in place rather than a copy of it.
+    public var nextDeadline: UInt64? { mutating get {
         switch (hci.nextDeadline, le.nextDeadline) {
         case let (a?, b?): return min(a, b)
         case let (a?, nil): return a
         case let (nil, b?): return b
         case (nil, nil): return nil
         }
-    }
+    } }
 
     /// Lets the caller act on the application and the stack from outside any callback (a CLI command,
     /// a firmware button), then sends what it queued.

@@ -157,18 +157,6 @@ extension LEStack {
         }
     }
 
-    /// When the next inbound link falls idle.
-    var idleDeadline: UInt64? {
-        guard let bound = App.inboundLinks.idleBound else { return nil }
-        var d: UInt64? = nil
-        for position in 0..<links where connections.isOccupied(position) {
-            guard connections.entries[position].role == .peripheral, !connections.entries[position].extra.closing
-            else { continue }
-            d = min(d ?? .max, connections.entries[position].extra.lastHeard &+ bound)
-        }
-        return d
-    }
-
     /// Disconnects inbound links silent for the policy's bound (0x13); a central that never sent
     /// anything is refused for a while after.
     mutating func dropIdleLinks(now: UInt64) {

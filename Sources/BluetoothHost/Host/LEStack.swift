@@ -190,24 +190,34 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
     /// Complete before it reports the attempt failed on its own.
     public static var cancelGrace: UInt64 { LEStackTiming.cancelGrace }
 
-    public var nextDeadline: UInt64? {
-        var d: UInt64? = nil
+    /// The earliest timer of the links, the attempt and the application. A `mutating get` so it reads
+    /// in place (as `applicationDeadlineInPlace`): through a plain getter the optimiser handed it a
+    /// copy of the stack, and it the application a copy of itself, on every turn of a main loop:
+    /// 186 KB of memmove a turn in `herald wearable`, 20 % of its CPU in a crowd (perf,
+    /// docs/crowd-issue-39.md); on the firmware the whole stack in the loop's frame.
+    public var nextDeadline: UInt64? { mutating get {
+        var d: UInt64? = app.applicationDeadlineInPlace()
         func take(_ t: UInt64?) { if let t { d = min(d ?? .max, t) } }
         if let c = control.connecting {
             if !App.connectsAsCentral { Self.connectWithoutCentralRole() }
             take(c.deadline)
         }
+        let idleBound = App.inboundLinks.idleBound
         for position in 0..<links {
             // Only occupied positions, and the bearer read in place: `if let link = entries[position]`
-            // copied the link on every turn of the main loop.
+            // copied the link on every turn of the main loop. The inbound links' idle bound is taken in
+            // the same loop: a getter of its own on `self` had the host build (-O) rebuild a copy of the
+            // whole stack to call it, twice a turn (perf, docs/crowd-issue-39.md).
             guard connections.isOccupied(position) else { continue }
             take(connections.entries[position].extra.bearer.nextDeadline)
             if App.asksForLE2MPHY, connections.entries[position].phyRequestPending { take(connections.entries[position].phyRequestAt) }
+            // When an inbound link falls idle (`dropIdleLinks`).
+            if let idleBound, connections.entries[position].role == .peripheral, !connections.entries[position].extra.closing {
+                take(connections.entries[position].extra.lastHeard &+ idleBound)
+            }
         }
-        take(idleDeadline)
-        take(app.applicationDeadline)
         return d
-    }
+    } }
 
     /// The application said it never connects as central (`LEApplication.connectsAsCentral`), so
     /// nothing here would time its attempt out or report it: a programming error, stopped early.

@@ -141,7 +141,8 @@ struct UTCTime {
 /// Quotes a CSV value the way the Herald apps' `TextFile.csv` does: in double quotes when it holds a
 /// comma, a double quote or an apostrophe, otherwise as is (inner quotes are not doubled there either).
 public func heraldCSV(_ value: String) -> String {
-    if value.contains(",") || value.contains("\"") || value.contains("'") || value.contains("\u{2019}") {
+    // By scalar, not Foundation's `contains(_: StringProtocol)`: this runs for every row of every log.
+    if value.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "'" || $0 == "\u{2019}" }) {
         return "\"\(value)\""
     }
     return value
@@ -150,6 +151,7 @@ public func heraldCSV(_ value: String) -> String {
 /// Java's `Double.toString` for the values the logs hold (`-66.0`, `1.5`): Swift's shortest
 /// representation agrees for ordinary magnitudes.
 func javaDouble(_ v: Double) -> String {
-    if v == v.rounded(), abs(v) < 1e7 { return String(format: "%.1f", v) }
+    // Whole values (every RSSI and Tx power) without `String(format:)`, which went through NSString.
+    if v == v.rounded(), abs(v) < 1e7 { return (v.sign == .minus ? "-" : "") + String(Int(abs(v))) + ".0" }
     return "\(v)"
 }
