@@ -74,7 +74,8 @@ extension HeraldCentral {
             makeRoom(now: now, control: &control)
             return
         }
-        if control.requestConnection(to: address, now: now, timeout: configuration.connectionTimeout) {
+        if control.requestConnection(to: address, now: now, timeout: configuration.connectionTimeout,
+                                     interval: connectionInterval()) {
             pending = HeraldConnectionAttempt(target: database.targetIdentifier(at: chosen), address: address)
         }
     }
