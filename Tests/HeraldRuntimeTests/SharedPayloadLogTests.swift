@@ -18,7 +18,7 @@ import Testing
         let delegate = WearableSensorDelegate(hub: hub)
         var central = HeraldCentral<8, 2>()
         struct NoControl: HeraldCentralControl {
-            mutating func requestConnection(to peer: DeviceAddress, now: UInt64, timeout: UInt64, interval: UInt16) -> Bool { false }
+            mutating func requestConnection(to peer: DeviceAddress, now: UInt64, timeout: UInt64) -> Bool { false }
             mutating func requestDisconnection(handle: UInt16) {}
             mutating func requestScanning(_ scan: ScanIntent?) {}
         }

@@ -44,27 +44,6 @@ struct SensorCrowdTests {
         #expect(delays.contains { $0 < 200 } && delays.contains { $0 >= 200 })
     }
 
-    /// Every link at one interval keeps colliding with the links it met once: the attempts of one
-    /// central and of six centrals ask for intervals drawn over the whole range, none a multiple of
-    /// another. With the draw off (every attempt at one interval), this fails.
-    @Test func eachAttemptAsksForAnIntervalDrawnFromTheRange() {
-        var asked = Set<UInt16>()
-        for own in UInt8(1)...6 {
-            var h = Self.central(seed: own)
-            for n in UInt8(1)...4 {
-                let peer = address(n)
-                h.now += Self.firstAttemptDelay(&h, peer)
-                h.advert(peer, AdvertData.heraldUUID16)
-                h.central.didFailToConnect(to: peer, status: HCIStatus(rawValue: 0x3E), now: h.now, control: &h.control)
-            }
-            #expect(h.control.intervals.count == 4)
-            asked.formUnion(h.control.intervals)
-        }
-        #expect(asked.allSatisfy { (8...15).contains($0) })
-        #expect(asked.count >= 6)
-        #expect(!asked.contains { a in asked.contains { b in b > a && b % a == 0 } })
-    }
-
     /// After each failure the retry waits a delay drawn from a window that doubles, up to its limit;
     /// it still waits for an advert heard after the failure.
     @Test func aRetryWaitsADelayDrawnFromADoublingWindow() {

@@ -20,11 +20,8 @@ extension ScanIntent {
 struct RecordingControl: HeraldCentralControl {
     var actions: [ControlAction] = []
     var acceptConnections = true
-    /// The connection interval each attempt asked for (1.25 ms units).
-    var intervals: [UInt16] = []
-    mutating func requestConnection(to peer: DeviceAddress, now: UInt64, timeout: UInt64, interval: UInt16) -> Bool {
+    mutating func requestConnection(to peer: DeviceAddress, now: UInt64, timeout: UInt64) -> Bool {
         actions.append(.connect(peer, timeout: timeout))
-        intervals.append(interval)
         return acceptConnections
     }
     mutating func requestDisconnection(handle: UInt16) { actions.append(.disconnect(handle)) }

@@ -67,7 +67,7 @@ struct SoakControl: HeraldCentralControl {
     var disconnections: [UInt16] = []
     var scanning = false
     var refused = 0
-    mutating func requestConnection(to peer: DeviceAddress, now: UInt64, timeout: UInt64, interval: UInt16) -> Bool {
+    mutating func requestConnection(to peer: DeviceAddress, now: UInt64, timeout: UInt64) -> Bool {
         guard request == nil else { refused += 1; return false }
         request = peer
         return true

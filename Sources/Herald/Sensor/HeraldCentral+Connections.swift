@@ -74,8 +74,7 @@ extension HeraldCentral {
             makeRoom(now: now, control: &control)
             return
         }
-        if control.requestConnection(to: address, now: now, timeout: configuration.connectionTimeout,
-                                     interval: connectionInterval()) {
+        if control.requestConnection(to: address, now: now, timeout: configuration.connectionTimeout) {
             pending = HeraldConnectionAttempt(target: database.targetIdentifier(at: chosen), address: address)
         }
     }

@@ -20,9 +20,6 @@ import BluetoothHost
 ///   2^(failures in a row − 1), at most `retrySpreadLimit`, as well as for an advert heard after the
 ///   failure: the centrals that lost to the same winner spread over more adverts each time.
 ///
-/// - **Each link's interval** is drawn from `connectionIntervals`: links of one interval that
-///   collide at a device keep colliding at every event, and lose their first six events together.
-///
 /// The draws come from a xorshift generator (`CentralDraws`) that each device seeds with its own
 /// advertised address (random per device: a resolvable private or static address) and that the
 /// application may stir with more entropy; nothing needs to be unpredictable, only different from
@@ -31,14 +28,6 @@ extension HeraldCentral {
     /// A delay in [0, `window`] ms drawn for this device.
     mutating func spread(_ window: UInt64) -> UInt64 {
         window == 0 ? 0 : draws.next(below: window &+ 1)
-    }
-
-    /// The connection interval for the next attempt (units of 1.25 ms), drawn from
-    /// `connectionIntervals`.
-    mutating func connectionInterval() -> UInt16 {
-        let range = configuration.connectionIntervals
-        let width = UInt64(range.upperBound &- range.lowerBound)
-        return range.lowerBound &+ UInt16(truncatingIfNeeded: spread(width))
     }
 
     /// The window a retry after `failures` consecutive failures is drawn from (ms).

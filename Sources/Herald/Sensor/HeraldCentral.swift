@@ -2,10 +2,9 @@ import BluetoothHost
 
 /// Where the central's decisions go. `StackControlOf` conforms (see below); tests record them.
 public protocol HeraldCentralControl {
-    /// Starts a connection attempt that fails on its own after `timeout` ms, asking for a connection
-    /// interval of `interval` × 1.25 ms; false when one is already under way (the controller allows
-    /// one LE Create Connection, Core 5.4 Vol 4 Part E 7.8.12).
-    mutating func requestConnection(to peer: DeviceAddress, now: UInt64, timeout: UInt64, interval: UInt16) -> Bool
+    /// Starts a connection attempt that fails on its own after `timeout` ms; false when one is
+    /// already under way (the controller allows one LE Create Connection, Core 5.4 Vol 4 Part E 7.8.12).
+    mutating func requestConnection(to peer: DeviceAddress, now: UInt64, timeout: UInt64) -> Bool
     mutating func requestDisconnection(handle: UInt16)
     /// The scan to run (nil: none). Active while some address has yet to answer a scan request
     /// (`HeraldCentral+Scanning`), so that scan responses with the second Herald UUID arrive.
@@ -13,8 +12,8 @@ public protocol HeraldCentralControl {
 }
 
 extension StackControlOf: HeraldCentralControl {
-    public mutating func requestConnection(to peer: DeviceAddress, now: UInt64, timeout: UInt64, interval: UInt16) -> Bool {
-        connect(to: peer, now: now, timeout: timeout, intervalMin: interval, intervalMax: interval)
+    public mutating func requestConnection(to peer: DeviceAddress, now: UInt64, timeout: UInt64) -> Bool {
+        connect(to: peer, now: now, timeout: timeout)
     }
     public mutating func requestDisconnection(handle: UInt16) { disconnect(handle: handle) }
     public mutating func requestScanning(_ scan: ScanIntent?) {
@@ -71,13 +70,6 @@ public struct HeraldSensorConfiguration: Sendable {
     /// row − 1), at most `retrySpreadLimit` (ms), besides an advert heard after the failure.
     public var retrySpread: UInt64 = 400
     public var retrySpreadLimit: UInt64 = 3_200
-    /// Each attempt asks for one connection interval drawn from this range (units of 1.25 ms: 10 to
-    /// 18.75 ms), where every attempt asked 7.5–15 ms and Zephyr's controllers gave every link 15 ms.
-    /// Two links of one interval whose events overlap overlap again at every event, and a link whose
-    /// first six events are all lost ends 0x3E (Core 5.4 Vol 6 Part B 4.5.2); links of different
-    /// intervals drift apart. The range stays under twice its low end, so no interval in it is a
-    /// multiple of another (`HeraldCentral+Crowd`).
-    public var connectionIntervals: ClosedRange<UInt16> = 8...15
     public init() {}
 }
 
