@@ -11,6 +11,11 @@ for a link as peripheral that came up within 150 ms of ours:
                 the first events (a scheduling conflict, not a lost race);
   not received  nothing came up there: the target's controller did not take the CONNECT_IND.
 Targets without a capture (the beacon, the phone) are counted apart.
+
+Each failure is also told "raced" when another wearable's link as central to the same address came up
+within RACE s of ours: both answered one advert (CONNECT_INDs a few ms apart follow the same ADV_IND;
+the targets advertise every 100-250 ms). A "not received" that raced is two CONNECT_INDs on air at
+once, one that did not is the target's controller busy elsewhere.
 """
 import glob
 import os
@@ -19,6 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "Tests" / "Interop"))
 import snoop  # noqa: E402
+
+
+RACE = 0.02
 
 
 def classify(work):
@@ -30,23 +38,23 @@ def classify(work):
             if entry[0] == "random":
                 owner[entry[1]] = c
     counts = {"collision": 0, "both failed": 0, "not received": 0, "no capture of the target": 0}
+    raced = {k: 0 for k in counts}
     for c in captures:
         ours = {a for a, o in owner.items() if o == c}
         for link in links[c]:
             if link.role != "central" or link.reason != 0x3E:
                 continue
+            rivals = [m for o in captures if o != c for m in links[o]
+                      if m.role == "central" and m.peer == link.peer and abs(m.up - link.up) < RACE]
             target = owner.get(link.peer)
             if target is None:
-                counts["no capture of the target"] += 1
-                continue
-            near = [m for m in links[target] if m.role == "peripheral" and abs(m.up - link.up) < 0.15]
-            if any(m.peer in ours for m in near):
-                counts["both failed"] += 1
-            elif near:
-                counts["collision"] += 1
+                kind = "no capture of the target"
             else:
-                counts["not received"] += 1
-    return counts
+                near = [m for m in links[target] if m.role == "peripheral" and abs(m.up - link.up) < 0.15]
+                kind = "both failed" if any(m.peer in ours for m in near) else "collision" if near else "not received"
+            counts[kind] += 1
+            raced[kind] += bool(rivals)
+    return {k: f"{v} ({raced[k]} raced)" for k, v in counts.items()}
 
 
 if __name__ == "__main__":
