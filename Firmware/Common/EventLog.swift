@@ -126,16 +126,24 @@ enum EventLog {
             days &-= length
             month &+= 1
         }
-        Log.put(year); Log.put("-"); put2(month); Log.put("-"); put2(days &+ 1)
+        Log.put(year); put2(0x2D, month); put2(0x2D, days &+ 1)  // "-"
         var hours: UInt32 = 0
         while rest >= 3600 { rest &-= 3600; hours &+= 1 }
         var minutes: UInt32 = 0
         while rest >= 60 { rest &-= 60; minutes &+= 1 }
-        Log.put("T"); put2(hours); Log.put(":"); put2(minutes); Log.put(":"); put2(rest)
+        put2(0x54, hours); put2(0x3A, minutes); put2(0x3A, rest)  // "T", ":"
         Log.put(".")
         if ms < 100 { Log.put(byte: 0x30) }
         put2(ms)
         Log.put("Z")
+    }
+
+    /// `separator`, then `v` (below 1,000) in at least two decimal digits. Out of line: the date's
+    /// five fields each wrote their separator and digits in line (68 B of the micro:bit beacon).
+    @inline(never)
+    static func put2(_ separator: UInt8, _ v: UInt32) {
+        Log.put(byte: separator)
+        put2(v)
     }
 
     /// January to December's days in a common year.
