@@ -234,11 +234,12 @@ public struct HCIHostOf<Drops: HCIInputDropRecording> {
             let rest = bytes.extracting(offset..<bytes.count)
             // A whole packet in the caller's bytes is handled where it lies: no copy at all.
             let whole = framer.wholePacket(at: rest)
+            // Both counts are of `rest`'s octets, so `offset` stays within `bytes`: unchecked sums.
             if whole > 0, let type = H4PacketType(rawValue: rest[0]) {
                 handlePacket(type: type, rest.extracting(0..<whole), now: now, delegate: &delegate, output: &output)
-                offset += whole
+                offset &+= whole
             } else {
-                offset += framer.ingest(rest)
+                offset &+= framer.ingest(rest)
             }
         }
     }
