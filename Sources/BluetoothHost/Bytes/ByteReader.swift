@@ -31,7 +31,8 @@ public struct ByteReader: ~Escapable {
         self.span = span
     }
 
-    public var remaining: Int { span.count - offset }
+    /// `offset` never passes `span.count` (every read checks first): unchecked, as in `need`.
+    public var remaining: Int { span.count &- offset }
     public var isAtEnd: Bool { offset >= span.count }
 
     // Every read checks its length here, so the reads below index without a second check; the

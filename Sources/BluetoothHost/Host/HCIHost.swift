@@ -328,7 +328,7 @@ public struct HCIHostOf<Drops: HCIInputDropRecording> {
     }
 
     mutating func sendReset<O: H4Output>(now: UInt64, output: inout O) {
-        resetsSent += 1
+        resetsSent &+= 1  // one a second at most (`resetInterval`): it would wrap after 68 years
         nextResetAt = now &+ configuration.resetInterval
         commands.sendImmediately(HCIReset(), tag: .bringUp, now: now, to: &output)
     }
