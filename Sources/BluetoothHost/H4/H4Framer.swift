@@ -198,7 +198,7 @@ public struct H4Framer<let capacity: Int> {
             } else if code == 0x0E || code == 0x0F {
                 let ogfIndex = code == 0x0E ? 5 : 6
                 guard buffer.count > ogfIndex else { return .needMore }
-                guard Self.isPlausibleOGF(buffer[ogfIndex] >> 2) else { return .implausible }
+                guard Self.isPlausibleOGF(buffer[unchecked: ogfIndex] >> 2) else { return .implausible }  // in bounds: the line above
             }
             return .length(3 + length)
         case .acl:
