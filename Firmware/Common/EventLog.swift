@@ -50,18 +50,27 @@ enum EventLog {
     static func peer(_ link: HeraldLink) { Log.put(",\"peer\":\""); putAddress(link.peer.address); Log.put("\"") }
     static func role(_ link: HeraldLink) { Log.put(link.role == .peripheral ? ",\"role\":\"peripheral\"" : ",\"role\":\"central\"") }
 
-    /// An address as the runtime writes it: most significant octet first, upper-case hex.
+    /// An address as the runtime writes it: most significant octet first, upper-case hex. Each
+    /// octet by a constant index, handed to a function out of line: indexed by a variable, the
+    /// address was put back on the stack octet by octet for each digit (64 B of frame on the
+    /// micro:bit beacon's deepest main-loop path, under the payload-read event, and 140 B of code).
     static func putAddress(_ address: BDAddress) {
-        let digits: StaticString = "0123456789ABCDEF"
         let bytes = address.bytes
-        var i = 5
-        while true {
-            Log.put(byte: digits.utf8Start[Int(truncatingIfNeeded: bytes[i] &>> 4)])
-            Log.put(byte: digits.utf8Start[Int(truncatingIfNeeded: bytes[i] & 0x0F)])
-            if i == 0 { break }
-            Log.put(":")
-            i -= 1
-        }
+        putUpperHex(bytes[5]); putColonHex(bytes[4]); putColonHex(bytes[3])
+        putColonHex(bytes[2]); putColonHex(bytes[1]); putColonHex(bytes[0])
+    }
+
+    @inline(never)
+    static func putColonHex(_ byte: UInt8) {
+        Log.put(byte: 0x3A)  // ":"
+        putUpperHex(byte)
+    }
+
+    @inline(never)
+    static func putUpperHex(_ byte: UInt8) {
+        let digits: StaticString = "0123456789ABCDEF"
+        Log.put(byte: digits.utf8Start[Int(truncatingIfNeeded: byte &>> 4)])
+        Log.put(byte: digits.utf8Start[Int(truncatingIfNeeded: byte & 0x0F)])
     }
 
     /// The runtime's `payloadShortName`: Base64 of the payload after its 3-octet header, first 6
@@ -126,16 +135,24 @@ enum EventLog {
             days &-= length
             month &+= 1
         }
-        Log.put(year); Log.put("-"); put2(month); Log.put("-"); put2(days &+ 1)
+        Log.put(year); put2(0x2D, month); put2(0x2D, days &+ 1)  // "-"
         var hours: UInt32 = 0
         while rest >= 3600 { rest &-= 3600; hours &+= 1 }
         var minutes: UInt32 = 0
         while rest >= 60 { rest &-= 60; minutes &+= 1 }
-        Log.put("T"); put2(hours); Log.put(":"); put2(minutes); Log.put(":"); put2(rest)
+        put2(0x54, hours); put2(0x3A, minutes); put2(0x3A, rest)  // "T", ":"
         Log.put(".")
         if ms < 100 { Log.put(byte: 0x30) }
         put2(ms)
         Log.put("Z")
+    }
+
+    /// `separator`, then `v` (below 1,000) in at least two decimal digits. Out of line: the date's
+    /// five fields each wrote their separator and digits in line (68 B of the micro:bit beacon).
+    @inline(never)
+    static func put2(_ separator: UInt8, _ v: UInt32) {
+        Log.put(byte: separator)
+        put2(v)
     }
 
     /// January to December's days in a common year.

@@ -62,8 +62,10 @@ def test_image_links_no_feature_its_type_leaves_out(build_report, image):
 FLASH_BUDGET = {"beacon": 24576, "wearable": 65536, "beacon@microbit": 24576}
 # While an image is still over its budget, it may not grow past what it measured when it was last
 # made smaller (docs/footprint.md, issue 37): the next feature that adds flash fails here the day it
-# lands. Lower these as the images shrink; remove an image once it is within its budget.
-FLASH_CEILING: dict[str, int] = {"beacon@microbit": 25068}
+# lands. Lower these as the images shrink; remove an image once it is within its budget. None is
+# over now: the micro:bit beacon, the last, came within its 24,576 B in issue 37's sixth round
+# (24,312 B at its end), and is held to the budget itself above.
+FLASH_CEILING: dict[str, int] = {}
 
 
 def over_budget(image: str):

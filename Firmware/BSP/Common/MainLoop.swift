@@ -54,14 +54,20 @@ func runStack<App: LEApplication, let links: Int, let attributes: Int, let value
     var output = UARTH4Output()
     output.now = Board.milliseconds(&clock)
     start(&stack, output: &output)
-    var chunk = FixedBytes<64>()
+    // The UART's bytes in reads of up to 23: this frame is under every path of the main loop, and
+    // 64 cost it 48 B more (docs/footprint.md, issue 37's sixth round). A packet that a read holds
+    // whole is handled where it lies: ATT requests with 16-bit UUIDs (16 octets as H4), Command
+    // Complete and Status, Number of Completed Packets, Disconnection and LE Connection Complete
+    // (22); a longer one is assembled by the stack's framer, as one split across reads always was.
+    // 23, the size of the L2CAP signalling buffer, so both share `FixedBytes<23>`'s code.
+    var chunk = FixedBytes<23>()
     var nextStatus = statusInterval
     var lastPeak: UInt32 = 0
     var lastTick: UInt64 = 0
     var restartAt: UInt64?
     while true {
         chunk.removeAll()
-        while chunk.count < 64, let byte = Board.hci.read() { chunk.append(byte) }
+        while chunk.count < 23, let byte = Board.hci.read() { chunk.append(byte) }
         output.now = Board.milliseconds(&clock)
         EventTime.now = output.now
         if chunk.count > 0 { receive(chunk.span, into: &stack, output: &output) }

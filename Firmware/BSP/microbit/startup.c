@@ -7,8 +7,8 @@
 // and interrupts. A product that sleeps would use RTC1 on the 32.768 kHz clock instead; on an
 // nRF52840 SysTick works as on mps2-an386.
 //
-// Log: the chip has one UART and HCI has it, so log lines leave through semihosting (SYS_WRITE0,
-// ARM DUI 0471 "Semihosting", 8.4.6): QEMU prints them on its console. Without a debugger attached,
+// Log: the chip has one UART and HCI has it, so log lines leave through semihosting (SYS_WRITEC,
+// operation 0x03, ARM DUI 0471 "Semihosting"): QEMU prints them on its console. Without a debugger attached,
 // real hardware would fault on the semihosting breakpoint: a product logs over RTT or a second UART
 // (the nRF52840 has UARTE1), or not at all.
 #include <stdint.h>
@@ -70,23 +70,14 @@ void UART0_IRQHandler(void) { UART0_INTENCLR = 1 << 2; }
 
 uint32_t bsp_milliseconds(void) { return milliseconds; }
 
-static char log_line[96];
-static uint32_t log_length;
-
-static void semihosting_write0(const char *text) {
-    register uint32_t op __asm("r0") = 0x04;
-    register const char *arg __asm("r1") = text;
-    __asm volatile("bkpt #0xAB" : "+r"(op) : "r"(arg) : "memory");
-}
-
-// Collects a line and writes it when it ends (or fills the buffer).
+// Each byte by its own SYS_WRITEC (operation 0x03) from this frame: no line buffer in RAM. A
+// 96-octet buffer collected each line for one SYS_WRITE0; with its length it was 100 of the
+// micro:bit beacon's 116 B of static RAM (docs/footprint.md, issue 37's sixth round). A trap per
+// byte is slower, which at a log line's rate does not matter.
 void bsp_log_byte(uint8_t byte) {
-    log_line[log_length++] = (char)byte;
-    if (byte == '\n' || log_length == sizeof log_line - 1) {
-        log_line[log_length] = 0;
-        semihosting_write0(log_line);
-        log_length = 0;
-    }
+    register uint32_t op __asm("r0") = 0x03;
+    register const uint8_t *arg __asm("r1") = &byte;
+    __asm volatile("bkpt #0xAB" : "+r"(op) : "r"(arg) : "memory");
 }
 
 __attribute__((noreturn)) void Fault_Handler(void) {

@@ -42,7 +42,7 @@ extension ATTServer {
         // the end is Invalid Offset, a "shall" (Part F 3.4.4.5), so it is checked first (EDTT
         // GATT/SR/GAR/BI-13-C reads each value at its length + 1).
         if opcode == .readBlobRequest, db.hasFixedLength(handle),
-           let length = db.valueLength(handle, link: c.link), length <= c.mtu - 3, offset <= length {
+           let length = db.valueLength(handle, link: c.link), length <= c.mtu &- 3, offset <= length {  // ATT_MTU is at least 23
             return error(opcode, handle, .attributeNotLong, &out)
         }
         let start = out.count
@@ -51,7 +51,7 @@ extension ATTServer {
             out.truncate(to: start)
             return error(opcode, handle, e, &out)
         }
-        out.truncate(to: start + c.mtu)
+        out.truncate(to: start &+ c.mtu)  // a count and an ATT_MTU (16-bit): no overflow
         return .respond
     }
 

@@ -31,7 +31,8 @@ public struct ByteReader: ~Escapable {
         self.span = span
     }
 
-    public var remaining: Int { span.count - offset }
+    /// `offset` never passes `span.count` (every read checks first): unchecked, as in `need`.
+    public var remaining: Int { span.count &- offset }
     public var isAtEnd: Bool { offset >= span.count }
 
     // Every read checks its length here, so the reads below index without a second check; the
@@ -106,7 +107,9 @@ public struct ByteReader: ~Escapable {
     public mutating func bytes(_ count: Int) throws(DecodeError) -> Span<UInt8> {
         try need(count)
         defer { offset &+= count }
-        return span.extracting(unchecked: offset..<(offset &+ count))
+        // 0 <= count <= span.count - offset (`need`): the range's bounds are in order, and `..<`'s
+        // own check of that (a trap at each inlined call) is not needed.
+        return span.extracting(unchecked: Range(uncheckedBounds: (offset, offset &+ count)))
     }
 
     /// Everything not read yet.

@@ -62,7 +62,10 @@ public struct FixedBytes<let N: Int>: ByteSink {
         guard n > 0 else { return }
         let start = count
         var target = storage.mutableSpan
-        for i in 0..<n { target[start + i] = bytes[i] }
+        // start + i < start + n <= N and i < n <= bytes.count: in bounds by the line above, which
+        // the optimiser did not carry through the 16-bit count (a check and a trap at each of the
+        // firmware's inlined appends).
+        for i in 0..<n { target[unchecked: start &+ i] = bytes[unchecked: i] }
         used &+= UInt16(truncatingIfNeeded: n)  // at most N
     }
 

@@ -77,22 +77,25 @@ public struct H4Framer<let capacity: Int> {
     /// Consumes bytes until a packet completes or the input runs out; returns how many it consumed.
     /// While a completed packet is waiting for `release()`, it consumes nothing.
     public mutating func ingest(_ bytes: Span<UInt8>) -> Int {
+        // `used` stays within `bytes`, and each `n` within what is left of them and what is still
+        // expected or discarded: the sums and differences cannot overflow, unchecked (the range
+        // taken of `bytes` stays checked).
         var used = 0
         while completedLength == 0, used < bytes.count {
             if discarding > 0 {
-                let n = min(discarding, bytes.count - used)
-                discarding -= n
-                used += n
+                let n = min(discarding, bytes.count &- used)
+                discarding &-= n
+                used &+= n
                 continue
             }
             if expectedLength > buffer.count {
-                let n = min(expectedLength - buffer.count, bytes.count - used)
-                buffer.append(contentsOf: bytes.extracting(used..<(used + n)))
-                used += n
+                let n = min(expectedLength &- buffer.count, bytes.count &- used)
+                buffer.append(contentsOf: bytes.extracting(used..<(used &+ n)))
+                used &+= n
             } else {
                 // Indicator and header bytes one at a time: each may change what the framer expects.
                 buffer.append(bytes[used])
-                used += 1
+                used &+= 1
             }
             process()
         }
@@ -195,7 +198,7 @@ public struct H4Framer<let capacity: Int> {
             } else if code == 0x0E || code == 0x0F {
                 let ogfIndex = code == 0x0E ? 5 : 6
                 guard buffer.count > ogfIndex else { return .needMore }
-                guard Self.isPlausibleOGF(buffer[ogfIndex] >> 2) else { return .implausible }
+                guard Self.isPlausibleOGF(buffer[unchecked: ogfIndex] >> 2) else { return .implausible }  // in bounds: the line above
             }
             return .length(3 + length)
         case .acl:

@@ -211,9 +211,10 @@ public struct HCINumberOfCompletedPacketsEvent: ~Escapable {
     /// `handle(at:)`'s index check per entry: this runs for every credit return on the ACL path.
     public func forEach(_ body: (UInt16, UInt16) -> Void) {
         var i = 0
+        // i + 4 <= entries.count: each of the four octets is in bounds, read unchecked.
         while i &+ 4 <= entries.count {
-            body((UInt16(entries[i]) | UInt16(entries[i &+ 1]) << 8) & 0x0FFF,
-                 UInt16(entries[i &+ 2]) | UInt16(entries[i &+ 3]) << 8)
+            body((UInt16(entries[unchecked: i]) | UInt16(entries[unchecked: i &+ 1]) << 8) & 0x0FFF,
+                 UInt16(entries[unchecked: i &+ 2]) | UInt16(entries[unchecked: i &+ 3]) << 8)
             i &+= 4
         }
     }

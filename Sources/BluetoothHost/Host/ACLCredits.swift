@@ -73,7 +73,9 @@ public struct ACLCredits<let links: Int>: ACLCreditLedger {
     public init() { entries = InlineArray(repeating: Entry()) }
 
     /// Credits that may be used now.
-    public var available: Int { max(0, total - inFlight) }
+    // Counts of the controller's buffers (at most 65,535) in this file's arithmetic: no sum or
+    // difference of two can overflow, unchecked.
+    public var available: Int { max(0, total &- inFlight) }
 
     /// Sets the buffer pool from LE Read Buffer Size (Core 5.4 Vol 4 Part E 7.8.2). If the controller
     /// reports zero for either LE value, LE shares the BR/EDR buffers, so the values from Read Buffer
@@ -135,10 +137,11 @@ public struct ACLCredits<let links: Int>: ACLCreditLedger {
             bogusReturns &+= n
             return 0
         }
+        // At most what the handle, and so the whole table, had in flight.
         let restored = min(n, entries[i].inFlight)
-        overReturns &+= n - restored
-        entries[i].inFlight -= restored
-        inFlight -= restored
+        overReturns &+= n &- restored
+        entries[i].inFlight &-= restored
+        inFlight &-= restored
         return restored
     }
 
@@ -147,7 +150,7 @@ public struct ACLCredits<let links: Int>: ACLCreditLedger {
     @discardableResult
     public mutating func apply(_ event: borrowing HCINumberOfCompletedPacketsEvent) -> Int {
         var restored = 0
-        event.forEach { handle, count in restored += completed(handle: handle, count: count) }
+        event.forEach { handle, count in restored &+= completed(handle: handle, count: count) }
         return restored
     }
 
@@ -158,7 +161,7 @@ public struct ACLCredits<let links: Int>: ACLCreditLedger {
         guard let i = index(of: handle) else { return 0 }
         let released = entries[i].inFlight
         entries[i] = Entry()
-        inFlight -= released
+        inFlight &-= released
         releasedOnDisconnect &+= released
         return released
     }

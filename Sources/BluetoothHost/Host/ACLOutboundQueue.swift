@@ -96,7 +96,7 @@ public struct ACLOutboundQueue<let octets: Int>: ACLOutboundQueueing {
         var offset = 0
         while offset < used {
             let end = next(bytes, after: offset)
-            if u16(bytes, offset) == handle { n += end - offset }
+            if u16(bytes, offset) == handle { n &+= end &- offset }
             offset = end
         }
         return n
@@ -109,18 +109,20 @@ public struct ACLOutboundQueue<let octets: Int>: ACLOutboundQueueing {
         }
         let needed = Self.footprint(payloadLength: payload.count)
         guard needed <= freeOctets else { throw .full(needed: needed, free: freeOctets) }
-        guard Self.queuedOctets(handle: handle, in: storage.span, used: usedOctets) + needed <= perLinkLimit else { throw .linkLimit(limit: perLinkLimit) }
+        guard Self.queuedOctets(handle: handle, in: storage.span, used: usedOctets) &+ needed <= perLinkLimit else { throw .linkLimit(limit: perLinkLimit) }
+        // Offsets within the queue and counts of PDUs in it, below `octets`: the sums cannot
+        // overflow, unchecked (the stores stay checked).
         var o = usedOctets
         setU16(handle, at: o)
-        setU16(channel.rawValue, at: o + 2)
-        setU16(UInt16(truncatingIfNeeded: payload.count), at: o + 4)
-        setU16(0, at: o + 6)
-        o += Self.recordHeader
+        setU16(channel.rawValue, at: o &+ 2)
+        setU16(UInt16(truncatingIfNeeded: payload.count), at: o &+ 4)
+        setU16(0, at: o &+ 6)
+        o &+= Self.recordHeader
         // Through a span, so the optimiser makes one block copy of the loop.
         var bytes = storage.mutableSpan
-        for i in 0..<payload.count { bytes[o + i] = payload[i] }
-        usedOctets = o + payload.count
-        count += 1
+        for i in 0..<payload.count { bytes[o &+ i] = payload[i] }
+        usedOctets = o &+ payload.count
+        count &+= 1
     }
 
     /// The record to send from next under the round-robin policy, or nil when empty.
@@ -173,19 +175,21 @@ public struct ACLOutboundQueue<let octets: Int>: ACLOutboundQueueing {
             let handle = Self.u16(storage.span, record)
             switch credits.consume(handle: handle) {
             case .granted:
-                let length = Int(Self.u16(storage.span, record + 4))
-                let start = record + Self.recordHeader
+                // A record's offset is below `octets` and its fields 16-bit: unchecked sums, as in
+                // `next` (the reads and the payload's range stay checked).
+                let length = Int(Self.u16(storage.span, record &+ 4))
+                let start = record &+ Self.recordHeader
                 var fragmenter = ACLFragmenter(
-                    handle: handle, channel: L2CAPChannelID(rawValue: Self.u16(storage.span, record + 2)),
-                    payloadLength: length, maxDataLength: dataLength, offset: Int(Self.u16(storage.span, record + 6)))
-                write(&fragmenter, storage.span.extracting(start..<(start + length)))
+                    handle: handle, channel: L2CAPChannelID(rawValue: Self.u16(storage.span, record &+ 2)),
+                    payloadLength: length, maxDataLength: dataLength, offset: Int(Self.u16(storage.span, record &+ 6)))
+                write(&fragmenter, storage.span.extracting(start..<(start &+ length)))
                 if fragmenter.isFinished {
                     remove(record)
                 } else {
-                    setU16(UInt16(truncatingIfNeeded: fragmenter.offset), at: record + 6)
+                    setU16(UInt16(truncatingIfNeeded: fragmenter.offset), at: record &+ 6)
                 }
                 lastServed = handle
-                written += 1
+                written &+= 1
             case .noCredits:
                 sent &+= written
                 return written
@@ -212,7 +216,7 @@ public struct ACLOutboundQueue<let octets: Int>: ACLOutboundQueueing {
         while offset < usedOctets {
             if Self.u16(storage.span, offset) == handle {
                 remove(offset)
-                n += 1
+                n &+= 1
             } else {
                 offset = Self.next(storage.span, after: offset)
             }
@@ -223,12 +227,13 @@ public struct ACLOutboundQueue<let octets: Int>: ACLOutboundQueueing {
     /// Removes the record at `offset`, moving the later ones down.
     mutating func remove(_ offset: Int) {
         let end = Self.next(storage.span, after: offset)
-        let tail = usedOctets - end
+        let tail = usedOctets &- end
         // Element by element on purpose: a span or pointer into inline storage can, with Swift 6.3,
         // end up addressing a temporary copy (see the README's note on the span miscompile).
-        for i in 0..<tail { storage[offset + i] = storage[end + i] }
-        usedOctets -= end - offset
-        count -= 1
+        // Offsets below `octets` + 65,535: unchecked sums, checked indices.
+        for i in 0..<tail { storage[offset &+ i] = storage[end &+ i] }
+        usedOctets &-= end &- offset
+        count &-= 1
     }
 
     // Record fields are read through a span of `storage` taken by the caller, never through a
@@ -237,10 +242,10 @@ public struct ACLOutboundQueue<let octets: Int>: ACLOutboundQueueing {
     // Offsets stay below capacity + 65,535: the sums cannot overflow (the reads stay checked).
     static func next(_ bytes: Span<UInt8>, after offset: Int) -> Int { offset &+ recordHeader &+ Int(u16(bytes, offset &+ 4)) }
 
-    static func u16(_ bytes: Span<UInt8>, _ offset: Int) -> UInt16 { UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) &<< 8 }
+    static func u16(_ bytes: Span<UInt8>, _ offset: Int) -> UInt16 { UInt16(bytes[offset]) | UInt16(bytes[offset &+ 1]) &<< 8 }
 
     mutating func setU16(_ value: UInt16, at offset: Int) {
         storage[offset] = UInt8(truncatingIfNeeded: value)
-        storage[offset + 1] = UInt8(truncatingIfNeeded: value &>> 8)
+        storage[offset &+ 1] = UInt8(truncatingIfNeeded: value &>> 8)
     }
 }

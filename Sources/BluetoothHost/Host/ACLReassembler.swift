@@ -134,7 +134,9 @@ public struct ACLReassembler<let capacity: Int>: L2CAPReassembling {
                 throw .continuationWithoutStart
             case .skipping(let remaining):
                 // Tail of a PDU already refused as too large: swallow it without another error.
-                let left = remaining - data.count
+                // A 16-bit length less a packet's count: unchecked (it cannot overflow), as are the
+                // positions below, each within `data`, the header's four octets or `expected`.
+                let left = remaining &- data.count
                 state = left > 0 ? .skipping(remaining: left) : .idle
                 return .incomplete
             case .header, .payload:
@@ -145,23 +147,24 @@ public struct ACLReassembler<let capacity: Int>: L2CAPReassembling {
         if state == .header {
             while headerCount < 4 && index < data.count {
                 headerBytes[headerCount] = data[index]
-                headerCount += 1
-                index += 1
+                headerCount &+= 1
+                index &+= 1
             }
             guard headerCount == 4 else { return .incomplete }
             expected = Int(UInt16(headerBytes[0]) | UInt16(headerBytes[1]) &<< 8)
             currentChannel = L2CAPChannelID(rawValue: UInt16(headerBytes[2]) | UInt16(headerBytes[3]) &<< 8)
             guard expected <= capacity else {
                 oversizedPDUs &+= 1
-                let left = expected - (data.count - index)
+                let left = expected &- (data.count &- index)
                 state = left > 0 ? .skipping(remaining: left) : .idle
                 throw .pduTooLarge(declared: expected, capacity: capacity)
             }
             state = .payload
         }
 
-        let incoming = data.count - index
-        guard received + incoming <= expected else {
+        let incoming = data.count &- index
+        // `received` is at most `expected`: the room left, compared without a sum that could overflow.
+        guard incoming <= expected &- received else {
             overruns &+= 1
             state = .idle
             throw .lengthOverrun(declared: expected, received: received + incoming)
@@ -169,8 +172,8 @@ public struct ACLReassembler<let capacity: Int>: L2CAPReassembling {
         // One pass over two spans the checks above bound: the optimiser makes it a block copy.
         var target = storage.mutableSpan
         let start = received
-        for i in 0..<incoming { target[start + i] = data[index + i] }
-        received += incoming
+        for i in 0..<incoming { target[start &+ i] = data[index &+ i] }
+        received &+= incoming
         guard received == expected else { return .incomplete }
         state = .idle
         completedLength = received

@@ -26,7 +26,9 @@ public struct HCICommandQueue<let capacity: Int>: HCICommandQueueing {
 
     public static var totalOctets: Int { capacity }
     public var isEmpty: Bool { count == 0 }
-    public var freeOctets: Int { capacity - usedOctets }
+    // Offsets and lengths within the queue (below `capacity`, records' lengths one octet): sums and
+    // differences of them cannot overflow, unchecked here; the indices stay checked.
+    public var freeOctets: Int { capacity &- usedOctets }
 
     /// Queues `command`, or returns false (queuing nothing) when it does not fit.
     ///
@@ -102,18 +104,18 @@ public struct HCICommandQueue<let capacity: Int>: HCICommandQueueing {
     mutating func sendFirst<O: H4Output>(to output: inout O) {
         guard count > 0 else { return }
         let length = Int(storage[0])
-        output.send(h4: storage.span.extracting(Self.recordHeader..<(Self.recordHeader + length)))
+        output.send(h4: storage.span.extracting(Self.recordHeader..<(Self.recordHeader &+ length)))
     }
 
     /// Drops the first command.
     public mutating func removeFirst() {
         guard !isEmpty else { return }
-        let recordLength = Self.recordHeader + Int(storage[0])
-        let remaining = usedOctets - recordLength
+        let recordLength = Self.recordHeader &+ Int(storage[0])
+        let remaining = usedOctets &- recordLength
         // Element by element: see ACLOutboundQueue.remove.
-        for i in 0..<remaining { storage[i] = storage[recordLength + i] }
+        for i in 0..<remaining { storage[i] = storage[recordLength &+ i] }
         usedOctets = remaining
-        count -= 1
+        count &-= 1
     }
 
     public mutating func removeAll() {

@@ -234,11 +234,12 @@ public struct HCIHostOf<Drops: HCIInputDropRecording> {
             let rest = bytes.extracting(offset..<bytes.count)
             // A whole packet in the caller's bytes is handled where it lies: no copy at all.
             let whole = framer.wholePacket(at: rest)
+            // Both counts are of `rest`'s octets, so `offset` stays within `bytes`: unchecked sums.
             if whole > 0, let type = H4PacketType(rawValue: rest[0]) {
                 handlePacket(type: type, rest.extracting(0..<whole), now: now, delegate: &delegate, output: &output)
-                offset += whole
+                offset &+= whole
             } else {
-                offset += framer.ingest(rest)
+                offset &+= framer.ingest(rest)
             }
         }
     }
@@ -327,7 +328,7 @@ public struct HCIHostOf<Drops: HCIInputDropRecording> {
     }
 
     mutating func sendReset<O: H4Output>(now: UInt64, output: inout O) {
-        resetsSent += 1
+        resetsSent &+= 1  // one a second at most (`resetInterval`): it would wrap after 68 years
         nextResetAt = now &+ configuration.resetInterval
         commands.sendImmediately(HCIReset(), tag: .bringUp, now: now, to: &output)
     }

@@ -168,10 +168,14 @@ public struct StackControlOf<Buffers: StackControlBuffers> {
 
 /// Legacy advertising the application wants (Core 5.4 Vol 4 Part E 7.8.5-7.8.9).
 public struct AdvertisingIntent {
+    // The flag between the parameters (15 octets, 2-aligned) and the data (2-aligned), where the
+    // octet of padding was: LLVM split an intent at that padding and copied the parameters an octet
+    // at a time on the Cortex-M0, which has no unaligned access (docs/footprint.md, issue 37's
+    // sixth round).
     public var parameters: HCILESetAdvertisingParameters
+    public var restartAfterConnection: Bool
     public var data: FixedBytes<31>
     public var scanResponse: FixedBytes<31>
-    public var restartAfterConnection: Bool
 
     public init(parameters: HCILESetAdvertisingParameters, data: FixedBytes<31>,
                 scanResponse: FixedBytes<31> = FixedBytes<31>(), restartAfterConnection: Bool = true) {

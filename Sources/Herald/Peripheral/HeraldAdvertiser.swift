@@ -19,9 +19,16 @@ import BluetoothHost
 /// HCI runs one command at a time (Num_HCI_Command_Packets is 1 on Zephyr), so the disable at a late
 /// boundary waits for any command in flight; `preparationLead` keeps the round trips well before it.
 public struct HeraldAdvertiser {
+    // Stored properties in an order that leaves no padding before the last few octets, on 32-bit
+    // targets too (`Int` 4 octets, `Int64` 8-aligned): the 64-bit fields, then the 32-bit ones, the
+    // job (13 octets, 8-aligned), one octet, the advertisement (2-aligned), the other octets. LLVM
+    // splits the advertiser built in its place at padding and stores every later field as
+    // 1-aligned, which the Cortex-M0 (no unaligned access) does an octet at a time
+    // (docs/footprint.md, issue 37's fifth and sixth rounds). Configuration, clock, advertisement,
+    // period... in that order left 4 octets after the advertisement, 3 after `job` and 4 after
+    // each of `refusalsSeen` and `failures`.
     public let configuration: HeraldAdvertisingConfiguration
     public var clock: HeraldClock
-    public internal(set) var advertisement: HeraldAdvertisement
 
     /// Whether a device that rotates its address has its first resolvable private address set (or
     /// could not make one: then it uses the identity address, see `addressFailed`); always true
@@ -34,24 +41,21 @@ public struct HeraldAdvertiser {
     /// The period `currentAddress` was made for (.min when there is none).
     public internal(set) var addressPeriod: Int64 = .min
     public internal(set) var lastNow: UInt64 = 0
-
-    var job: Job = .none
+    var preparedPeriod: Int64 = .min
+    /// After a failed LE Rand/LE Encrypt, no new attempt before this time (doubling back-off).
+    var retryAfter: UInt64 = 0
+    /// When the job in progress was asked for (accurate: requests are made from timers and ready).
+    var jobStartedAt: UInt64 = 0
     /// The enables in flight, so each answer is read against its own command.
     var enables = AdvertisingEnableQueue()
     /// `StackControl.refusedWhileAdvertising` when last read: a change means the controller stopped
     /// advertising for a central the stack refused.
     var refusalsSeen = 0
-    var preparedPeriod: Int64 = .min
-    /// After a failed LE Rand/LE Encrypt, no new attempt before this time (doubling back-off).
-    var retryAfter: UInt64 = 0
     var failures = 0
-    /// When the job in progress was asked for (accurate: requests are made from timers and ready).
-    var jobStartedAt: UInt64 = 0
-    // The fields of one or a few octets last, so no padding lies between wider ones: LLVM split the
-    // advertiser built in its place at such padding and stored every later field as 1-aligned, which
-    // the Cortex-M0 (no unaligned access) does an octet at a time (docs/footprint.md).
+    var job: Job = .none
     /// False to stop advertising (e.g. a sensor that wants to be invisible); see `setAdvertising`.
     public internal(set) var wanted = true
+    public internal(set) var advertisement: HeraldAdvertisement
     /// The address in use (nil before the first one, or without an IRK).
     public internal(set) var currentAddress: BDAddress?
     public internal(set) var isAdvertising = false

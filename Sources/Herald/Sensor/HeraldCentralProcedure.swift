@@ -124,7 +124,7 @@ public struct HeraldCentralProcedure {
 
     /// Bytes per signal write: a Write Request carries ATT_MTU-3 octets (Part F 3.4.5.1); at least
     /// `SignalFragmenter.defaultFragmentSize` (20).
-    public var fragmentSize: Int { max(SignalFragmenter.defaultFragmentSize, mtu - 3) }
+    public var fragmentSize: Int { max(SignalFragmenter.defaultFragmentSize, mtu &- 3) }  // mtu is at least 23
 
     /// The longest signal message this peer accepts: one Write Request for iOS (see `load`), the
     /// largest message otherwise (written in `fragmentSize` pieces, as the Android reference
