@@ -1,16 +1,16 @@
 """Why a crowd's central links ended 0x3E, from both ends: each failed link matched with its target's capture.
 
-usage: python failed_links.py WORK_DIR [WORK_DIR ...]   (a `bench-wearables` work folder: w*.btsnoop)
+usage: python failed_links.py WORK_DIR [WORK_DIR ...]   (a `bench-wearables` work folder: w*.btsnoop, b*.btsnoop)
 
 A link as central that ended 0x3E (Connection Failed to be Established, Core 5.4 Vol 6 Part B 4.5.2:
 the peripheral never answered in the first six connection events) is looked up in the capture of the
-wearable whose address it targeted (its LE Set Random Address commands say which addresses were its),
-for a link as peripheral that came up within 150 ms of ours:
+wearable or beacon whose address it targeted (its LE Set Random Address commands say which addresses
+were its), for a link as peripheral that came up within 150 ms of ours:
   collision     another central's link came up there instead: it won the advert;
   both failed   our link came up there too and failed on that side as well: both controllers missed
                 the first events (a scheduling conflict, not a lost race);
   not received  nothing came up there: the target's controller did not take the CONNECT_IND.
-Targets without a capture (the beacon, the phone) are counted apart.
+Targets without a capture (the phone) are counted apart.
 
 Each failure is also told "raced" when another wearable's link as central to the same address came up
 within RACE s of ours: both answered one advert (CONNECT_INDs a few ms apart follow the same ADV_IND;
@@ -30,10 +30,11 @@ RACE = 0.02
 
 
 def classify(work):
-    captures = sorted(glob.glob(os.path.join(work, "w*.btsnoop")))
-    links = {c: snoop.links(c) for c in captures}
+    targets = sorted(glob.glob(os.path.join(work, "[wb]*.btsnoop")))
+    captures = [c for c in targets if os.path.basename(c).startswith("w")]
+    links = {c: snoop.links(c) for c in targets}
     owner = {}
-    for c in captures:
+    for c in targets:
         for entry in snoop.own_address_timeline(c):
             if entry[0] == "random":
                 owner[entry[1]] = c

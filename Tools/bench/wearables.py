@@ -71,7 +71,8 @@ def main():
             beacon_outs.append(out)
             procs.append(subprocess.Popen(
                 [args.herald, "beacon", "--transport", f"tty:{radio.paths[args.wearables + b]}", "--country", "826",
-                 "--state", "1", "--location-code", str(42 + b), "--json-events"],
+                 "--state", "1", "--location-code", str(42 + b), "--json-events",
+                 "--btsnoop", str(work / f"b{b}.btsnoop")],
                 stdout=open(out, "w"), stderr=open(work / f"b{b}.err", "w")))
         phone_payloads = []
         for j in range(args.phones):
