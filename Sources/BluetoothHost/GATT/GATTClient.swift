@@ -277,6 +277,7 @@ public struct GATTClient<let longWriteCapacity: Int> {
             guard phase != .idle else { unsolicitedResponses &+= 1; return .none }
             return handleResponse(opcode, pdu: pdu, now: now, delegate: &delegate, reply: &reply)
         case .notification:
+            guard D.optionalProcedures.notifications else { ignoredPDUs &+= 1; return .none }
             deliverNotification(opcode, pdu: pdu, delegate: &delegate)
             return .none
         case .indication:
