@@ -16,9 +16,9 @@ enum EventTime {
 @_silgen_name("firmware_unix_time_at_reset") func firmwareUnixTimeAtReset() -> Int64
 
 enum EventLog {
-    // `open`, `close` and `target` out of line: each is a few calls of `Log`, but inlined into the
-    // 20-odd events (and LLVM then inlined the events into the stack's callbacks) they were copied
-    // everywhere (wearable -1,392 B, beacon -104 B).
+    // `open`, `close`, `target`, `hex`, `handle` and `peer` out of line: each is a few calls of
+    // `Log`, but inlined into the 20-odd events (and LLVM then inlined the events into the stack's
+    // callbacks) they were copied everywhere (wearable -1,392 B and -116 B, beacon -104 B and -36 B).
     /// `{"event":"NAME"` — for events whose every other key sorts after "event".
     @inline(never)
     static func open(_ name: StaticString) {
@@ -38,6 +38,7 @@ enum EventLog {
     }
 
     /// `,"KEY":"<lower-case hex>"`
+    @inline(never)
     static func hex(_ key: StaticString, _ bytes: Span<UInt8>) {
         Log.put(key); Log.put(hex: bytes); Log.put("\"")
     }
@@ -52,7 +53,9 @@ enum EventLog {
     static func link(_ link: HeraldLink) {
         handle(link); peer(link); role(link)
     }
+    @inline(never)
     static func handle(_ link: HeraldLink) { Log.put(",\"handle\":"); Log.put(link.handle) }
+    @inline(never)
     static func peer(_ link: HeraldLink) { Log.put(",\"peer\":\""); putAddress(link.peer.address); Log.put("\"") }
     static func role(_ link: HeraldLink) { Log.put(link.role == .peripheral ? ",\"role\":\"peripheral\"" : ",\"role\":\"central\"") }
 
