@@ -130,9 +130,12 @@ extension GATTClient {
             if nextOffset < writeLength { return .next(preparing(handle: handle, offset: nextOffset)) }
             return .next(.executing(handle: handle))
         case .executing:
+            // Only after a prepared write (above).
+            guard longWriteCapacity > 0 else { return .failed(.invalidResponse) }
             _ = try ATTExecuteWriteResponse(pdu)
             return .done
         case .cancelling(_, let original):
+            guard longWriteCapacity > 0 else { return .failed(.invalidResponse) }
             _ = try ATTExecuteWriteResponse(pdu)
             return .failed(original)
         }
