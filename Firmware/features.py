@@ -19,7 +19,10 @@ FEATURES = [
     ("phy-updates", "LEApplication.tracksPHYUpdates", ["LEStack.phyUpdated("]),
     ("sparse-tables", "LEApplication.GATTHandles (HeraldServerOffer.GATTHandles)", ["GATTConstantTable.firstIndex("]),
     ("enable-queue", "every HeraldAdvertiser (not optional)", ["AdvertisingEnableQueue.answered("]),
-    ("rotation", "HeraldPeripheralDelegate.rotatesAddress", ["HeraldAdvertiser.softwareAddress(prand:)"]),
+    # With no LE Encrypt (`usesLEEncrypt` false) softwareAddress has one caller and is inlined; the
+    # address's helpers (only rotation uses them) still witness it.
+    ("rotation", "HeraldPeripheralDelegate.rotatesAddress",
+     ["HeraldAdvertiser.softwareAddress(prand:)", "ResolvablePrivateAddress."]),
     ("signals", "HeraldPeripheralDelegate.receivesSignals", ["SignalMessage.init(parsing:)"]),
     ("prepare-queue", "HeraldServerOffer.PrepareQueue", ["ATTPreparedWrites<"]),
 ]

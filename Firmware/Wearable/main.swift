@@ -47,6 +47,10 @@ struct SensorLog: SensorDelegate {
     typealias StackCounters = NoLEStackCounters
     /// Nothing here reads a link's data length: LE Data Length Change is dropped unread.
     static var tracksDataLengthChanges: Bool { false }
+    /// The rotating address is hashed in software (`AES128`), which the image links anyway for
+    /// controllers that do not answer LE Encrypt (Bumble's): one AES-128 block a payload period, and
+    /// the same address (Core 5.4 Vol 3 Part H 2.2.2). The LE Encrypt round trip is left out (544 B).
+    static var usesLEEncrypt: Bool { false }
 
     mutating func sensor(_ sensor: SensorType, didDetect target: TargetIdentifier) {
         EventLog.open("didDetect"); EventLog.target(target); EventLog.close()

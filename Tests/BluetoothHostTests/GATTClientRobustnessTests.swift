@@ -141,4 +141,36 @@ import Testing
             if c.delegate.completions.count == 1 { #expect(!c.client.isBusy) }
         }
     }
+
+    /// A delegate that leaves procedures out (`optionalProcedures`): a response of one of them ends
+    /// it as invalid without being parsed, and notifications are dropped; indications are confirmed.
+    @Test func proceduresLeftOutByTheDelegateAreNotAnswered() {
+        var client = GATTClient<0>(maximumMTU: 23)
+        var delegate = NarrowGATTDelegate()
+        var request = ATTTestSink()
+        try? client.start(.discoverAllDescriptors(start: 3, end: 9), now: 0, into: &request)
+        var reply = ATTTestSink()
+        #expect(client.handle(pdu: attHex("05 01 04 00 02 29").span, now: 1, delegate: &delegate, reply: &reply) == .none)
+        #expect(delegate.errors == [.invalidResponse] && delegate.descriptors == 0 && !client.isBusy)
+        try? client.start(.discoverPrimaryServices(uuid: BluetoothUUID(uuid16: 0x180F)), now: 2, into: &request)
+        #expect(client.handle(pdu: attHex("07 01 00 05 00").span, now: 3, delegate: &delegate, reply: &reply) == .none)
+        #expect(delegate.errors == [.invalidResponse, .invalidResponse] && delegate.services == 0)
+        #expect(client.handle(pdu: attHex("1b 10 00 aa").span, now: 4, delegate: &delegate, reply: &reply) == .none)
+        #expect(client.ignoredPDUs == 1 && delegate.notifications == 0)
+        #expect(client.handle(pdu: attHex("1d 12 00 01").span, now: 5, delegate: &delegate, reply: &reply) == .send)
+        #expect(reply.bytes == attHex("1e"))
+    }
+}
+
+/// Runs the reads, writes and full discoveries only, as `HeraldCentralProcedure` does.
+struct NarrowGATTDelegate: GATTClientDelegate {
+    static var optionalProcedures: GATTClientOptionalProcedures {
+        GATTClientOptionalProcedures(discoverServicesByUUID: false, discoverDescriptors: false, notifications: false)
+    }
+    var errors: [GATTClientError?] = []
+    var services = 0, descriptors = 0, notifications = 0
+    mutating func gattClientDidDiscover(service: GATTDiscoveredService) { services += 1 }
+    mutating func gattClientDidDiscover(descriptor: GATTDiscoveredDescriptor) { descriptors += 1 }
+    mutating func gattClientDidReceiveNotification(handle: UInt16, value: Span<UInt8>) { notifications += 1 }
+    mutating func gattClientDidComplete(_ procedure: GATTProcedureKind, error: GATTClientError?) { errors.append(error) }
 }

@@ -154,6 +154,19 @@ struct SimulatedAdvertisingController {
                   connectAt: UInt64? = nil, disconnectAt: UInt64? = nil, epoch: KeyEpoch = .standard)
         throws -> (adverts: [Advert], controller: SimulatedAdvertisingController, app: App, periodOf: (UInt64) -> Int64)
     {
+        try simulate(PeripheralEventLog(), encryptLatency: encryptLatency, lead: lead, failRandom: failRandom,
+                     failAllRandom: failAllRandom, ignoresEncrypt: ignoresEncrypt, maximumConnections: maximumConnections,
+                     strictEnable: strictEnable, duration: duration, connectAt: connectAt, disconnectAt: disconnectAt, epoch: epoch)
+    }
+
+    /// `simulate` with a delegate of another type (its static choices are the image's).
+    func simulate<L: HeraldPeripheralDelegate>(
+        _ log: L, encryptLatency: UInt64 = 2, lead: Int64 = 5_000, failRandom: Set<Int> = [], failAllRandom: Bool = false,
+        ignoresEncrypt: Bool = false, maximumConnections: Int = 8, strictEnable: Bool = false, duration: UInt64,
+        connectAt: UInt64? = nil, disconnectAt: UInt64? = nil, epoch: KeyEpoch = .standard
+    ) throws -> (adverts: [Advert], controller: SimulatedAdvertisingController,
+                 app: HeraldPeripheralApplication<FixedPayloadSource<32>, L, 2, 32, 64, StandardServerOffer>,
+                 periodOf: (UInt64) -> Int64) {
         let clock = HeraldClock(unixMillisAtZero: testUnixMillis)
         var peripheral = try HeraldPeripheral<FixedPayloadSource<32>, StandardServerOffer, 2, 32, 64>(
             source: try FixedPayloadSource<32>(bytes: hex("10033a0001").span),
@@ -162,7 +175,8 @@ struct SimulatedAdvertisingController {
         try peripheral.install(into: &db)
         let advertiser = peripheral.advertiser
         var stack = BluetoothStack(configuration: HostConfiguration(randomAddressSeed: [1, 2, 3, 4, 5, 6]), database: db,
-                                   app: App(peripheral: peripheral, delegate: PeripheralEventLog()))
+                                   app: HeraldPeripheralApplication<FixedPayloadSource<32>, L, 2, 32, 64, StandardServerOffer>(
+                                       peripheral: peripheral, delegate: log))
         var controller = SimulatedAdvertisingController(encryptLatency: encryptLatency)
         controller.failRandomCalls = failRandom
         controller.failAllRandom = failAllRandom

@@ -58,8 +58,9 @@ def test_image_links_no_feature_its_type_leaves_out(build_report, image):
 
 
 # Flash budgets (issue 37; `Tools/firmware build` prints them too): the beacon 24 KB on both boards,
-# the wearable 64 KB on the Cortex-M4. The goals beyond them are 16 KB and 56 KB.
-FLASH_BUDGET = {"beacon": 24576, "wearable": 65536, "beacon@microbit": 24576}
+# the wearable on the Cortex-M4 issue 37's 56 KB (reached in its seventh round: 57,120 B). The
+# beacon's goal beyond its budget, 16 KB, is shown out of reach in docs/footprint.md.
+FLASH_BUDGET = {"beacon": 24576, "wearable": 57344, "beacon@microbit": 24576}
 # While an image is still over its budget, it may not grow past what it measured when it was last
 # made smaller (docs/footprint.md, issue 37): the next feature that adds flash fails here the day it
 # lands. Lower these as the images shrink; remove an image once it is within its budget. None is

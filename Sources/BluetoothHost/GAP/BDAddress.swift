@@ -27,6 +27,10 @@ public struct BDAddress: Equatable, Hashable, Sendable {
         }
     }
 
+    /// Out of line: the wearable compares addresses in a dozen places (device database, scan
+    /// answers, links, the central's holds), and each inlined copy of the six comparisons was 70-90 B
+    /// (wearable -448 B).
+    @inline(never)
     public static func == (a: BDAddress, b: BDAddress) -> Bool {
         for i in 0..<6 where a.bytes[i] != b.bytes[i] { return false }
         return true

@@ -97,8 +97,12 @@ public struct GATTClient<let longWriteCapacity: Int> {
         self.mtu = max(ATTMTU.minimum, mtu)
     }
 
-    /// A procedure is outstanding.
-    public var isBusy: Bool { phase != .idle }
+    /// A procedure is outstanding. By its case alone: `Phase`'s synthesised `==` compares every
+    /// case's payload (UUIDs, errors), and inlined at each test of idleness it was 100-200 B.
+    public var isBusy: Bool {
+        if case .idle = phase { return false }
+        return true
+    }
 
     /// The outstanding procedure, if any.
     public var currentProcedure: GATTProcedureKind? { isBusy ? running : nil }
@@ -129,7 +133,7 @@ public struct GATTClient<let longWriteCapacity: Int> {
         default:
             break
         }
-        guard phase == .idle else { throw .busy }
+        guard !isBusy else { throw .busy }
         let next: Phase
         switch procedure {
         case .exchangeMTU:
@@ -274,9 +278,10 @@ public struct GATTClient<let longWriteCapacity: Int> {
         let opcode = ATTOpcode(rawValue: pdu[0])
         switch opcode.kind {
         case .response:
-            guard phase != .idle else { unsolicitedResponses &+= 1; return .none }
+            guard isBusy else { unsolicitedResponses &+= 1; return .none }
             return handleResponse(opcode, pdu: pdu, now: now, delegate: &delegate, reply: &reply)
         case .notification:
+            guard D.optionalProcedures.notifications else { ignoredPDUs &+= 1; return .none }
             deliverNotification(opcode, pdu: pdu, delegate: &delegate)
             return .none
         case .indication:

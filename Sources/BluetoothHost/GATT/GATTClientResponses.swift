@@ -99,10 +99,12 @@ extension GATTClient {
         case .discoveringServices(let start):
             return try servicesStep(ATTReadByGroupTypeResponse(pdu), start: start, delegate: &delegate)
         case .discoveringServicesByUUID(let start):
+            guard D.optionalProcedures.discoverServicesByUUID else { return .failed(.invalidResponse) }
             return try servicesByUUIDStep(ATTFindByTypeValueResponse(pdu), start: start, delegate: &delegate)
         case .discoveringCharacteristics(let start, let end):
             return try characteristicsStep(ATTReadByTypeResponse(pdu), start: start, end: end, delegate: &delegate)
         case .discoveringDescriptors(let start, let end):
+            guard D.optionalProcedures.discoverDescriptors else { return .failed(.invalidResponse) }
             return try descriptorsStep(ATTFindInformationResponse(pdu), start: start, end: end, delegate: &delegate)
         case .reading(let handle):
             let r = try ATTReadResponse(pdu)
@@ -116,6 +118,9 @@ extension GATTClient {
             _ = try ATTWriteResponse(pdu)
             return .done
         case .preparing(let handle, let offset, let length):
+            // With no room for a long value `start` refuses Write Long (`valueTooLong`): no prepared
+            // write is ever outstanding, and its echo check is not linked.
+            guard longWriteCapacity > 0 else { return .failed(.invalidResponse) }
             let r = try ATTPrepareWriteResponse(pdu)
             // Part G 4.9.4: the echo must match handle, offset and value, or the write is cancelled.
             guard r.handle == handle, Int(r.offset) == offset,
@@ -125,9 +130,12 @@ extension GATTClient {
             if nextOffset < writeLength { return .next(preparing(handle: handle, offset: nextOffset)) }
             return .next(.executing(handle: handle))
         case .executing:
+            // Only after a prepared write (above).
+            guard longWriteCapacity > 0 else { return .failed(.invalidResponse) }
             _ = try ATTExecuteWriteResponse(pdu)
             return .done
         case .cancelling(_, let original):
+            guard longWriteCapacity > 0 else { return .failed(.invalidResponse) }
             _ = try ATTExecuteWriteResponse(pdu)
             return .failed(original)
         }

@@ -166,6 +166,11 @@ public protocol GATTClientDelegate {
     /// early if a desired" service or characteristic is found). A client that needs one service spares
     /// the round trip that would only end in Attribute Not Found.
     var gattClientHasFoundWhatItNeeds: Bool { get }
+    /// The procedures this delegate's client runs beyond the ones every client answers (Exchange MTU,
+    /// Discover All Primary Services, Discover All Characteristics, the reads and Write Request).
+    /// The client answers a response of a procedure left out here with `.invalidResponse`, so its
+    /// parser and its checks are not linked: a delegate lists every procedure its owner starts.
+    static var optionalProcedures: GATTClientOptionalProcedures { get }
 }
 
 extension GATTClientDelegate {
@@ -178,4 +183,27 @@ extension GATTClientDelegate {
     public mutating func gattClientDidReceiveIndication(handle: UInt16, value: Span<UInt8>) {}
     public mutating func gattClientDidComplete(_ procedure: GATTProcedureKind, error: GATTClientError?) {}
     public var gattClientHasFoundWhatItNeeds: Bool { false }
+    public static var optionalProcedures: GATTClientOptionalProcedures { .all }
+}
+
+/// The procedures a GATT client may leave out by its delegate's type (`GATTClientDelegate.optionalProcedures`),
+/// as a server leaves out what `GATTServerFeatures` does not list.
+public struct GATTClientOptionalProcedures: Sendable, Equatable {
+    /// Discover Primary Service by Service UUID (Part G 4.4.2): Find By Type Value.
+    public var discoverServicesByUUID: Bool
+    /// Discover All Characteristic Descriptors (Part G 4.7.1): Find Information.
+    public var discoverDescriptors: Bool
+    /// Handle Value Notifications and Multiple Handle Value Notifications (Part G 4.10): without
+    /// them every notification is dropped unparsed (`ignoredPDUs`). Indications are always
+    /// confirmed (Part G 4.11.1).
+    public var notifications: Bool
+
+    public init(discoverServicesByUUID: Bool = true, discoverDescriptors: Bool = true, notifications: Bool = true) {
+        self.discoverServicesByUUID = discoverServicesByUUID
+        self.discoverDescriptors = discoverDescriptors
+        self.notifications = notifications
+    }
+
+    /// Every procedure the client implements: the default.
+    public static var all: GATTClientOptionalProcedures { GATTClientOptionalProcedures() }
 }

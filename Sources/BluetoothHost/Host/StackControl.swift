@@ -121,6 +121,9 @@ public struct StackControlOf<Buffers: StackControlBuffers> {
     /// both close a link (a role's stop closes its links, then the runtime's `releaseLinks` closes
     /// every link still in the table until Disconnection Complete arrives). A Disconnect the command
     /// queue had no room for is not noted, so a later call sends it.
+    /// Out of line: a dozen callers (timeouts, refusals, failed procedures) each had the check, the
+    /// command's encoding call and the note inlined (wearable -576 B, beacon -128 B).
+    @inline(never)
     public mutating func disconnect(handle: UInt16, reason: HCIStatus = .remoteUserTerminated) {
         guard !credits.isDisconnecting(handle: handle) else { return }
         let dropped = droppedCommands

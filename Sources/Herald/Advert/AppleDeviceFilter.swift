@@ -12,8 +12,7 @@ import BluetoothHost
 /// `^…` regular expressions are. A device is ignored when any message matches any pattern.
 public enum AppleDeviceFilter {
     /// The reference patterns without their `^` (all are anchored at the start of a message).
-    public static var patterns: InlineArray<16, StaticString> {
-        [
+    public static let patterns: InlineArray<16, StaticString> = [
             "10....04",  // Nearby Info, action 0x04 / 0x14: Apple TV and similar, never a phone with an app
             "10....14",
             "0100000000000000000000000000000000",  // overflow area with no service bits: no app advertising
@@ -23,7 +22,6 @@ public enum AppleDeviceFilter {
             "06", "08", "03",  // HomeKit; "Hey Siri"; AirPrint
             "0C", "0D", "0F", "0E", "0B",  // Handoff, tethering target/source, Nearby Action, watch
         ]
-    }
 
     /// The index in `patterns` of the first pattern matching a message in `appleData` (the
     /// manufacturer data after Apple's company ID), nil when none does.

@@ -23,7 +23,10 @@ struct AdvertisingEnableQueue {
         count = 0
     }
 
-    /// A command with `enable` was queued.
+    /// A command with `enable` was queued. Out of line: its caller, `HeraldAdvertiser.sendEnable`,
+    /// is inlined where the advertiser enables or disables (five functions of the wearable), each
+    /// with a copy of this (wearable -48 B, beacon -16 B).
+    @inline(never)
     mutating func queued(_ enable: Bool) {
         guard count < 32 else { return }
         // UInt32 throughout: no generic integer conversion or shift (they may read `words`, an array).

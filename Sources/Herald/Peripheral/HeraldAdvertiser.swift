@@ -238,7 +238,8 @@ public struct HeraldAdvertiser {
         if job != .none, now >= jobStartedAt &+ Self.watchdog {
             // Never answered: reported as an unsupported command.
             switch job {
-            case .encrypt(let target, let prand):
+            // Only LE Encrypt's job is `.encrypt` (never set without `usesLEEncrypt`).
+            case .encrypt(let target, let prand) where D.usesLEEncrypt:
                 delegate.heraldPeripheral(commandFailed: HCILEEncrypt.opcode, status: .unknownCommand)
                 job = .none
                 encryptsInSoftware = true
@@ -273,7 +274,7 @@ public struct HeraldAdvertiser {
                 // LE Set Advertising Enable: read above.
             } else if !D.rotatesAddress {
                 // Only the address round trips use the other tags.
-            } else if tag == HeraldCommandTag.encrypt, case .encrypt(let target, let prand) = job {
+            } else if D.usesLEEncrypt, tag == HeraldCommandTag.encrypt, case .encrypt(let target, let prand) = job {
                 job = .none
                 encryptsInSoftware = true
                 addressComputed(softwareAddress(prand: prand), for: target, control: &control, delegate: &delegate)
@@ -295,14 +296,14 @@ public struct HeraldAdvertiser {
             // controller's random address is our identity, and the sensor's central waits for it
             // (`addressSettled`) rather than scan actively or initiate under the identity. LE Encrypt
             // could take the watchdog's 5 s to fail (Bumble's controller never answers it).
-            if encryptsInSoftware || currentAddress == nil {
+            if !D.usesLEEncrypt || encryptsInSoftware || currentAddress == nil {
                 job = .none
                 addressComputed(softwareAddress(prand: prand), for: p, control: &control, delegate: &delegate)
                 return true
             }
             job = .encrypt(period: p, prand: prand)
             control.send(ResolvablePrivateAddress.encryptCommand(irk: irk, prand: prand), tag: HeraldCommandTag.encrypt)
-        case .encrypt(let p, let prand) where tag == HeraldCommandTag.encrypt:
+        case .encrypt(let p, let prand) where D.usesLEEncrypt && tag == HeraldCommandTag.encrypt:
             job = .none
             guard let result = try? HCILEEncrypt.ReturnParameters(parsing: returnParameters) else {
                 delegate.heraldPeripheral(commandFailed: opcode, status: Self.malformedReturn)

@@ -58,6 +58,12 @@ public protocol HeraldPeripheralDelegate {
     /// LE Rand / LE Encrypt round trips and the software AES are then left out of its image. A
     /// configuration with an IRK is refused at start-up by `HeraldPeripheralApplication`.
     static var rotatesAddress: Bool { get }
+    /// Whether a rotating address is hashed by the controller's LE Encrypt (true unless said
+    /// otherwise), the software AES-128 standing in only where that fails or goes unanswered. False:
+    /// always in software, the same ah(IRK, prand) (Core 5.4 Vol 3 Part H 2.2.2); the AES is linked
+    /// for such controllers anyway, so the LE Encrypt round trip, its watchdog and its answer's
+    /// parsing are then left out of the image.
+    static var usesLEEncrypt: Bool { get }
     /// Whether signal messages centrals write are reassembled and reported (true unless said
     /// otherwise). A venue beacon says false: the visit diary is the phone's to keep (Herald beacon
     /// payload specification), so the beacon accepts each write and discards it unread, and the
@@ -98,6 +104,7 @@ extension HeraldPeripheralDelegate {
     public mutating func heraldPeripheral(commandFailed opcode: HCIOpcode, status: HCIStatus) {}
     public mutating func heraldPeripheral<S: ByteSink>(payloadAt time: Int64, into sink: inout S) -> Bool? { nil }
     public static var rotatesAddress: Bool { true }
+    public static var usesLEEncrypt: Bool { true }
     public static var receivesSignals: Bool { true }
     public static var tracksPHYUpdates: Bool { true }
     public static var recordsInputDrops: Bool { InputDrops.keepsRecords }

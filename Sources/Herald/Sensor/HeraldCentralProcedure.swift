@@ -318,6 +318,12 @@ public struct HeraldCentralProcedure {
 /// handed this procedure in place (`HeraldCentralLink.receive`), so no field says which link it is.
 /// A completion advances the procedure; the owner sees that the client went idle and acts on `step`.
 extension HeraldCentralProcedure: GATTClientDelegate {
+    /// The central discovers all services and characteristics, reads and writes (`HeraldCentral.startGATT`);
+    /// Herald services notify nothing a central subscribes to. Responses of any other procedure are
+    /// not parsed (`.invalidResponse`).
+    public static var optionalProcedures: GATTClientOptionalProcedures {
+        GATTClientOptionalProcedures(discoverServicesByUUID: false, discoverDescriptors: false, notifications: false)
+    }
     public mutating func gattClientDidExchangeMTU(_ mtu: UInt16) { didExchangeMTU(Int(mtu)) }
     public mutating func gattClientDidDiscover(service: GATTDiscoveredService) {
         didDiscover(service: service.uuid, start: service.startHandle, end: service.endHandle)

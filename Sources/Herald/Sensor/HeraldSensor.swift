@@ -256,7 +256,9 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
 
     /// Starts the GATT procedure for `step`; one that cannot start counts as failed and the procedure
     /// moves on (at most a few steps, each of which ends or sends). The request is written into
-    /// `request`, whatever it held.
+    /// `request`, whatever it held. Out of line: the four callers (connection, response, timer,
+    /// MTU) each had the loop and its failure path inlined (wearable -448 B).
+    @inline(never)
     mutating func perform(_ first: HeraldGATTStep, slot: Int, handle: UInt16, now: UInt64, buffer request: inout LinkBuffers.PDU,
                           control: inout Control) {
         var step = first

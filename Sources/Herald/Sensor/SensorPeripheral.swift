@@ -84,6 +84,7 @@ public struct NoSensorPeripheral: HeraldSensorPeripheral {
 extension SensorCore: HeraldPeripheralDelegate {
     public static var rotatesAddress: Bool { Delegate.rotatesAddress }
     public static var receivesSignals: Bool { Delegate.receivesSignals }
+    public static var usesLEEncrypt: Bool { Delegate.usesLEEncrypt }
 
     public mutating func heraldPeripheral(didBecomeReady address: BDAddress, now: UInt64) {
         delegate.heraldPeripheral(didBecomeReady: address, now: now)
