@@ -4,8 +4,8 @@ usage: python controllers.py TRANSPORT TRANSPORT [TRANSPORT ...]
 
 Bumble 0.0.236's own `bumble.apps.controllers` refuses anything but exactly two transports; tests
 with several centrals need more. Its LE Create Connection Cancel is made to do what the Core says, a
-connection request no advertiser took fails as it does on air, and a link outlives a new random address
-of its central (below).
+connection request no advertiser took fails as it does on air, a link outlives a new random address
+of its central, and which of several centrals wins a contested advert varies (below).
 
 Made to be started by hand too (README "Try it by hand"): a `pty:PATH` link a killed run left behind is
 replaced, SIGTERM closes the links like Ctrl-C, and a command the virtual controller does not implement
@@ -196,6 +196,27 @@ def advertise_at_the_interval_asked(self):
 
 
 LegacyAdvertiser._on_timer_fired = advertise_at_the_interval_asked
+
+
+def send_advertising_pdu_in_no_fixed_order(self, sender_controller, packet):
+    """Each advertising PDU reaches the other controllers in a new random order.
+
+    Bumble 0.0.236's LocalLink hands an advertising PDU to every controller in the iteration order of a
+    set, which is fixed for a run. Centrals waiting on one advertiser each answer its ADV_IND as they get
+    it, so their CONNECT_INDs reach it in that order and it takes the first (Core 5.4 Vol 6 Part B
+    4.4.2.3): the same central won every contested advert for the whole run. On air the winner varies
+    from event to event (timing, capture effect). In CI's `test_hostile_centrals[bumble]` the churning
+    central, pending again at once after each of its links, won every advert from the moment the churn
+    began, and the polite reader and the flood never got a link in 36 s (docs/ci-flakes.md item 18);
+    `test_bumble_link.py` shows the order now varies."""
+    loop = asyncio.get_running_loop()
+    receivers = [c for c in self.controllers if c != sender_controller]
+    random.shuffle(receivers)
+    for c in receivers:
+        loop.call_soon(c.on_ll_advertising_pdu, packet)
+
+
+LocalLink.send_advertising_pdu = send_advertising_pdu_in_no_fixed_order
 
 
 async def main(names: list[str]) -> None:
