@@ -94,7 +94,7 @@ def main():
                 proc.kill()
         # A simulation that ended by itself (a controller's assert ends the whole radio) is said, and
         # its devices' logs are kept beside the captures: the run's figures are not the crowd's.
-        ended = radio.ended() if hasattr(radio, "ended") else None
+        ended = radio.ended()
         if ended:
             radio.keep_logs(work / "controllers")
             print(f"bench-wearables: the radio ended during the run: {ended} (logs: {work / 'controllers'})")
