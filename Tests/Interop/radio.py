@@ -286,5 +286,6 @@ def _kernel_log() -> list[str]:
         return []
 
 
-def open_radio(kind: str, count: int):
-    return ZephyrRadio(count, kind=kind) if is_zephyr(kind) else BumbleRadio(count)
+def open_radio(kind: str, count: int, poll_us: int = 500):
+    """`poll_us`: how often each Zephyr controller polls its pty (Bumble's radio has no such thing)."""
+    return ZephyrRadio(count, poll_us=poll_us, kind=kind) if is_zephyr(kind) else BumbleRadio(count)

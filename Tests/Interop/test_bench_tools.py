@@ -34,3 +34,32 @@ def test_bench_vs_bumble_reads_both_servers(herald_bin):
         assert r[name]["reads"] == 20 and r[name]["readsPerSecond"] > 0
         assert r[name]["notifications"] == 50
         assert r[name]["mtu"] == 247
+
+
+def test_pace_is_read_from_the_shortest_advert_gaps():
+    # One advertiser every 200 ms + advDelay (0-10 ms) of simulated time, heard with misses (a gap
+    # of two or three events) and events heard twice (a gap of 1 ms), on a radio at `true_pace`.
+    sys.path.insert(0, str(BENCH))
+    import pace
+    import random
+    rnd = random.Random(7)
+    for true_pace in (1.0, 0.68, 0.5):
+        gaps = []
+        for _ in range(400):
+            events = rnd.choice((1, 1, 1, 2, 3))
+            gaps.append(sum(0.2 + rnd.uniform(0, 0.01) for _ in range(events)) / true_pace)
+            if rnd.random() < 0.1:
+                gaps.append(0.001)
+        assert abs(pace.pace(gaps, 0.2) - true_pace) < 0.02 * true_pace, true_pace
+    # Too few adverts to tell is said, not guessed.
+    assert pace.pace([0.2] * 5, 0.2) is None
+
+
+def test_only_resolvable_private_addresses_count_as_wearables():
+    sys.path.insert(0, str(BENCH))
+    import pace
+    # HCI order: the most significant octet last. 0x4X: resolvable private; 0xCX: static (the beacon,
+    # the phones); 0x0X: non-resolvable private.
+    assert pace.is_resolvable_private(bytes([1, 2, 3, 4, 5, 0x45]))
+    assert not pace.is_resolvable_private(bytes([1, 0, 0, 0, 0, 0xC1]))
+    assert not pace.is_resolvable_private(bytes([1, 2, 3, 4, 5, 0x05]))
