@@ -40,6 +40,7 @@ import phases  # noqa: E402
 POLL_US = 2000
 # The wearables' advertising interval (`herald wearable --interval-ms`'s default).
 WEARABLE_ADVERTISING_MS = 200
+PAYLOAD_PERIOD_S = 360
 
 
 def seconds(stamp: str) -> float:
@@ -92,6 +93,7 @@ def main():
                 [sys.executable, str(ROOT / "Tests" / "Interop" / "peers" / "herald_phone.py"),
                  f"serial:{radio.paths[args.wearables + args.beacons + j]}", f"C{j + 1}:00:00:00:00:0{j + 1}", "android", payload],
                 stdout=open(work / f"phone{j}.log", "w"), stderr=subprocess.STDOUT))
+        started = time.time()
         time.sleep(args.seconds)
         cpu = [cpu_seconds(proc.pid) for proc in procs[:args.wearables]]
     finally:
@@ -163,6 +165,14 @@ def main():
     if per_hour:
         print(f"  wearable CPU (user + system) among {args.wearables - 1 + args.beacons + args.phones} peers: "
               + ", ".join(f"{c:.0f}" for c in per_hour) + " CPU s per hour")
+    rotated = sum(1 for n in names if len(n) > 1)
+    if rotated:
+        # Every wearable's payload and address change at a 360 s period boundary, and every pair is
+        # read again: a run that crosses one carries about twice the links of one that does not.
+        # The periods are 360 s from the standard epoch (KeyEpoch.standard), a multiple of 360 in Unix time.
+        boundary = (int(started) // PAYLOAD_PERIOD_S + 1) * PAYLOAD_PERIOD_S - started
+        print(f"  a payload period ended {boundary:.0f} s into the run: {rotated} of {len(names)} wearables changed "
+              "payload and address, and their peers read them again")
     captures = [str(work / f"w{i}.btsnoop") for i in range(args.wearables)]
     # The wearables advertise resolvable private addresses; the beacon and the phones static ones.
     ran = pace.pace_of_captures(captures, WEARABLE_ADVERTISING_MS)
@@ -175,7 +185,8 @@ def main():
     sys.argv[1:] = captures
     tried = phases.main()
     print(json.dumps({"work": str(work), "unread": missing, "pairs": len(delays), "median": median, "worst": worst,
-                      "cpuSecondsPerHour": per_hour, "attempts": tried, "pace": ran}))
+                      "cpuSecondsPerHour": per_hour, "attempts": tried, "pace": ran,
+                      "periodEnded": rotated > 0}))
     sys.exit(1 if missing else 0)
 
 
