@@ -31,13 +31,21 @@ def is_resolvable_private(address: bytes) -> bool:
 
 def advert_gaps(path, keep=is_resolvable_private):
     """Gaps (seconds, the capture's clock) between consecutive ADV_IND reports of each address `keep`
-    accepts, in one capture (LE Advertising Report, Core 5.4 Vol 4 Part E 7.7.65.2; one report per
-    event, as this project's hosts leave the controller's duplicate filter off)."""
+    accepts, in one capture (LE Advertising Report, Core 5.4 Vol 4 Part E 7.7.65.2, or its extended
+    form; one report per event, as this project's hosts leave the controller's duplicate filter off)."""
     last, gaps = {}, []
     for received, t, p in snoop.records(path):
-        if not (received and len(p) >= 13 and p[0] == 4 and p[1] == 0x3E and p[3] == 0x02 and p[5] == 0):
+        if not (received and len(p) >= 14 and p[0] == 4 and p[1] == 0x3E):
             continue
-        address = bytes(p[7:13])
+        if p[3] == 0x02 and p[5] == 0x00:
+            address = bytes(p[7:13])
+        elif p[3] == 0x0D and p[5] & 0x09 == 0x01:
+            # LE Extended Advertising Report (7.7.65.13), connectable and not a scan response (event
+            # type bits 0 and 3): an ADV_IND as a controller with extended scanning reports it (Bumble's
+            # sets bit 0 alone, where the Core has 0x0013 for a legacy ADV_IND).
+            address = bytes(p[8:14])
+        else:
+            continue
         if not keep(address):
             continue
         if address in last:
