@@ -55,6 +55,22 @@ def records(path):
         offset += incl
 
 
+def advertising_reports(path):
+    """(seconds, advertiser address in HCI order, is_adv_ind) for every LE Advertising Report (Core 5.4
+    Vol 4 Part E 7.7.65.2) and LE Extended Advertising Report (7.7.65.13) a capture received, first
+    report of each event only (Zephyr's and Bumble's controllers send one report per event).
+    `is_adv_ind`: a connectable undirected advert, not a scan response (legacy event type 0x00;
+    extended: bit 0 set and bit 3 clear, as Bumble's controller reports an ADV_IND with 0x0001 where
+    the Core has 0x0013)."""
+    for received, t, p in records(path):
+        if not (received and len(p) >= 14 and p[0] == 0x04 and p[1] == 0x3E):
+            continue
+        if p[3] == 0x02:
+            yield t, bytes(p[7:13]), p[5] == 0x00
+        elif p[3] == 0x0D and len(p) >= 16:
+            yield t, bytes(p[8:14]), p[5] & 0x09 == 0x01
+
+
 def refusals(path):
     """Every Command Complete or Command Status with a non-zero status, in order."""
     out = []

@@ -63,3 +63,31 @@ def test_only_resolvable_private_addresses_count_as_wearables():
     assert pace.is_resolvable_private(bytes([1, 2, 3, 4, 5, 0x45]))
     assert not pace.is_resolvable_private(bytes([1, 0, 0, 0, 0, 0xC1]))
     assert not pace.is_resolvable_private(bytes([1, 2, 3, 4, 5, 0x05]))
+
+
+def test_advertising_reports_tell_adv_ind_from_other_reports(tmp_path):
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import struct
+    import snoop
+    address = bytes([1, 2, 3, 4, 5, 0x45])
+
+    def legacy(event_type):  # LE Advertising Report, one report, no data, RSSI
+        body = bytes([0x02, 1, event_type, 0x01]) + address + bytes([0, 0xC4])
+        return bytes([0x04, 0x3E, len(body)]) + body
+
+    def extended(event_type):  # LE Extended Advertising Report, one report, fields after the address zeroed
+        body = bytes([0x0D, 1]) + struct.pack("<H", event_type) + bytes([0x01]) + address + bytes(16)
+        return bytes([0x04, 0x3E, len(body)]) + body
+
+    packets = [legacy(0x00), legacy(0x04), extended(0x0013), extended(0x0001), extended(0x0008),
+               extended(0x001B), bytes([0x04, 0x0E, 4, 1, 0x03, 0x0C, 0])]
+    path = tmp_path / "reports.btsnoop"
+    with open(path, "wb") as f:
+        f.write(b"btsnoop\0" + struct.pack(">II", 1, 1002))
+        for i, p in enumerate(packets):
+            f.write(struct.pack(">IIIIq", len(p), len(p), 3, 0, snoop.UNIX_EPOCH * 1_000_000 + i) + p)
+    reports = list(snoop.advertising_reports(path))
+    # ADV_IND, SCAN_RSP; extended: legacy ADV_IND, Bumble's ADV_IND, a scan response, a legacy scan
+    # response (0x001B); the Command Complete is no report.
+    assert [(a, adv_ind) for _, a, adv_ind in reports] == [
+        (address, True), (address, False), (address, True), (address, True), (address, False), (address, False)]

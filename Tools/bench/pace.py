@@ -31,20 +31,11 @@ def is_resolvable_private(address: bytes) -> bool:
 
 def advert_gaps(path, keep=is_resolvable_private):
     """Gaps (seconds, the capture's clock) between consecutive ADV_IND reports of each address `keep`
-    accepts, in one capture (LE Advertising Report, Core 5.4 Vol 4 Part E 7.7.65.2, or its extended
-    form; one report per event, as this project's hosts leave the controller's duplicate filter off)."""
+    accepts, in one capture (`snoop.advertising_reports`; one report per event, as this project's hosts
+    leave the controller's duplicate filter off)."""
     last, gaps = {}, []
-    for received, t, p in snoop.records(path):
-        if not (received and len(p) >= 14 and p[0] == 4 and p[1] == 0x3E):
-            continue
-        if p[3] == 0x02 and p[5] == 0x00:
-            address = bytes(p[7:13])
-        elif p[3] == 0x0D and p[5] & 0x09 == 0x01:
-            # LE Extended Advertising Report (7.7.65.13), connectable and not a scan response (event
-            # type bits 0 and 3): an ADV_IND as a controller with extended scanning reports it (Bumble's
-            # sets bit 0 alone, where the Core has 0x0013 for a legacy ADV_IND).
-            address = bytes(p[8:14])
-        else:
+    for t, address, is_adv_ind in snoop.advertising_reports(path):
+        if not is_adv_ind:
             continue
         if not keep(address):
             continue
@@ -74,5 +65,14 @@ def pace_of_captures(paths, interval_ms, keep=is_resolvable_private):
 
 
 if __name__ == "__main__":
-    measured = pace_of_captures(sys.argv[2:], float(sys.argv[1]))
+    if len(sys.argv) < 3:
+        sys.exit("usage: python pace.py INTERVAL_MS CAPTURE.btsnoop...")
+    try:
+        interval_ms = float(sys.argv[1])
+    except ValueError:
+        sys.exit(f"pace.py: the advertising interval must be a number of milliseconds, not {sys.argv[1]!r}")
+    try:
+        measured = pace_of_captures(sys.argv[2:], interval_ms)
+    except (OSError, ValueError) as error:  # a missing capture, or a file that is not btsnoop H4
+        sys.exit(f"pace.py: {error}")
     print("not enough adverts to tell" if measured is None else f"simulation pace: {measured:.2f} x real time")

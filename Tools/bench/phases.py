@@ -35,14 +35,10 @@ def address(octets):
 def first_reads(path):
     """{peer: dict(heard, create, attempts, up, round_trips, read, done)} for each peer read as central."""
     heard, creates, peers, links, out = {}, {}, {}, {}, {}
+    for t, octets, _ in snoop.advertising_reports(path):
+        heard.setdefault(address(octets), t)
     for received, t, p in snoop.records(path):
-        if received and len(p) >= 14 and p[0] == 0x04 and p[1] == 0x3E and p[3] == 0x02:
-            # LE Advertising Report (7.7.65.2), one report per event from Zephyr's and Bumble's controllers.
-            heard.setdefault(address(p[7:13]), t)
-        elif received and len(p) >= 16 and p[0] == 0x04 and p[1] == 0x3E and p[3] == 0x0D:
-            # LE Extended Advertising Report (7.7.65.13): the address at octets 7..12 after the count.
-            heard.setdefault(address(p[8:14]), t)
-        elif not received and len(p) >= 14 and p[0] == 0x01 and (p[1] | p[2] << 8) == 0x200D:
+        if not received and len(p) >= 14 and p[0] == 0x01 and (p[1] | p[2] << 8) == 0x200D:
             peer = address(p[10:16])
             c = creates.setdefault(peer, [t, 0])
             c[1] += 1
