@@ -28,7 +28,7 @@ from bumble.att import Attribute
 from bumble.core import UUID, AdvertisingData
 from bumble.device import Device, Peer
 from bumble.gatt import Characteristic, CharacteristicValue, Service
-from bumble.hci import Address
+from bumble.hci import Address, HCI_LE_Create_Connection_Cancel_Command, OwnAddressType, Role
 from bumble.transport import open_transport
 
 HERALD_SERVICE = UUID("428132af-4746-42d3-801e-4572d65bfd9b")
@@ -162,7 +162,7 @@ async def read_herald_devices(device: Device) -> None:
 async def read_payload_of(device: Device, address) -> bytes:
     """Connects, reads the payload and disconnects; fails as soon as the peer ends the link (Bumble's
     pending ATT request would wait for its 30 s timeout) or after 10 s."""
-    connection = await device.connect(address, timeout=5)
+    connection = await connect_as_central(device, address, timeout=5)
     gone = asyncio.get_running_loop().create_future()
     connection.on("disconnection", lambda reason: gone.done() or gone.set_result(reason))
 
@@ -193,6 +193,49 @@ async def read_payload_of(device: Device, address) -> bytes:
                 await asyncio.wait_for(connection.disconnect(), 3)
             except Exception:  # gone meanwhile, or the controller is slow to confirm
                 pass
+
+
+async def connect_as_central(device: Device, address, timeout: float):
+    """`device.connect(address)` that returns the phone's own link and no other.
+
+    Bumble 0.0.236's `Device.connect_le` resolves with the first connection of any role: its listener
+    checks neither the role nor the peer (its `connect_classic` checks both). The phone advertises while
+    it reads, so a central that connects to it during an attempt is returned as the phone's link to
+    `address`; Bumble then clears its attempt's own address type, and when the phone's real link comes
+    up it asserts (`own_address_type is not None`) and never tracks that link. The peer sees a central
+    that sends nothing, and ours refuses such a central for 60 s. Seen in CI (docs/ci-flakes.md, the
+    chip scenario): the phone filed the hosted wearable's payload under the single-chip wearable's
+    address and never read the chip. Here an incoming link is left to its central, and the phone waits
+    for its own, cancelling the attempt at the timeout as `connect_le` does."""
+    mine = asyncio.get_running_loop().create_future()
+
+    def on_connection(connection):
+        if connection.role == Role.CENTRAL and not mine.done():
+            mine.set_result(connection)
+
+    def on_failure(error):
+        if not mine.done():
+            mine.set_exception(error)
+
+    device.on(Device.EVENT_CONNECTION, on_connection)
+    device.on(Device.EVENT_CONNECTION_FAILURE, on_failure)
+    try:
+        first = await device.connect(address, timeout=timeout)
+        if first.role == Role.CENTRAL:
+            return first
+        say("incoming", str(first.peer_address), "during", str(address))
+        # No await since `connect_le`'s `finally` cleared it, so no event came in between: the
+        # attempt is still the controller's, made with the default own address type.
+        device.connect_own_address_type = OwnAddressType.RANDOM
+        try:
+            return await asyncio.wait_for(asyncio.shield(mine), timeout)
+        except asyncio.TimeoutError:
+            await device.send_command(HCI_LE_Create_Connection_Cancel_Command())
+            return await asyncio.wait_for(mine, 5)  # the cancelled attempt ends as a failure (0x02)
+    finally:
+        device.remove_listener(Device.EVENT_CONNECTION, on_connection)
+        device.remove_listener(Device.EVENT_CONNECTION_FAILURE, on_failure)
+        device.connect_own_address_type = None
 
 
 if __name__ == "__main__":
