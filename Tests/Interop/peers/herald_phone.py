@@ -17,7 +17,8 @@ Prints "advertising" when ready, then one line per event: "connected <peer> <t>"
 to every address whose advert carries the Herald service UUID, discovers the service, reads the payload
 characteristic (Read, then Read Blob past ATT_MTU 23) and disconnects, once per address (an address
 that failed is tried again 2 s later, at most 5 times). It prints "heard <address> <t>" at an address's
-first advert, "got <address> <payload hex> <t>" for each payload read and "failed <address> <why> <t>".
+first advert, "got <address> <payload hex> <t>" for each payload read and "failed <address> <why> <t>";
+"incoming <peer> during <address> <t>" when a central connected to the phone while it was connecting.
 Zephyr's controller refuses LE Create Connection while scanning, so the scan stops for each read.
 """
 import asyncio
