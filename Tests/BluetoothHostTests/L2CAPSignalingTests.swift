@@ -2,9 +2,10 @@ import Testing
 @testable import BluetoothHost
 
 /// Runs the signalling handler on `pdu` and returns the action and the reply bytes.
-func signal(_ pdu: [UInt8], role: ConnectionRole = .central) -> (L2CAPSignalingAction, [UInt8]) {
+func signal(_ pdu: [UInt8], role: ConnectionRole = .central,
+            procedures: L2CAPSignalingProcedures = .all) -> (L2CAPSignalingAction, [UInt8]) {
     var reply = FixedBytes<23>()
-    let action = L2CAPSignalingHandler.handle(pdu.span, role: role, reply: &reply)
+    let action = L2CAPSignalingHandler.handle(pdu.span, role: role, procedures: procedures, reply: &reply)
     precondition(!reply.overflowed)
     return (action, (0..<reply.count).map { reply[$0] })
 }
@@ -148,6 +149,28 @@ func signal(_ pdu: [UInt8], role: ConnectionRole = .central) -> (L2CAPSignalingA
         // Flow Control Credit indication for a channel we never opened: no reply.
         let (a6, r6) = signal(aclHex("16 08 04 00 40 00 05 00"))
         #expect(a6 == .ignored && r6.isEmpty)
+    }
+
+    /// A host that is never central and sends no update requests (a venue beacon) parses neither
+    /// the request nor the answers: it rejects the one as a peripheral always does, and ignores the
+    /// others as a host ignores any response it is not waiting for; everything else is as before.
+    @Test func proceduresLeftOutByTypeAnswerAsAPeripheralWithoutRequests() {
+        let none = L2CAPSignalingProcedures(answersParameterRequests: false, sendsParameterRequests: false)
+        for pdu in [Self.updateRequest, aclHex("12 05 04 00 18 00 28 00"), aclHex("12 05 0a 00 18 00 28 00 00 00 2a 00 00 00")] {
+            let (action, reply) = signal(pdu, role: .peripheral, procedures: none)
+            #expect(action == L2CAPSignalingAction.none)
+            #expect(reply == [0x01, pdu[1], 0x02, 0x00, 0x00, 0x00], "\(pdu)")
+            #expect(signal(pdu, role: .peripheral) == (action, reply))
+        }
+        for pdu in ["13 07 02 00 00 00", "01 09 02 00 00 00", "01 09 06 00 02 00 40 00 41 00", "13 07 01 00 00"] {
+            let (action, reply) = signal(aclHex(pdu), role: .peripheral, procedures: none)
+            #expect(action == .ignored && reply.isEmpty, "\(pdu)")
+        }
+        // Channel requests and unknown codes are answered as with every procedure.
+        for pdu in ["14 03 0a 00 80 00 40 00 f7 00 f7 00 0a 00", "06 02 04 00 40 00 41 00", "0a 04 02 00 01 00",
+                    "16 08 04 00 40 00 05 00"] {
+            #expect(signal(aclHex(pdu), role: .peripheral, procedures: none) == signal(aclHex(pdu), role: .peripheral), "\(pdu)")
+        }
     }
 
     @Test func commandRejectEncodings() {

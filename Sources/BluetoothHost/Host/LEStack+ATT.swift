@@ -6,7 +6,8 @@ extension LEStack {
     mutating func deliver(link: ConnectionSummary, channel: L2CAPChannelID, payload: Span<UInt8>) {
         if link.role == .peripheral { heard(link) }
         var reply = FixedBytes<23>()
-        let inbound = router.route(channel: channel, payload: payload, role: link.role, reply: &reply)
+        let inbound = router.route(channel: channel, payload: payload, role: link.role,
+                                   signaling: Self.signalingProcedures, reply: &reply)
         if let replyChannel = inbound.replyChannel, !reply.isEmpty {
             control.sendL2CAP(handle: link.handle, channel: replyChannel, payload: reply.span)
         }
@@ -34,6 +35,13 @@ extension LEStack {
         default:
             break
         }
+    }
+
+    /// The signalling this stack's application takes part in, by its type: a peripheral-only one
+    /// that asks for no parameters (a venue beacon) parses no Connection Parameter Update PDU.
+    static var signalingProcedures: L2CAPSignalingProcedures {
+        L2CAPSignalingProcedures(answersParameterRequests: App.connectsAsCentral,
+                                 sendsParameterRequests: App.requestsConnectionParameters)
     }
 
     mutating func handleATT(link: ConnectionSummary, pdu: Span<UInt8>) {

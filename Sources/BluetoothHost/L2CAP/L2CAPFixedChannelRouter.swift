@@ -31,7 +31,9 @@ public struct L2CAPFixedChannelRouter: Sendable {
 
     /// Routes one complete B-frame payload. Replies (without basic header) are written to `reply`;
     /// send them on `result.replyChannel`. A 23-byte buffer is always enough.
+    /// `signaling`: the signalling procedures the host takes part in (`L2CAPSignalingProcedures`).
     public mutating func route<S: ByteSink>(channel: L2CAPChannelID, payload: Span<UInt8>, role: ConnectionRole,
+                                            signaling procedures: L2CAPSignalingProcedures = .all,
                                             reply: inout S) -> L2CAPInbound {
         switch channel {
         case .att:
@@ -39,7 +41,7 @@ public struct L2CAPFixedChannelRouter: Sendable {
             return .att
         case .leSignaling:
             signalingPDUs &+= 1
-            return .signaling(L2CAPSignalingHandler.handle(payload, role: role, reply: &reply))
+            return .signaling(L2CAPSignalingHandler.handle(payload, role: role, procedures: procedures, reply: &reply))
         case .smp:
             smpPDUs &+= 1
             return .smp(SMPPairingRefusal.handle(payload, reply: &reply))

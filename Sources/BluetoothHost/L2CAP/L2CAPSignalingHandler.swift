@@ -17,6 +17,29 @@ public enum L2CAPSignalingAction: Sendable, Equatable {
     case ignored
 }
 
+/// Which of the optional signalling procedures a host takes part in, beyond answering what it does
+/// not support (Core 5.4 Vol 3 Part A 4). A constant from the application's type
+/// (`LEApplication.connectsAsCentral`, `requestsConnectionParameters`), as `GATTServerFeatures` is
+/// for the ATT server: what a host never does is then not parsed, and its parsers are not linked.
+public struct L2CAPSignalingProcedures: Sendable {
+    /// As central, validates and answers a peripheral's Connection Parameter Update Request
+    /// (4.20-4.21). Without it no link of ours is central, and as peripheral a request gets Command
+    /// Reject whatever it holds (only a peripheral may send one, 4.20): it is not parsed.
+    public var answersParameterRequests: Bool
+    /// Sends Connection Parameter Update Requests of its own, so reads their answers: the Response
+    /// and a Command Reject (4.1, 4.21). Without it both are responses to nothing, which a host
+    /// discards (a response is never answered): they are ignored unparsed.
+    public var sendsParameterRequests: Bool
+
+    public init(answersParameterRequests: Bool = true, sendsParameterRequests: Bool = true) {
+        self.answersParameterRequests = answersParameterRequests
+        self.sendsParameterRequests = sendsParameterRequests
+    }
+
+    /// Both: the default.
+    public static var all: L2CAPSignalingProcedures { L2CAPSignalingProcedures() }
+}
+
 /// The LE signalling channel (CID 0x0005) as a pure function: one C-frame in, at most one reply
 /// command out (written to `reply`, at most `L2CAPSignalingCommand.leSignalingMTU` bytes, without
 /// the L2CAP basic header) plus an action for the host.
@@ -33,6 +56,7 @@ public enum L2CAPSignalingAction: Sendable, Equatable {
 /// - Any other code, or a malformed command: Command Reject "command not understood", identifier echoed.
 public enum L2CAPSignalingHandler {
     public static func handle<S: ByteSink>(_ pdu: Span<UInt8>, role: ConnectionRole,
+                                           procedures: L2CAPSignalingProcedures = .all,
                                            reply: inout S) -> L2CAPSignalingAction {
         // Header first: without an identifier nothing can be answered.
         guard pdu.count >= L2CAPSignalingCommand.headerSize else { return .ignored }
@@ -53,7 +77,7 @@ public enum L2CAPSignalingHandler {
             return notUnderstood(identifier, code: code, reply: &reply)
         }
         do {
-            return try dispatch(command, role: role, reply: &reply)
+            return try dispatch(command, role: role, procedures: procedures, reply: &reply)
         } catch {
             return notUnderstood(identifier, code: code, reply: &reply)
         }
@@ -67,15 +91,18 @@ public enum L2CAPSignalingHandler {
     }
 
     static func dispatch<S: ByteSink>(_ command: borrowing L2CAPSignalingCommand, role: ConnectionRole,
+                                      procedures: L2CAPSignalingProcedures,
                                       reply: inout S) throws(DecodeError) -> L2CAPSignalingAction {
         let identifier = command.identifier
         switch command.code {
         case .connectionParameterUpdateRequest:
-            let request = try L2CAPConnectionParameterUpdateRequest(parsing: command)
-            guard role == .central else {
+            // A peripheral rejects it unparsed: the reply is the same Command Reject whether it
+            // parses or not (4.20).
+            guard procedures.answersParameterRequests, role == .central else {
                 L2CAPCommandReject(identifier: identifier, reason: .commandNotUnderstood).write(to: &reply)
                 return .none
             }
+            let request = try L2CAPConnectionParameterUpdateRequest(parsing: command)
             guard request.isValid else {
                 L2CAPConnectionParameterUpdateResponse(identifier: identifier, accepted: false).write(to: &reply)
                 return .none
@@ -83,10 +110,12 @@ public enum L2CAPSignalingHandler {
             return .updateConnectionParameters(request)
 
         case .connectionParameterUpdateResponse:
+            guard procedures.sendsParameterRequests else { return .ignored }
             let response = try L2CAPConnectionParameterUpdateResponse(parsing: command)
             return .connectionParameterUpdateResponse(identifier: identifier, accepted: response.accepted)
 
         case .commandReject:
+            guard procedures.sendsParameterRequests else { return .ignored }
             let reject = try L2CAPCommandReject(parsing: command)
             return .commandRejected(identifier: identifier, reason: reject.reason)
 
