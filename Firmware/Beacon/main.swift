@@ -58,6 +58,9 @@ struct BeaconLog: HeraldPeripheralDelegate {
     typealias StackCounters = NoLEStackCounters
     /// Nothing here reads a link's data length: LE Data Length Change is dropped unread.
     static var tracksDataLengthChanges: Bool { false }
+    /// No liveness interval is set (`HostConfiguration`'s default: the probe is for a host whose
+    /// controller sits behind a USB UART that can outlive it): its timer and command stay out.
+    static var probesControllerLiveness: Bool { false }
 
     /// The line a tester waits for: bring-up done, and the address the beacon advertises with.
     mutating func heraldPeripheral(didBecomeReady address: BDAddress, now: UInt64) {

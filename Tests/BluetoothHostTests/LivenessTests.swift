@@ -61,4 +61,23 @@ import Testing
         let h = try readyHarness(liveness: nil)
         #expect(h.host.nextDeadline == nil)
     }
+
+    /// A delegate whose type leaves the probe out (`HostDelegate.probesLiveness`, firmware's
+    /// `LEApplication.probesControllerLiveness`): no liveness timer and no probe, whatever the interval.
+    struct UnprobedDelegate: HostDelegate {
+        static var probesLiveness: Bool { false }
+    }
+
+    @Test func aDelegateWithoutProbesHasNoLivenessTimer() throws {
+        var h = try readyHarness(liveness: 2_000)
+        let readyAt = h.now
+        h.controller.seen.removeAll()
+        #expect(h.host.nextDeadline(for: UnprobedDelegate.self) == nil)
+        #expect(h.host.nextDeadline(for: type(of: h.delegate)) == readyAt + 2_000)
+        var unprobed = UnprobedDelegate()
+        h.now = readyAt + 10_000
+        h.host.tick(now: h.now, delegate: &unprobed, output: &h.wire)
+        #expect(h.wire.packets.isEmpty)
+        #expect(h.host.state == .ready)
+    }
 }

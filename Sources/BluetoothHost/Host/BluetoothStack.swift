@@ -28,6 +28,7 @@ public struct BluetoothStackOf<App: LEApplication, let links: Int, let attribute
 
     /// Starts (or restarts) bring-up.
     public mutating func start<O: H4Output>(now: UInt64, output: inout O) {
+        if !App.probesControllerLiveness && hci.configuration.livenessInterval != nil { Self.livenessWithoutProbes() }
         le.now = now
         if le.isReady || !le.connections.isEmpty { le.hostControllerDidFail(.noResponse(resets: 0)) }
         framer.reset()
@@ -43,7 +44,9 @@ public struct BluetoothStackOf<App: LEApplication, let links: Int, let attribute
     /// Runs every timer that is due (call at `nextDeadline`).
     public mutating func tick<O: H4Output>(now: UInt64, output: inout O) {
         le.now = now
-        if let d = hci.nextDeadline, now >= d { hci.tick(now: now, delegate: &le, output: &output) }
+        if let d = hci.nextDeadline(for: LEStack<App, links, attributes, values>.self), now >= d {
+            hci.tick(now: now, delegate: &le, output: &output)
+        }
         le.tick(now: now)
         flush(now: now, output: &output)
     }
@@ -51,13 +54,20 @@ public struct BluetoothStackOf<App: LEApplication, let links: Int, let attribute
     /// The earliest timer of the HCI host and the LE stack. A `mutating get`, as `LEStack.nextDeadline`:
     /// it reads the stack in place rather than a copy of it.
     public var nextDeadline: UInt64? { mutating get {
-        switch (hci.nextDeadline, le.nextDeadline) {
+        switch (hci.nextDeadline(for: LEStack<App, links, attributes, values>.self), le.nextDeadline) {
         case let (a?, b?): return min(a, b)
         case let (a?, nil): return a
         case let (nil, b?): return b
         case (nil, nil): return nil
         }
     } }
+
+    /// A liveness interval for an application whose type leaves the probe out
+    /// (`LEApplication.probesControllerLiveness`): the controller would never be asked.
+    @inline(never)
+    static func livenessWithoutProbes() -> Never {
+        preconditionFailure("HostConfiguration.livenessInterval set for an application whose probesControllerLiveness is false")
+    }
 
     /// Lets the caller act on the application and the stack from outside any callback (a CLI command,
     /// a firmware button), then sends what it queued.

@@ -50,6 +50,10 @@ public protocol HostDelegate {
     /// False when LE Data Length Change is of no interest (see `LEApplication.tracksDataLengthChanges`):
     /// the host then drops it without parsing.
     static var receivesDataLengthChanges: Bool { get }
+    /// False when the host's configuration never sets `livenessInterval` (see
+    /// `LEApplication.probesControllerLiveness`): the probe's timer and command are then left out,
+    /// and a configuration that sets an interval stops `BluetoothStack.start` with a message.
+    static var probesLiveness: Bool { get }
 }
 
 extension HostDelegate {
@@ -72,6 +76,7 @@ extension HostDelegate {
     public static var receivesPHYUpdates: Bool { true }
     public static var recordsInputDrops: Bool { true }
     public static var receivesDataLengthChanges: Bool { true }
+    public static var probesLiveness: Bool { true }
 }
 
 public struct HostConfiguration: Sendable {
@@ -174,10 +179,16 @@ public struct HCIHostOf<Drops: HCIInputDropRecording> {
     }
 
     /// The next time `tick` must run, if any timer is armed.
-    public var nextDeadline: UInt64? {
+    public var nextDeadline: UInt64? { deadline(probing: true) }
+
+    /// `nextDeadline` for a delegate of type `D`: the liveness timer only if `D` probes.
+    func nextDeadline<D: HostDelegate>(for _: D.Type) -> UInt64? { deadline(probing: D.probesLiveness) }
+
+    @inline(__always)
+    private func deadline(probing probes: Bool) -> UInt64? {
         var d = commands.deadline
         if state == .bringingUp(.reset) { d = min(d ?? .max, nextResetAt) }
-        if state == .ready, !probing, let interval = configuration.livenessInterval { d = min(d ?? .max, lastHeard &+ interval) }
+        if probes, state == .ready, !probing, let interval = configuration.livenessInterval { d = min(d ?? .max, lastHeard &+ interval) }
         return d
     }
 
@@ -191,7 +202,7 @@ public struct HCIHostOf<Drops: HCIInputDropRecording> {
             sendReset(now: now, output: &output)
             return
         }
-        if state == .ready, !probing, let interval = configuration.livenessInterval, now &- lastHeard >= interval {
+        if D.probesLiveness, state == .ready, !probing, let interval = configuration.livenessInterval, now &- lastHeard >= interval {
             // Queued like any command: it waits behind the application's, and its timeout is the usual one.
             if (try? send(HCIReadBDADDR(), tag: .liveness, now: now, output: &output)) != nil { probing = true }
         }

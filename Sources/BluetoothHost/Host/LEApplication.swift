@@ -94,6 +94,11 @@ public protocol LEApplication: GATTServerDelegate {
     /// indications reach `stackDidReceiveATT`, and our client's Exchange MTU sets the link's ATT_MTU.
     /// A server only says false: such PDUs, which its peers have no reason to send, are dropped.
     static var hasGATTClient: Bool { get }
+    /// Whether the host may probe the controller's liveness (`HostConfiguration.livenessInterval`;
+    /// true unless said otherwise). Firmware whose controller shares its board, and which never sets
+    /// an interval, says false: the probe's timer and its Read BD_ADDR are left out of its image, and
+    /// a configuration that sets an interval stops `BluetoothStack.start` with a message.
+    static var probesControllerLiveness: Bool { get }
     /// What each link buffers, sized by the largest ATT_MTU this application serves (Core 5.4 Vol 3
     /// Part F 3.2.8): its inbound L2CAP reassembly and the ATT response held for a full queue, one
     /// PDU each, and the stack's working copies while it answers. `LinkPDUBuffers<247>` (the
@@ -173,6 +178,7 @@ extension LEApplication {
     public static var tracksDataLengthChanges: Bool { true }
     public static var requestsConnectionParameters: Bool { true }
     public static var hasGATTClient: Bool { true }
+    public static var probesControllerLiveness: Bool { true }
 }
 
 /// Per-link state above L2CAP: the ATT bearer (MTU, prepare queue, indication in flight).

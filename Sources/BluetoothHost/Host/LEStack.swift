@@ -132,6 +132,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
     public static var recordsInputDrops: Bool { App.recordsInputDrops }
     /// A data length change is also what a central's LE Set PHY waits for (`LEStack+PHY`).
     public static var receivesDataLengthChanges: Bool { App.asksForLE2MPHY || App.tracksDataLengthChanges }
+    public static var probesLiveness: Bool { App.probesControllerLiveness }
 
     @inline(never)
     public mutating func hostDidReceive(advertisingReport: borrowing AdvertisingReport) {

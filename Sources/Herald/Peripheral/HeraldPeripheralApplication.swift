@@ -36,6 +36,7 @@ public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate:
     public typealias InputDrops = Delegate.InputDrops
     public typealias StackCounters = Delegate.StackCounters
     public static var tracksDataLengthChanges: Bool { Delegate.tracksDataLengthChanges }
+    public static var probesControllerLiveness: Bool { Delegate.probesControllerLiveness }
     /// It never asks a central for other connection parameters, and runs no GATT client.
     public static var requestsConnectionParameters: Bool { false }
     public static var hasGATTClient: Bool { false }

@@ -86,6 +86,10 @@ public protocol HeraldPeripheralDelegate {
     /// stack's counters and each link's `dataLength`; true unless said otherwise). Firmware that
     /// reads neither says false.
     static var tracksDataLengthChanges: Bool { get }
+    /// Whether the host may probe the controller's liveness (`LEApplication.probesControllerLiveness`;
+    /// true unless said otherwise). Firmware that never sets `HostConfiguration.livenessInterval`
+    /// says false.
+    static var probesControllerLiveness: Bool { get }
 }
 
 extension HeraldPeripheralDelegate {
@@ -109,4 +113,5 @@ extension HeraldPeripheralDelegate {
     public static var tracksPHYUpdates: Bool { true }
     public static var recordsInputDrops: Bool { InputDrops.keepsRecords }
     public static var tracksDataLengthChanges: Bool { true }
+    public static var probesControllerLiveness: Bool { true }
 }
