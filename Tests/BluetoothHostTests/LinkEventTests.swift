@@ -26,6 +26,14 @@ struct EventKindLog: HostDelegate {
     mutating func hostDidReceive(event: borrowing HCIEventPacket) { raw.append(event.code) }
 }
 
+/// A delegate that never initiates connections (`HostDelegate.initiatesConnections` false): it records
+/// the roles of the links handed to it.
+struct PeripheralOnlyLog: HostDelegate {
+    static var initiatesConnections: Bool { false }
+    var roles: [HCIRole] = []
+    mutating func hostDidReceive(connectionComplete e: HCILEConnectionCompleteEvent) { roles.append(e.role) }
+}
+
 /// An application that records the raw events the stack hands it.
 struct RawEventApp: LEApplication {
     var events: [(code: UInt8, subevent: UInt8?)] = []
@@ -58,6 +66,20 @@ struct RawEventApp: LEApplication {
         var h = BringUpHarness(FakeController())
         h.run()
         return h
+    }
+
+    /// Only its own LE Create Connection makes a host central: for a delegate that never initiates,
+    /// a link is peripheral whatever the controller's event says.
+    @Test func aHostThatNeverInitiatesIsPeripheralOnEveryLink() {
+        var h = Self.ready()
+        var log = PeripheralOnlyLog()
+        for role: UInt8 in [0x01, 0x00] {
+            h.host.receive(StackHarness.connectionComplete(handle: 0x40, role: role).span, now: h.now, delegate: &log, output: &h.wire)
+        }
+        #expect(log.roles == [.peripheral, .peripheral])
+        var any = EventKindLog()
+        h.host.receive(StackHarness.connectionComplete(handle: 0x41, role: 0x00).span, now: h.now, delegate: &any, output: &h.wire)
+        #expect(any.connections.map(\.role) == [.central])
     }
 
     @Test func linkEventsArriveParsedAndNothingElse() throws {

@@ -43,7 +43,12 @@ extension HCIHostOf {
             switch meta.subevent {
             case HCILESubeventCode.connectionComplete, HCILESubeventCode.enhancedConnectionCompleteV1,
                  HCILESubeventCode.enhancedConnectionCompleteV2:
-                let c = try HCILEConnectionCompleteEvent(anyConnectionComplete: meta)
+                var c = try HCILEConnectionCompleteEvent(anyConnectionComplete: meta)
+                // Only a host's own LE Create Connection makes it central (Core 5.4 Vol 6 Part B 4.5,
+                // Vol 4 Part E 7.8.12): for a delegate that never initiates, every link is one a
+                // central opened to us, and the role is known by type, so the layers above test no
+                // central case (`HostDelegate.initiatesConnections`).
+                if !D.initiatesConnections { c.role = .peripheral }
                 // A failure, or a link in which we are central, ends the controller's initiating.
                 if D.initiatesConnections, c.status != .success || c.role == .central { commands.initiating = false }
                 delegate.hostDidReceive(connectionComplete: c)
