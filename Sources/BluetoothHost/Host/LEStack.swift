@@ -110,7 +110,8 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
         }
         // A controller that lists LE Set Data Length but does not know it (Bumble's) is asked no more.
         if opcode == HCILESetDataLength.opcode, status == .unknownCommand { linkDataLength = nil }
-        if opcode == HCILESetPHY.opcode { setPHYAnswered(status) }
+        // Only an application that asks for the LE 2M PHY sends LE Set PHY (`LEStack+PHY`).
+        if App.asksForLE2MPHY, opcode == HCILESetPHY.opcode { setPHYAnswered(status) }
         if tag == .gap || tag == .connection { return }
         app.stackCommandDidComplete(tag: tag, opcode: opcode, status: status, returnParameters: returnParameters, control: &control)
     }
@@ -121,7 +122,7 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
             endAttempt(c, .failed(.connectionTimeout))
             return
         }
-        if opcode == HCILESetPHY.opcode { setPHYTimedOut() }
+        if App.asksForLE2MPHY, opcode == HCILESetPHY.opcode { setPHYTimedOut() }
         app.stackCommandDidTimeOut(tag: tag, opcode: opcode, control: &control)
     }
 
