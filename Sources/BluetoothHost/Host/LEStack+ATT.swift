@@ -6,7 +6,7 @@ extension LEStack {
     mutating func deliver(link: ConnectionSummary, channel: L2CAPChannelID, payload: Span<UInt8>) {
         if link.role == .peripheral { heard(link) }
         var reply = FixedBytes<23>()
-        let inbound = router.route(channel: channel, payload: payload, role: link.role,
+        let inbound = L2CAPFixedChannelRouter.route(channel: channel, payload: payload, role: link.role,
                                    signaling: Self.signalingProcedures, reply: &reply)
         if let replyChannel = inbound.replyChannel, !reply.isEmpty {
             control.sendL2CAP(handle: link.handle, channel: replyChannel, payload: reply.span)

@@ -13,7 +13,6 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
     public typealias PDU = App.LinkBuffers.PDU
     public internal(set) var connections =
         LinkTable<links, App.LinkBuffers.Reassembler, LinkState<App.PrepareQueue, PDU>>()
-    public internal(set) var router = L2CAPFixedChannelRouter()
     public internal(set) var counters = App.StackCounters()
     /// Centrals refused for a while after their silent link was dropped (`InboundLinkPolicy`), in
     /// the application's choice of list (`LEApplication.RefusedCentrals`).
@@ -278,7 +277,6 @@ extension LEStack {
         le.control.initializeInPlace()
         le.server = ATTServer(maximumMTU: mtu(maximumMTU))
         le.connections.initializeInPlace()
-        le.router = L2CAPFixedChannelRouter()
         le.counters = App.StackCounters()
         precondition(App.inboundLinks.refuseSilentFor == 0 || App.RefusedCentrals.capacity > 0,
                      "the application's inboundLinks refuse silent centrals but its RefusedCentrals has no room")

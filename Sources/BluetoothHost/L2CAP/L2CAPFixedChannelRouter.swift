@@ -36,17 +36,27 @@ public struct L2CAPFixedChannelRouter: Sendable {
                                             signaling procedures: L2CAPSignalingProcedures = .all,
                                             reply: inout S) -> L2CAPInbound {
         switch channel {
+        case .att: attPDUs &+= 1
+        case .leSignaling: signalingPDUs &+= 1
+        case .smp: smpPDUs &+= 1
+        default: unknownChannelPDUs &+= 1
+        }
+        return Self.route(channel: channel, payload: payload, role: role, signaling: procedures, reply: &reply)
+    }
+
+    /// `route` without the counts, for a host that keeps none (`LEStack`, whose application's
+    /// `StackCounters` say what it counts).
+    public static func route<S: ByteSink>(channel: L2CAPChannelID, payload: Span<UInt8>, role: ConnectionRole,
+                                          signaling procedures: L2CAPSignalingProcedures = .all,
+                                          reply: inout S) -> L2CAPInbound {
+        switch channel {
         case .att:
-            attPDUs &+= 1
             return .att
         case .leSignaling:
-            signalingPDUs &+= 1
             return .signaling(L2CAPSignalingHandler.handle(payload, role: role, procedures: procedures, reply: &reply))
         case .smp:
-            smpPDUs &+= 1
             return .smp(SMPPairingRefusal.handle(payload, reply: &reply))
         default:
-            unknownChannelPDUs &+= 1
             return .unknownChannel(channel)
         }
     }
