@@ -47,6 +47,9 @@ struct SensorLog: SensorDelegate {
     typealias StackCounters = NoLEStackCounters
     /// Nothing here reads a link's data length: LE Data Length Change is dropped unread.
     static var tracksDataLengthChanges: Bool { false }
+    /// No liveness interval is set (`HostConfiguration`'s default, as the beacon): the probe's
+    /// timer and command stay out (`LEApplication.probesControllerLiveness`).
+    static var probesControllerLiveness: Bool { false }
     /// The rotating address is hashed in software (`AES128`), which the image links anyway for
     /// controllers that do not answer LE Encrypt (Bumble's): one AES-128 block a payload period, and
     /// the same address (Core 5.4 Vol 3 Part H 2.2.2). The LE Encrypt round trip is left out (544 B).

@@ -47,6 +47,7 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     public typealias InputDrops = Delegate.InputDrops
     public typealias StackCounters = Delegate.StackCounters
     public static var tracksDataLengthChanges: Bool { Delegate.tracksDataLengthChanges }
+    public static var probesControllerLiveness: Bool { Delegate.probesControllerLiveness }
     /// It never asks a central for other connection parameters.
     public static var requestsConnectionParameters: Bool { false }
     public typealias PrepareQueue = Peripheral.Offer.PrepareQueue

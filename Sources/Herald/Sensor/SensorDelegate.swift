@@ -65,6 +65,8 @@ public struct SensorDelegatePair<First: SensorDelegate, Second: SensorDelegate>:
     public typealias InputDrops = HCIInputDrops
     public typealias StackCounters = LEStackCounters
     public static var tracksDataLengthChanges: Bool { First.tracksDataLengthChanges || Second.tracksDataLengthChanges }
+    /// Probed when either may set a liveness interval.
+    public static var probesControllerLiveness: Bool { First.probesControllerLiveness || Second.probesControllerLiveness }
 
     public mutating func sensor(_ sensor: SensorType, didDetect target: TargetIdentifier) {
         first.sensor(sensor, didDetect: target)
