@@ -91,3 +91,36 @@ def test_advertising_reports_tell_adv_ind_from_other_reports(tmp_path):
     # response (0x001B); the Command Complete is no report.
     assert [(a, adv_ind) for _, a, adv_ind in reports] == [
         (address, True), (address, False), (address, True), (address, True), (address, False), (address, False)]
+
+
+def test_attempt_waits_match_each_link_to_its_attempt_and_the_targets_last_advert(tmp_path):
+    sys.path.insert(0, str(BENCH))
+    import struct
+    import attempt_waits
+    import snoop
+    target, other = bytes([1, 2, 3, 4, 5, 0x45]), bytes([6, 6, 6, 6, 6, 0x46])
+
+    def advert(address):  # LE Advertising Report: ADV_IND, no data
+        body = bytes([0x02, 1, 0x00, 0x01]) + address + bytes([0, 0xC4])
+        return 3, bytes([0x04, 0x3E, len(body)]) + body
+
+    def create(address):  # LE Create Connection, sent
+        body = bytes([0x60, 0, 0x60, 0, 0, 0x01]) + address + bytes([0x01, 6, 0, 12, 0, 0, 0, 200, 0, 0, 0, 0, 0])
+        return 2, bytes([0x01, 0x0D, 0x20, len(body)]) + body
+
+    def complete(address, status, role=0):  # LE Connection Complete, central unless role 1
+        body = bytes([0x01, status, 1, 0, role, 0x01]) + address + bytes([12, 0, 0, 0, 200, 0, 0])
+        return 3, bytes([0x04, 0x3E, len(body)]) + body
+
+    records = [(0, advert(target)), (150, advert(other)), (190, create(target)), (200, advert(target)),
+               (210, complete(other, 0x00, role=1)), (230, complete(target, 0x00)), (400, create(other)), (900, complete(other, 0x02)),
+               (1000, create(target)), (1205, complete(target, 0x00))]
+    path = tmp_path / "attempts.btsnoop"
+    with open(path, "wb") as f:
+        f.write(b"btsnoop\0" + struct.pack(">II", 1, 1002))
+        for ms, (flags, p) in records:
+            f.write(struct.pack(">IIIIq", len(p), len(p), flags, 0, snoop.UNIX_EPOCH * 1_000_000 + ms * 1000) + p)
+    waits = [(round(p * 1000), round(w * 1000)) for p, w in attempt_waits.attempt_waits(path)]
+    # The first attempt 190 ms after the target's advert, up 40 ms later (not at 210 ms: that is a
+    # link another central made to us); the failed one (0x02) is no link; the third 800 ms after the target's last advert (at 200 ms), up 205 ms later.
+    assert waits == [(190, 40), (800, 205)]
