@@ -18,24 +18,28 @@ import snoop  # noqa: E402
 
 
 def attempt_waits(path):
-    """[(phase, wait)] in seconds for each attempt of the capture at `path` that ended in a link."""
-    adverts, out, pending = {}, [], None
+    """[(phase, wait)] in seconds for each attempt of the capture at `path` that ended in a link: the
+    link as central to the attempt's address (`snoop.links`) that came up before our next attempt."""
+    adverts, creates = {}, []
     for t, octets, _ in snoop.advertising_reports(path):
-        adverts.setdefault(bytes(octets), []).append(t)
+        adverts.setdefault(address(octets), []).append(t)
     for received, t, p in snoop.records(path):
         if not received and len(p) >= 16 and p[0] == 0x01 and (p[1] | p[2] << 8) == 0x200D:
-            heard = [a for a in adverts.get(bytes(p[10:16]), []) if a <= t]
-            pending = (bytes(p[10:16]), t, t - heard[-1] if heard else None)
-        elif received and pending and len(p) >= 15 and p[0] == 0x04 and p[1] == 0x3E and p[3] in (0x01, 0x0A):
-            target, started, phase = pending
-            # A link a central made to us meanwhile (role 1) is not the attempt's; a failure ends it.
-            if p[4] != 0:
-                pending = None
-            elif p[7] == 0x00 and bytes(p[9:15]) == target:
-                pending = None
-                if phase is not None:
-                    out.append((phase, t - started))
+            creates.append((t, address(p[10:16])))
+    ups = [(link.up, link.peer) for link in snoop.links(path) if link.role == "central"]
+    out = []
+    for i, (started, target) in enumerate(creates):
+        until = creates[i + 1][0] if i + 1 < len(creates) else float("inf")
+        up = next((t for t, peer in ups if peer == target and started <= t < until), None)
+        heard = [a for a in adverts.get(target, []) if a <= started]
+        if up is not None and heard:
+            out.append((started - heard[-1], up - started))
     return out
+
+
+def address(octets):
+    """An address in HCI order (least significant octet first) as `snoop.links` writes it."""
+    return ":".join(f"{b:02X}" for b in bytes(octets)[::-1])
 
 
 def quantiles(values):
