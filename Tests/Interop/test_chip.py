@@ -345,9 +345,11 @@ def test_the_reference_reads_the_single_chip_beacon(scenario):
     """The C++ wearable discovered the single-chip beacon's GATT and read its payload, over links the
     beacon never ended. It reads an address once: when its own restart of scanning and advertising
     closed the link under its one read, or between its discovery and its read, it never reads that
-    address again (apps README, its known defects; CI 2026-11-30, docs/ci-flakes.md item 20). Then its
-    log must show exactly that: a discovery of ours that succeeded, and every read it started broken on a
-    link it closed itself. A read that came back wrong or empty on a link it kept open fails."""
+    address again (apps README, its known defects). Then its log must show exactly that: a discovery of
+    ours that succeeded, and every read it started broken on a link it closed itself. It also never
+    schedules the first device it identifies, and a beacon never connects to it to be put back: when the
+    beacon was that device, its log must show that and no link (docs/ci-flakes.md item 20). A read that
+    came back wrong or empty on a link it kept open fails."""
     assert len(scenario["beacon_addresses"]) == 1, scenario["beacon_addresses"]  # an identity address
     story = reference_story(scenario["cpp_wearable_log"], scenario["beacon_addresses"][0])
     print(f"\nC++ wearable and the single-chip beacon: {story}")

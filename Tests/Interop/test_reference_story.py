@@ -67,6 +67,28 @@ def test_what_would_be_ours_fails(tmp_path):
     assert problem and "not expected" in problem
 
 
+def identified(t, lsb_first):
+    return (f"d_05: @00:00:{int(t):02d}.000000  [00:00:{int(t):02d}.000,000] \x1b[0m<dbg> heraldlogger.log: "
+            f"herald,ConcreteBLEDatabase,New target identified: {lsb_first}\x1b[0m\n")
+
+
+def listing(t, address):
+    return (f"d_05: @00:00:{int(t):02d}.000000  [00:00:{int(t):02d}.000,000] \x1b[0m<dbg> heraldlogger.log: "
+            f"heraldble,coordinationprovider, - {address.lower()}, state=0. Discovered, pseudoAddress=unset\x1b[0m\n")
+
+
+def test_the_first_device_it_identified_and_never_listed_is_its_defect(tmp_path):
+    s, problem = story(tmp_path, identified(17, "424541434fce"), identified(17, "1d1ab2a48876"),
+                       listing(31, "76:88:a4:b2:1a:1d"))
+    assert s.first_identified and not s.listed and problem is None, str(s)
+    # Identified second, or listed, or linked and never discovered: ours to explain.
+    for lines in ((identified(17, "1d1ab2a48876"), identified(17, "424541434fce")),
+                  (identified(17, "424541434fce"), listing(31, BEACON)),
+                  (identified(17, "424541434fce"), connected(32.0), closed(34.0))):
+        _, problem = story(tmp_path, *lines)
+        assert problem == "no discovery of this address succeeded", lines
+
+
 def test_other_addresses_do_not_count(tmp_path):
     other = "The GATT discovery procedure succeeded for 1d1ab2a48876"
     s, problem = story(tmp_path, connected(33.2), line(34.0, other), line(34.0, READING),
