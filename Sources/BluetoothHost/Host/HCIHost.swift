@@ -50,6 +50,9 @@ public protocol HostDelegate {
     /// False when LE Data Length Change is of no interest (see `LEApplication.tracksDataLengthChanges`):
     /// the host then drops it without parsing.
     static var receivesDataLengthChanges: Bool { get }
+    /// False when LE Connection Update Complete is of no interest (see
+    /// `LEApplication.tracksConnectionTiming`): the host then drops it without parsing.
+    static var receivesConnectionUpdates: Bool { get }
     /// False when the host's configuration never sets `livenessInterval` (see
     /// `LEApplication.probesControllerLiveness`): the probe's timer and command are then left out,
     /// and a configuration that sets an interval stops `BluetoothStack.start` with a message.
@@ -76,6 +79,7 @@ extension HostDelegate {
     public static var receivesPHYUpdates: Bool { true }
     public static var recordsInputDrops: Bool { true }
     public static var receivesDataLengthChanges: Bool { true }
+    public static var receivesConnectionUpdates: Bool { true }
     public static var probesLiveness: Bool { true }
 }
 
