@@ -129,11 +129,15 @@ enum BeaconServer: HeraldServerOffer {
     }
 }
 
-typealias BeaconPeripheral = HeraldPeripheral<ProvisionedPayload, BeaconServer, 2, 64, 32>
+/// 2 links, 64 octets of payload kept per link, and no signal message buffer (0): with
+/// `receivesSignals` false a write to the signal characteristic is answered and dropped before its
+/// reassembler is looked at, so a 32-octet one a link was never used (64 B of stack value, 48 B of
+/// flash zeroing and copying it).
+typealias BeaconPeripheral = HeraldPeripheral<ProvisionedPayload, BeaconServer, 2, 64, 0>
 
 /// The core's Herald peripheral application, with the beacon's server offer (its buffers among it). It only
 /// advertises and is connected to, and asks for no LE 2M PHY (a phone reads the venue payload and goes).
-typealias VenueBeacon = HeraldPeripheralApplication<ProvisionedPayload, BeaconLog, 2, 64, 32, BeaconServer>
+typealias VenueBeacon = HeraldPeripheralApplication<ProvisionedPayload, BeaconLog, 2, 64, 0, BeaconServer>
 
 /// The GATT database is the constant table in gatt_table.c (flash): 16 attributes (GAP 5, GATT 6,
 /// Herald 5); RAM holds only the per-link values, 6 octets for 2 links (Service Changed CCCD and
