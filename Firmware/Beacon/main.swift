@@ -19,12 +19,14 @@ import Herald
 @_silgen_name("firmware_venue_payload_apps") func firmwareVenuePayloadApps() -> UnsafePointer<UInt8>
 @_silgen_name("firmware_venue_payload_apps_size") func firmwareVenuePayloadAppsSize() -> UInt32
 
-/// The payload characteristic's value, read from flash on a link's first read (the peripheral keeps
-/// its copy for the rest of the link). Code byte order (the CLI's `--byte-order`): the
+/// The payload characteristic's value, served from flash as it lies (`constantBytes`: the peripheral
+/// keeps no copy per link, `payloadCapacity` 0; a copy of 64 octets a link was 128 B of stack value
+/// and 160 B of flash). Code byte order (the CLI's `--byte-order`): the
 /// specification's big-endian unless built with `FIRMWARE_SWIFTFLAGS=-DHERALD_APPS_BYTE_ORDER`, the
 /// reference apps' little-endian; both are in venue_payload.c and the linker keeps the one used.
 struct ProvisionedPayload: HeraldPayloadSource {
     static var changesWithTime: Bool { false }
+    static var constantBytes: UnsafeBufferPointer<UInt8>? { bytes }
 
     static var bytes: UnsafeBufferPointer<UInt8> {
         #if HERALD_APPS_BYTE_ORDER
@@ -100,9 +102,9 @@ enum BeaconServer: HeraldServerOffer {
     typealias GATTHandles = ConsecutiveGATTHandles
     /// ATT PDUs of up to 68 octets (ATT_MTU 68; the standard 247 cost each link 2 × 180 octets more):
     /// the largest PDU the beacon sends is the Read Response with its whole payload, the opcode and
-    /// the 64 octets the peripheral keeps per link (`BeaconPeripheral`): 65, so a phone still reads
-    /// any payload in one request (Core 5.4 Vol 3 Part F 3.4.4.4); discovery responses fill what
-    /// the MTU allows.
+    /// at most 64 octets (the provisioned payload is 22; FirmwareBeaconConstantsTests holds it to 64):
+    /// 65, so a phone reads it in one request (Core 5.4 Vol 3 Part F 3.4.4.4); discovery responses
+    /// fill what the MTU allows.
     /// What comes in is requests, at most one ATT_MTU, and signalling of 23 octets at most. 68, not
     /// 65: the buffers' octet count is 4-aligned, so 65 takes 68 octets anyway, and 68 is the size
     /// of an HCI command packet's buffer, so both share one copy of `FixedBytes`' appends (112 B of
@@ -129,11 +131,15 @@ enum BeaconServer: HeraldServerOffer {
     }
 }
 
-typealias BeaconPeripheral = HeraldPeripheral<ProvisionedPayload, BeaconServer, 2, 64, 32>
+/// 2 links, no payload kept per link (it is served from flash), and no signal message buffer: with
+/// `receivesSignals` false a write to the signal characteristic is answered and dropped before its
+/// reassembler is looked at, so a 32-octet one a link was never used (64 B of stack value, 48 B of
+/// flash zeroing and copying it).
+typealias BeaconPeripheral = HeraldPeripheral<ProvisionedPayload, BeaconServer, 2, 0, 0>
 
 /// The core's Herald peripheral application, with the beacon's server offer (its buffers among it). It only
 /// advertises and is connected to, and asks for no LE 2M PHY (a phone reads the venue payload and goes).
-typealias VenueBeacon = HeraldPeripheralApplication<ProvisionedPayload, BeaconLog, 2, 64, 32, BeaconServer>
+typealias VenueBeacon = HeraldPeripheralApplication<ProvisionedPayload, BeaconLog, 2, 0, 0, BeaconServer>
 
 /// The GATT database is the constant table in gatt_table.c (flash): 16 attributes (GAP 5, GATT 6,
 /// Herald 5); RAM holds only the per-link values, 6 octets for 2 links (Service Changed CCCD and

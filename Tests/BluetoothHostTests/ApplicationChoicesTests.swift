@@ -11,6 +11,7 @@ struct ServerOnlyApp: LEApplication {
     static var tracksDataLengthChanges: Bool { false }
     static var requestsConnectionParameters: Bool { false }
     static var hasGATTClient: Bool { false }
+    static var tracksConnectionTiming: Bool { false }
     var lengthChanges = 0
     var clientPDUs = 0
     mutating func stackDidChangeDataLength(handle: UInt16, _ length: LinkDataLength, now: UInt64, control: inout StackControl) {
@@ -23,6 +24,7 @@ struct ServerOnlyApp: LEApplication {
 
 struct TracksNoLengthButAsks2M: LEApplication {
     static var tracksDataLengthChanges: Bool { false }
+    static var tracksConnectionTiming: Bool { false }
 }
 
 /// The same, with the defaults: it hears both.
@@ -56,6 +58,28 @@ struct DefaultChoicesApp: LEApplication {
         #expect(!LEStack<ServerOnlyApp, 2, 24, 256>.receivesDataLengthChanges)
         // Asking for 2M, it would follow them all the same.
         #expect(LEStack<TracksNoLengthButAsks2M, 2, 24, 256>.receivesDataLengthChanges)
+    }
+
+    /// LE Connection Update Complete for a link of an application that follows no timing: dropped
+    /// unread (not counted as a drop), the link's timing as it came up; by default, the new timing.
+    @Test func aServerOnlyApplicationFollowsNoConnectionUpdate() throws {
+        var (stack, _, wire, _) = try StackHarness.startedStack(app: ServerOnlyApp(), properties: .read, aclCount: 4)
+        stack.receive(StackHarness.connectionComplete(handle: 0x40, role: 0x01).span, now: 0, output: &wire)
+        let timing = stack.le.timing(handle: 0x40)
+        // Connection_Interval 0x30, latency 2, timeout 0x48: not what the link came up with.
+        var update = LinkEventTests.connectionUpdate
+        update[7] = 0x30
+        stack.receive(update.span, now: 1, output: &wire)
+        #expect(stack.le.timing(handle: 0x40) == timing && timing?.interval != 0x30)
+        #expect(stack.hci.drops.total == 0)
+        #expect(!LEStack<ServerOnlyApp, 2, 24, 256>.receivesConnectionUpdates)
+        // Asking for 2M, it would follow them all the same (a held LE Set PHY is retried at their end).
+        #expect(LEStack<TracksNoLengthButAsks2M, 2, 24, 256>.receivesConnectionUpdates)
+
+        var (tracking, _, trackingWire, _) = try StackHarness.startedStack(app: DefaultChoicesApp(), properties: .read, aclCount: 4)
+        tracking.receive(StackHarness.connectionComplete(handle: 0x40, role: 0x01).span, now: 0, output: &trackingWire)
+        tracking.receive(update.span, now: 1, output: &trackingWire)
+        #expect(tracking.le.timing(handle: 0x40) == ConnectionTiming(interval: 0x30, latency: 2, supervisionTimeout: 0x48))
     }
 
     @Test func byDefaultBothAreDelivered() throws {

@@ -36,4 +36,32 @@ import Testing
         #expect(stack.framer.counters.oversizePackets == 1)
         #expect(stack.app.connected.map(\.handle) == [0x40])
     }
+
+    /// Reads handled in place or each copied into the framer first (`receive`'s `inPlace`, false on
+    /// the firmware's main loop): the same packets handled, the same answers sent, the same counts,
+    /// whether a read holds whole packets, splits them, or starts with noise the framer skips.
+    @Test func packetsAreHandledAlikeInPlaceOrCopied() throws {
+        let link = StackHarness.connectionComplete(handle: 0x40, role: 0x01)
+        // Exchange MTU, Read Request of handle 0x0003, then a byte of noise and Number Of Completed Packets.
+        let bytes = link + StackHarness.acl(handle: 0x40, channel: 0x0004, [0x02, 0x40, 0x00])
+            + StackHarness.acl(handle: 0x40, channel: 0x0004, [0x0A, 0x03, 0x00]) + [0x07]
+            + [0x04, 0x13, 0x05, 0x01, 0x40, 0x00, 0x01, 0x00]
+        for read in [1, 7, 16, 23, bytes.count] {
+            var outcomes: [([[UInt8]], [UInt16], H4FramerCounters)] = []
+            for inPlace in [true, false] {
+                var (stack, _, wire) = try started()
+                wire.sent.removeAll()
+                var i = 0
+                while i < bytes.count {
+                    let n = min(read, bytes.count - i)
+                    stack.receive(Array(bytes[i..<(i + n)]).span, now: 10, output: &wire, inPlace: inPlace)
+                    i += n
+                }
+                outcomes.append((wire.sent, stack.app.connected.map(\.handle), stack.framer.counters))
+            }
+            #expect(outcomes[0].0 == outcomes[1].0 && !outcomes[0].0.isEmpty, "reads of \(read)")
+            #expect(outcomes[0].1 == [0x40] && outcomes[1].1 == [0x40], "reads of \(read)")
+            #expect(outcomes[0].2 == outcomes[1].2, "reads of \(read)")
+        }
+    }
 }

@@ -18,7 +18,7 @@ import Testing
     static let name: StaticString = "Herald Cafe"
 
     /// What the image built at start-up before the bytes moved to flash: the same calls, the same
-    /// capacities (the peripheral keeps at most 64 octets of payload per link).
+    /// capacities (the peripheral kept at most 64 octets of payload per link).
     static func payload(order: PayloadCodeByteOrder) throws -> [UInt8] {
         var premises = FixedBytes<32>()
         try ExtendedDataWriter.append(code: ExtendedDataCode.premisesName, text: name, to: &premises)
@@ -113,8 +113,8 @@ import Testing
     }
 
     /// Each order's bytes parse back to the venue, with the premises name as extended data, and fit
-    /// the 64 octets the beacon's peripheral keeps per link (a longer payload would be refused there
-    /// with Unlikely Error on every read).
+    /// in 64 octets: one Read Response at the beacon's ATT_MTU of 68 (Firmware/Beacon/main.swift),
+    /// so a phone reads the whole payload with one Read Request.
     @Test func bothOrdersDecodeToTheVenue() throws {
         for order in [PayloadCodeByteOrder.bigEndian, .littleEndian] {
             let bytes = try Self.payload(order: order)

@@ -129,4 +129,19 @@ struct UnlistenedBeaconEvents: HeraldPeripheralDelegate {
         #expect(server.app.delegate.events.isEmpty)
         #expect(server.app.peripheral.pendingSignalBytes(link: 0x40) == 0)
     }
+
+    /// With no signal buffer at all (the firmware beacon's signal capacity 0) the writes are answered
+    /// the same: nothing looks at the reassembler.
+    @Test func withNoSignalBufferTheWritesAreAnsweredAlike() throws {
+        let peripheral = try HeraldPeripheral<FixedPayloadSource<32>, StandardServerOffer, 1, 32, 0>(
+            source: try FixedPayloadSource<32>(bytes: hex("30033a0003").span),
+            advertising: HeraldAdvertisingConfiguration(), clock: HeraldClock(unixMillisAtZero: testUnixMillis))
+        var server = try OneLinkHeraldServer(peripheral: peripheral, delegate: UnlistenedBeaconEvents())
+        let signal = server.handles.signal.value
+        func write(_ value: [UInt8]) -> [UInt8] { server.send([0x12, UInt8(signal & 0xFF), UInt8(signal >> 8)] + value) }
+        #expect(write(SignalMessageTests.capturedRSSIWrite) == [0x13])
+        #expect(write([0x01, 0xFF, 0xFF]) == [0x13])
+        #expect(write([]) == [0x13])
+        #expect(server.app.delegate.events.isEmpty)
+    }
 }

@@ -55,11 +55,9 @@ func runStack<App: LEApplication, let links: Int, let attributes: Int, let value
     output.now = Board.milliseconds(&clock)
     start(&stack, output: &output)
     // The UART's bytes in reads of up to 23: this frame is under every path of the main loop, and
-    // 64 cost it 48 B more (docs/footprint.md, issue 37's sixth round). A packet that a read holds
-    // whole is handled where it lies: ATT requests with 16-bit UUIDs (16 octets as H4), Command
-    // Complete and Status, Number of Completed Packets, Disconnection and LE Connection Complete
-    // (22); a longer one is assembled by the stack's framer, as one split across reads always was.
-    // 23, the size of the L2CAP signalling buffer, so both share `FixedBytes<23>`'s code.
+    // 64 cost it 48 B more (docs/footprint.md, issue 37's sixth round). Every packet is assembled by
+    // the stack's framer (`receive`'s `inPlace: false`). 23, the size of the L2CAP signalling
+    // buffer, so both share `FixedBytes<23>`'s code.
     var chunk = FixedBytes<23>()
     var nextStatus = statusInterval
     var lastPeak: UInt32 = 0
@@ -109,7 +107,11 @@ func runStack<App: LEApplication, let links: Int, let attributes: Int, let value
 func receive<App: LEApplication, let links: Int, let attributes: Int, let values: Int, let framerOctets: Int>(
     _ bytes: Span<UInt8>, into stack: inout BluetoothStackOf<App, links, attributes, values, framerOctets>, output: inout UARTH4Output
 ) {
-    stack.receive(bytes, now: output.now, output: &output)
+    // Not in place: of the packets a 23-octet read can hold whole (ATT requests with 16-bit UUIDs,
+    // Command Complete and Status, Number of Completed Packets, Disconnection and LE Connection
+    // Complete), the copy into the framer is at most 23 octets, and the code that spared it cost
+    // more flash than it spared (beacon and wearable 176 B, on the micro:bit 288 and 272 B).
+    stack.receive(bytes, now: output.now, output: &output, inPlace: false)
 }
 
 /// Bring-up, at boot and after a failure: one copy of `BluetoothStack.start` (inlined at both call

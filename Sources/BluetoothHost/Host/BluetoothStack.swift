@@ -35,9 +35,11 @@ public struct BluetoothStackOf<App: LEApplication, let links: Int, let attribute
         hci.start(now: now, output: &output)
     }
 
-    public mutating func receive<O: H4Output>(_ bytes: Span<UInt8>, now: UInt64, output: inout O) {
+    /// Feeds bytes read from the controller. `inPlace` as `HCIHostOf.receive` says: a port whose reads
+    /// are a few octets passes false.
+    public mutating func receive<O: H4Output>(_ bytes: Span<UInt8>, now: UInt64, output: inout O, inPlace: Bool = true) {
         le.now = now
-        hci.receive(bytes, framer: &framer, now: now, delegate: &le, output: &output)
+        hci.receive(bytes, framer: &framer, now: now, delegate: &le, output: &output, inPlace: inPlace)
         flush(now: now, output: &output)
     }
 

@@ -53,6 +53,7 @@ extension HCIHostOf {
                 if D.initiatesConnections, c.status != .success || c.role == .central { commands.initiating = false }
                 delegate.hostDidReceive(connectionComplete: c)
             case HCILESubeventCode.connectionUpdateComplete:
+                guard D.receivesConnectionUpdates else { return }
                 delegate.hostDidReceive(connectionUpdateComplete: try HCILEConnectionUpdateCompleteEvent(parsing: p))
             case HCILESubeventCode.remoteConnectionParameterRequest:
                 delegate.hostDidReceive(remoteConnectionParameterRequest: try HCILERemoteConnectionParameterRequestEvent(parsing: p))

@@ -50,6 +50,9 @@ public protocol HostDelegate {
     /// False when LE Data Length Change is of no interest (see `LEApplication.tracksDataLengthChanges`):
     /// the host then drops it without parsing.
     static var receivesDataLengthChanges: Bool { get }
+    /// False when LE Connection Update Complete is of no interest (see
+    /// `LEApplication.tracksConnectionTiming`): the host then drops it without parsing.
+    static var receivesConnectionUpdates: Bool { get }
     /// False when the host's configuration never sets `livenessInterval` (see
     /// `LEApplication.probesControllerLiveness`): the probe's timer and command are then left out,
     /// and a configuration that sets an interval stops `BluetoothStack.start` with a message.
@@ -76,6 +79,7 @@ extension HostDelegate {
     public static var receivesPHYUpdates: Bool { true }
     public static var recordsInputDrops: Bool { true }
     public static var receivesDataLengthChanges: Bool { true }
+    public static var receivesConnectionUpdates: Bool { true }
     public static var probesLiveness: Bool { true }
 }
 
@@ -231,8 +235,16 @@ public struct HCIHostOf<Drops: HCIInputDropRecording> {
     /// keeps it beside the host). Being no part of the host, the framer's completed packet is
     /// handled where it lies while the host changes: when the framer was a field of the host, each
     /// packet was first copied out into a 268-octet local of this frame.
+    ///
+    /// With `inPlace` (the default) a packet that `bytes` holds whole is handled where it lies, not
+    /// copied into the framer first: the common case for a host reading a USB UART in large reads.
+    /// A caller whose reads are a few octets (the firmware's main loop reads at most 23) passes a
+    /// constant false: the few packets that short are copied once, and the in-place path's code is
+    /// left out of its image (176 B on the Cortex-M4 images, 272-288 B on the micro:bit's). Which packets are handled, and
+    /// how, is the same either way.
     public mutating func receive<D: HostDelegate, O: H4Output, let capacity: Int>(
-        _ bytes: Span<UInt8>, framer: inout H4Framer<capacity>, now: UInt64, delegate: inout D, output: inout O
+        _ bytes: Span<UInt8>, framer: inout H4Framer<capacity>, now: UInt64, delegate: inout D, output: inout O,
+        inPlace: Bool = true
     ) {
         if bytes.count > 0 { lastHeard = now }
         var offset = 0
@@ -244,7 +256,7 @@ public struct HCIHostOf<Drops: HCIInputDropRecording> {
             guard offset < bytes.count else { return }
             let rest = bytes.extracting(offset..<bytes.count)
             // A whole packet in the caller's bytes is handled where it lies: no copy at all.
-            let whole = framer.wholePacket(at: rest)
+            let whole = inPlace ? framer.wholePacket(at: rest) : 0
             // Both counts are of `rest`'s octets, so `offset` stays within `bytes`: unchecked sums.
             if whole > 0, let type = H4PacketType(rawValue: rest[0]) {
                 handlePacket(type: type, rest.extracting(0..<whole), now: now, delegate: &delegate, output: &output)

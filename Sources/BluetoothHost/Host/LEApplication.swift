@@ -85,6 +85,12 @@ public protocol LEApplication: GATTServerDelegate {
     /// otherwise). One that reads none of them says false: the events are dropped unread (the stack
     /// still asks for the larger PDUs; fragmentation follows the controller's buffers, not these).
     static var tracksDataLengthChanges: Bool { get }
+    /// Whether the stack follows LE Connection Update Complete (Core 5.4 Vol 4 Part E 7.7.65.3): each
+    /// link's `timing` after an update (true unless said otherwise). One that never reads a link's
+    /// timing after it came up says false: the events are dropped unread, and `LEStack.timing` keeps
+    /// what LE Connection Complete gave. The link layer's procedure is the controllers' either way
+    /// (Vol 6 Part B 5.1.1): nothing on air changes.
+    static var tracksConnectionTiming: Bool { get }
     /// Whether it ever asks the central for connection parameters (`LEStack.requestConnectionParameters`,
     /// Core 5.4 Vol 3 Part A 4.20; true unless said otherwise). One that never does says false: the
     /// matching of responses and rejects to its requests is left out, and a request stops the stack
@@ -176,6 +182,7 @@ extension LEApplication {
     public static var tracksPHYUpdates: Bool { true }
     public static var recordsInputDrops: Bool { InputDrops.keepsRecords }
     public static var tracksDataLengthChanges: Bool { true }
+    public static var tracksConnectionTiming: Bool { true }
     public static var requestsConnectionParameters: Bool { true }
     public static var hasGATTClient: Bool { true }
     public static var probesControllerLiveness: Bool { true }

@@ -190,7 +190,8 @@ extension LEStack {
         preconditionFailure("LEStack.requestConnectionParameters from an application whose requestsConnectionParameters is false")
     }
 
-    /// The connection timing in use on `handle`.
+    /// The connection timing in use on `handle`; as the link came up when the application does not
+    /// follow updates (`LEApplication.tracksConnectionTiming`).
     public func timing(handle: UInt16) -> ConnectionTiming? {
         connections[handle: handle]?.timing
     }

@@ -132,6 +132,9 @@ public struct LEStack<App: LEApplication, let links: Int, let attributes: Int, l
     public static var recordsInputDrops: Bool { App.recordsInputDrops }
     /// A data length change is also what a central's LE Set PHY waits for (`LEStack+PHY`).
     public static var receivesDataLengthChanges: Bool { App.asksForLE2MPHY || App.tracksDataLengthChanges }
+    /// The end of a connection update is also when a central's LE Set PHY held back for it is retried
+    /// (`LEStack+PHY`).
+    public static var receivesConnectionUpdates: Bool { App.asksForLE2MPHY || App.tracksConnectionTiming }
     public static var probesLiveness: Bool { App.probesControllerLiveness }
 
     @inline(never)

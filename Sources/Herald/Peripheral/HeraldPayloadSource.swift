@@ -10,10 +10,18 @@ public protocol HeraldPayloadSource {
     /// change spares a peripheral that also keeps its address the period grid altogether: no timer
     /// at each period boundary, and no period arithmetic in its image.
     static var changesWithTime: Bool { get }
+    /// The payload, when it is the same octets for the image's whole life and stays where it is
+    /// (flash): a read is then served from them as they lie, with no copy kept per link, and the
+    /// peripheral's `payloadCapacity` may be 0. The delegate is not asked
+    /// (`HeraldPeripheralDelegate.heraldPeripheral(payloadAt:into:)`): an application whose delegate
+    /// supplies the payload has `NoPayloadSource`, as the sensor does. nil unless said otherwise:
+    /// `writePayload(at:to:)` fills each link's copy on its first read.
+    static var constantBytes: UnsafeBufferPointer<UInt8>? { get }
 }
 
 extension HeraldPayloadSource {
     public static var changesWithTime: Bool { true }
+    public static var constantBytes: UnsafeBufferPointer<UInt8>? { nil }
 }
 
 /// A peripheral without a payload source of its own: its delegate supplies the payload

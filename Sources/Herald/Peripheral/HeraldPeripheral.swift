@@ -146,6 +146,15 @@ public struct HeraldPeripheral<Source: HeraldPayloadSource, Offer: HeraldServerO
     ) -> ATTErrorCode? {
         guard id == payloadID else { return .readNotPermitted }
         guard let i = entry(of: handle) else { return .unlikelyError }
+        // A payload fixed in flash needs no snapshot: every piece of a Read Blob comes from the same
+        // octets (Core 5.4 Vol 3 Part F 3.4.4.5), whichever period the link was made in.
+        if let constant = Source.constantBytes {
+            let bytes = constant.span
+            guard offset <= bytes.count else { return .invalidOffset }
+            if offset == 0 { delegate.heraldPeripheral(didServePayload: bytes, to: reportedLink(i)) }
+            sink.append(contentsOf: bytes.extracting(offset..<bytes.count))
+            return nil
+        }
         if !linkStates[i].hasPayload {
             let time = advertiser.unixSeconds(startOf: linkStates[i].period)
             // Written into the link's buffer where it lies (a local and a copy for the delegate were

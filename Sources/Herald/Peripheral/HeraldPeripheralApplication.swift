@@ -40,6 +40,9 @@ public struct HeraldPeripheralApplication<Source: HeraldPayloadSource, Delegate:
     /// It never asks a central for other connection parameters, and runs no GATT client.
     public static var requestsConnectionParameters: Bool { false }
     public static var hasGATTClient: Bool { false }
+    /// A `HeraldLink` carries no timing, and nothing here reads a link's: LE Connection Update
+    /// Complete is dropped unread (`LEApplication.tracksConnectionTiming`).
+    public static var tracksConnectionTiming: Bool { false }
 
     public mutating func read<S: ByteSink>(id: UInt16, link: UInt16, offset: Int, into sink: inout S) -> ATTErrorCode? {
         peripheral.read(id: id, link: link, offset: offset, into: &sink, delegate: &delegate)

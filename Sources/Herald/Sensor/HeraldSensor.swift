@@ -50,6 +50,9 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     public static var probesControllerLiveness: Bool { Delegate.probesControllerLiveness }
     /// It never asks a central for other connection parameters.
     public static var requestsConnectionParameters: Bool { false }
+    /// A `HeraldLink` carries no timing, and nothing here reads a link's: LE Connection Update
+    /// Complete is dropped unread (`LEApplication.tracksConnectionTiming`).
+    public static var tracksConnectionTiming: Bool { false }
     public typealias PrepareQueue = Peripheral.Offer.PrepareQueue
     public typealias GATTHandles = Peripheral.Offer.GATTHandles
     /// The stack's buffers are the peripheral's offer's (`HeraldServerOffer.LinkBuffers`,
