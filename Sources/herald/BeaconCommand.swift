@@ -15,7 +15,7 @@ struct BeaconCommand: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: "State code.") var state: Int
     @Option(name: .long, parsing: .unconditional, help: "Location code (32-bit).") var locationCode: UInt32
     @Option(name: .long, help: "Extended data as hex: code, length, data sections (e.g. premises name 0x10).") var extended: String?
-    @Option(name: .long, parsing: .unconditional, help: "Advertising interval in milliseconds (20...10240).") var intervalMs: Int = 500
+    @Option(name: .long, parsing: .unconditional, help: "Advertising interval in milliseconds (20...10240; 100 as the reference venue beacon).") var intervalMs: Int = 100
     @Flag(name: .long, help: "Advertise and serve the registered 16-bit service UUID 0xFCF6 instead of the 128-bit one.") var registeredUUID = false
     @Flag(name: .long, help: "One JSON object per event (JSON Lines) on standard output.") var json = false
     /// The old spelling, kept working.
