@@ -17,13 +17,9 @@ whatever ends it: `didRead`, `GATT read error`, or `has no payload data`.
 import re
 from dataclasses import dataclass, field
 
-TIME = re.compile(r"d_\d+: @(\d+):(\d+):(\d+\.\d+)")
+import chip
+
 REASON = re.compile(r"0x([0-9a-f]{2}) \(\d+\) ")
-
-
-def _seconds(line):
-    m = TIME.search(line)
-    return int(m[1]) * 3600 + int(m[2]) * 60 + float(m[3]) if m else None
 
 
 @dataclass
@@ -97,46 +93,43 @@ def reference_story(log_path, address):
     reading = False           # a read of this address started and not ended
     discovered_here = False   # the last discovery to succeed was this address's
     identified_any = False
-    with open(log_path, "rb") as f:
-        for raw in f:
-            line = raw.decode("utf-8", "replace")
-            t = _seconds(line)
-            if "New target identified: " in line:
-                if not identified_any:
-                    story.first_identified = line.rstrip().split("identified: ")[-1].startswith(lsb_first)
-                identified_any = True
-            elif f"coordinationprovider, - {address.lower()}, state=" in line:
-                story.listed = True
-            elif f"Mac of connected: {address}" in line:
-                story.links.append((t, None, None))
-                open_link = len(story.links) - 1
-            elif f"Mac of disconnected: {address}" in line:
-                if open_link is not None:
-                    up = story.links[open_link][0]
-                    story.links[open_link] = (up, t, None)
-                    reason_for, open_link = open_link, None
-            elif reason_for is not None and REASON.search(line):
-                up, down, _ = story.links[reason_for]
-                story.links[reason_for] = (up, down, int(REASON.search(line)[1], 16))
-                reason_for = None
-            elif "The GATT discovery procedure succeeded for " in line:
-                discovered_here = line.rstrip().split("succeeded for ")[-1].startswith(lsb_first)
-                if discovered_here:
-                    story.discoveries.append(t)
-            elif "FOUND Herald read characteristic. Reading." in line and discovered_here:
-                story.reads.append((t, "unanswered", None))
-                reading = True
-            elif reading and "GATT read error" in line:
-                story.reads[-1] = (story.reads[-1][0], "error", None)
+    for t, line in chip.lines(log_path):
+        if "New target identified: " in line:
+            if not identified_any:
+                story.first_identified = line.rstrip().split("identified: ")[-1].startswith(lsb_first)
+            identified_any = True
+        elif f"coordinationprovider, - {address.lower()}, state=" in line:
+            story.listed = True
+        elif f"Mac of connected: {address}" in line:
+            story.links.append((t, None, None))
+            open_link = len(story.links) - 1
+        elif f"Mac of disconnected: {address}" in line:
+            if open_link is not None:
+                up = story.links[open_link][0]
+                story.links[open_link] = (up, t, None)
+                reason_for, open_link = open_link, None
+        elif reason_for is not None and REASON.search(line):
+            up, down, _ = story.links[reason_for]
+            story.links[reason_for] = (up, down, int(REASON.search(line)[1], 16))
+            reason_for = None
+        elif "The GATT discovery procedure succeeded for " in line:
+            discovered_here = line.rstrip().split("succeeded for ")[-1].startswith(lsb_first)
+            if discovered_here:
+                story.discoveries.append(t)
+        elif "FOUND Herald read characteristic. Reading." in line and discovered_here:
+            story.reads.append((t, "unanswered", None))
+            reading = True
+        elif reading and "GATT read error" in line:
+            story.reads[-1] = (story.reads[-1][0], "error", None)
+            reading = False
+        elif reading and "has no payload data" in line:
+            story.reads[-1] = (story.reads[-1][0], "empty", None)
+            reading = False
+        elif f"didRead: {lsb_first[:8]}" in line:
+            payload = re.search(r"with payload: ([0-9a-f]+)", line)
+            if reading:
+                story.reads[-1] = (story.reads[-1][0], "read", payload and payload[1])
                 reading = False
-            elif reading and "has no payload data" in line:
-                story.reads[-1] = (story.reads[-1][0], "empty", None)
-                reading = False
-            elif f"didRead: {lsb_first[:8]}" in line:
-                payload = re.search(r"with payload: ([0-9a-f]+)", line)
-                if reading:
-                    story.reads[-1] = (story.reads[-1][0], "read", payload and payload[1])
-                    reading = False
-                else:
-                    story.reads.append((t, "read", payload and payload[1]))
+            else:
+                story.reads.append((t, "read", payload and payload[1]))
     return story
