@@ -29,6 +29,12 @@ def main(sock_path: str, pty_path: str) -> None:
     attrs = termios.tcgetattr(fd)
     attrs[3] &= ~termios.ECHO
     termios.tcsetattr(fd, termios.TCSANOW, attrs)
+    # Said before connecting, never after: QEMU holds the CPU until the connection is accepted, and
+    # from then on the firmware's log shares this process's stdout pipe, written a few characters at
+    # a time; a line of ours there could land inside one of its lines (it split a memory line once).
+    # One write of the whole line (print writes the line and its end separately).
+    sys.stderr.write(f"relay: {pty_path} <-> {sock_path}\n")
+    sys.stderr.flush()
     deadline = time.time() + 30
     while True:
         try:
@@ -40,7 +46,6 @@ def main(sock_path: str, pty_path: str) -> None:
             if time.time() > deadline:
                 sys.exit(f"relay: no QEMU socket at {sock_path}")
             time.sleep(0.05)
-    print("relay: connected", file=sys.stderr, flush=True)
     while True:
         readable, _, _ = select.select([s, fd], [], [])
         if s in readable:
