@@ -7,12 +7,12 @@ import shutil
 import statistics
 import subprocess
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
 import chip
+from periods import iso
 from radio import apps_available, wanted_kinds
 
 HERE = Path(__file__).resolve().parent
@@ -28,10 +28,6 @@ SHARED_CORE = ROOT / ".build" / "firmware" / "zephyr" / "core-i686"
 # wearable, which reads an address once and stays stuck on an address that stopped advertising
 # (README "Tested against the Herald reference implementation"), meets two addresses, not four.
 PERIOD = 60
-
-
-def iso(t):
-    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def firmware_available():

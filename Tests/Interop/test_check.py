@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from periods import epoch_just_past
 from radio import open_radio
 
 PEERS = Path(__file__).parent / "peers"
@@ -75,7 +76,7 @@ def own_devices(request, herald_bin, tmp_path_factory):
                               "--report", str(report))
         stop(beacon)
         wearable = subprocess.Popen([herald_bin, "wearable", "--transport", f"tty:{radio.paths[1]}", "--log-dir", str(tmp / "w"),
-                                     "--country", "826", "--state", "4"],
+                                     "--country", "826", "--state", "4", "--epoch", epoch_just_past()],
                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         procs.append(wearable)
         identity(wearable, "wearable")
@@ -112,8 +113,10 @@ def test_our_beacon_passes_every_rule(own_devices):
 
 
 def test_our_wearable_passes_every_rule(own_devices):
-    # 21 octets with no extended data: nothing for Read Blob or the extended data rule; a 4 s run
-    # seldom spans a 360 s payload period boundary.
+    # 21 octets with no extended data: nothing for Read Blob or the extended data rule. The wearable's
+    # grid starts just before it (`epoch_just_past`): on the default grid a boundary fell inside the
+    # check once in CI, the wearable took a new address, and the check's connection to the address
+    # it had heard never came (every rule that needs a link skipped: docs/ci-flakes.md item 22).
     status, rules, _ = own_devices["wearable"]
     may_skip = {"GATT-4", "PAY-4", "PAY-6"}
     assert_passes(own_devices["wearable"], may_skip)

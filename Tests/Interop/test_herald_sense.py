@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import snoop
+from periods import epoch_just_past
 from radio import FIXED_RSSI
 
 pytestmark = pytest.mark.timeout(120)
@@ -60,12 +61,6 @@ class Process:
                 self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
-
-
-def epoch_just_past():
-    """A key schedule epoch 2 s ago: the wearable's 360 s period grid then has its next boundary
-    (a new resolvable private address) 358 s away, beyond the test's timeout."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(time.time()) - 2))
 
 
 @pytest.mark.controllers("bumble", "zephyr", "zephyr25", reason="the sensor and the wearable's peripheral on both Zephyr versions, every command accepted (2.5 refuses more)")

@@ -26,6 +26,7 @@ from datetime import datetime, timezone
 import pytest
 
 import snoop
+from periods import iso
 from radio import FIXED_RSSI, is_zephyr
 
 pytestmark = pytest.mark.timeout(240)
@@ -34,10 +35,6 @@ PERIOD = 20
 # The first boundary comes this long after the wearables start (the epoch is set so).
 FIRST_BOUNDARY = 12
 RUN = 4 * PERIOD + 2  # four rotations, the last one 10 s before the end
-
-
-def iso(t):
-    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_time(text):
