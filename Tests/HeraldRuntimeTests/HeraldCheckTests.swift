@@ -163,6 +163,16 @@ private func changed(_ o: CheckObservations) -> [String: CheckStatus] {
         #expect(v.filter { $0.rule.hasPrefix("GATT") }.allSatisfy { $0.status == .skip && $0.evidence.contains("8 s") })
     }
 
+    /// A connection that never came to a resolvable private address says that the address may have
+    /// changed (a Herald device's does every payload period); to a static one, just the timeout.
+    @Test func aTimeoutToAResolvablePrivateAddressSaysItMayHaveChanged() {
+        let rpa = DeviceAddress(type: .randomDevice, address: BDAddress(displayOrder: 0x42, 0xE4, 0x6E, 0x5C, 0xF4, 0x0C))
+        let beacon = DeviceAddress(type: .randomDevice, address: BDAddress(displayOrder: 0xCC, 0xD7, 0x9D, 0x3A, 0x55, 0x68))
+        #expect(CheckRunner.connectionError(.connectionTimeout, peer: rpa).contains("run the check again"))
+        #expect(CheckRunner.connectionError(.connectionTimeout, peer: beacon) == "no connection within 8 s")
+        #expect(CheckRunner.connectionError(HCIStatus(rawValue: 0x3E), peer: rpa) == "connection failed (status 0x3E)")
+    }
+
     @Test func textAndJSONRendering() throws {
         let v = HeraldCheck.judge(conformant())
         let text = CheckReport.text(v, device: "C0:11:22:33:44:55 (random)")

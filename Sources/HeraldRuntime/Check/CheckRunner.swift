@@ -255,7 +255,7 @@ public struct CheckRunner: LEApplication {
     mutating func afterDumper(now: UInt64, control: inout StackControl) {
         guard phase == .dumping, let dumper, dumper.isDone else { return }
         if case .failedToConnect(let status) = dumper.state {
-            observations?.connectionError = status == .connectionTimeout ? "no connection within 8 s" : "connection failed (status 0x\(hex(status.rawValue)))"
+            observations?.connectionError = Self.connectionError(status, peer: dumper.peer)
             return finish(control: &control)
         }
         collectDump()
@@ -267,6 +267,17 @@ public struct CheckRunner: LEApplication {
         } else {
             endLink(now: now, control: &control)
         }
+    }
+
+    /// Why the check's connection failed, for LINK-1 and the rules that need a link. A resolvable
+    /// private address that stops answering may simply have changed: a Herald device takes a new one
+    /// at every payload period boundary (every 360 s by default), and the check, which heard the old
+    /// one, cannot know the new. Said, so that a healthy wearable is not taken for a broken one.
+    static func connectionError(_ status: HCIStatus, peer: DeviceAddress) -> String {
+        guard status == .connectionTimeout else { return "connection failed (status 0x\(hex(status.rawValue)))" }
+        let rotates = peer.type == .randomDevice && peer.address.randomSubtype == .resolvablePrivate
+        return "no connection within 8 s" + (rotates ? "; a resolvable private address, which a Herald device changes "
+            + "every payload period: if it changed during the check, run the check again" : "")
     }
 
     mutating func collectDump() {
