@@ -124,3 +124,28 @@ def test_attempt_waits_match_each_link_to_its_attempt_and_the_targets_last_adver
     # The first attempt 190 ms after the target's advert, up 40 ms later (not at 210 ms: that is a
     # link another central made to us); the failed one (0x02) is no link; the third 800 ms after the target's last advert (at 200 ms), up 205 ms later.
     assert waits == [(190, 40), (800, 205)]
+
+
+def test_holds_tosses_the_pairs_coin_as_the_central_does():
+    sys.path.insert(0, str(BENCH))
+    import holds
+    # SensorRotationTests' addresses: 40:11:22:33:44:01 waits for the peer 4C:11:22:33:44:01 and
+    # D0:11:22:33:44:01 connects to it; of any two addresses exactly one waits.
+    peer = "4C:11:22:33:44:01"
+    assert holds.waits("40:11:22:33:44:01", peer)
+    assert not holds.waits("D0:11:22:33:44:01", peer)
+    assert not holds.waits(peer, "40:11:22:33:44:01")
+    import random
+    rnd = random.Random(3)
+    for _ in range(200):
+        a, b = (":".join(f"{rnd.randrange(256):02X}" for _ in range(6)) for _ in range(2))
+        if a != b:
+            assert holds.waits(a, b) != holds.waits(b, a), (a, b)
+    # A waiter held 1.6 s whose connector read it over the waiter's own link; a static peer is no pair.
+    own = {0: "40:11:22:33:44:01", 1: peer}
+    text = ("  wearable 1: wearable 0: first advert -> didRead 1.90 s\n"
+            "  w0 <- 4C:11:22:33:44:01: heard 1.60 s, connect 0.20 s (1 attempt), discover\n"
+            "  w0 <- C1:00:00:00:00:01: heard 1.50 s, connect 0.20 s (1 attempt), discover\n")
+    roles, held, lines = holds.analyse(text, own)
+    assert roles == {"waiter": 1, "static": 1} and held == {"waiter": 1, "static": 1}
+    assert lines == ["w0 waited 1.60 s for w1; w1 read w0 at 1.9 s over inbound"]
