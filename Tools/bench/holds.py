@@ -17,6 +17,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from pace import is_resolvable_private
+
 PHASE = re.compile(r"w(\d) <- ([0-9A-F:]{17}): heard ([0-9.]+) s, connect ([0-9.]+) s \((\d+) attempt")
 PAIR = re.compile(r"wearable (\d): wearable (\d): first advert -> didRead ([0-9.]+) s")
 
@@ -58,7 +60,7 @@ def analyse(text: str, own: dict[int, str]) -> tuple[Counter, Counter, list[str]
     phases = {(int(m[1]), m[2]): float(m[3]) for m in PHASE.finditer(text)}
     roles, held, lines = Counter(), Counter(), []
     for (i, peer), heard in phases.items():
-        if int(peer[:2], 16) >> 6 != 0b01 or peer not in index:
+        if not is_resolvable_private(bytes(hci(peer))) or peer not in index:
             role = "static"
         else:
             role = "waiter" if waits(own[i], peer) else "connector"
