@@ -146,7 +146,7 @@ func fuzzOne(_ data: Span<UInt8>) {
             if !open.isEmpty {
                 let h = open[pick % open.count]
                 steps[h] = nil
-                central.didDisconnect(handle: h, now: now, control: &control)
+                central.didDisconnect(handle: h, reason: HCIStatus(rawValue: input.byte()), now: now, control: &control)
             }
         case 5, 6:  // the GATT client answers the step a link is on
             let open = steps.keys.sorted()

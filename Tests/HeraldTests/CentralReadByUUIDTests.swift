@@ -100,7 +100,7 @@ struct CentralFirstAnswerTests {
         h.now += 1
         h.central.tick(now: h.now, control: &h.control, delegate: &h.delegate)
         #expect(h.control.disconnects == [0x40])
-        h.central.didDisconnect(handle: 0x40, now: h.now, control: &h.control)
+        h.central.didDisconnect(handle: 0x40, reason: .remoteUserTerminated, now: h.now, control: &h.control)
         #expect(h.central.database[h.central.database.index(of: a)!]!.consecutiveFailures == 1)
     }
 

@@ -49,7 +49,7 @@ struct SensorCentralTests {
         #expect(d.hasHeraldService == true)
         #expect(peer.writes.isEmpty)
 
-        h.central.didDisconnect(handle: 0x40, now: h.now, control: &h.control)
+        h.central.didDisconnect(handle: 0x40, reason: .remoteUserTerminated, now: h.now, control: &h.control)
         #expect(h.central.openLinks == 0)
         // Fresh payload: adverts are measured with it, no new connection.
         h.now += 5_000
@@ -124,7 +124,7 @@ struct SensorCentralTests {
         var peer = FakePeer.herald(payload: simplePayload(9))
         _ = h.drive(7, peer: &peer, from: h.connect(a, handle: 7))
         h.now = 9_000
-        h.central.didDisconnect(handle: 7, now: h.now, control: &h.control)
+        h.central.didDisconnect(handle: 7, reason: .remoteUserTerminated, now: h.now, control: &h.control)
         var d = h.central.database[0]!
         #expect(d.contactEvent.start == 1_000)
         #expect(d.contactEvent.end == 5_000)
@@ -157,7 +157,7 @@ struct SensorCentralTests {
         #expect(h.control.disconnects == [1])
         // The dropped link's work stops; its end is not held against the peer.
         #expect(h.complete(1) == nil)
-        h.central.didDisconnect(handle: 1, now: h.now, control: &h.control)
+        h.central.didDisconnect(handle: 1, reason: .remoteUserTerminated, now: h.now, control: &h.control)
         #expect(h.control.connects == [a, b, c])
         #expect(h.central.database[h.central.database.index(of: a)!]!.consecutiveFailures == 0)
         // The peer still needs its payload: it is connected again once heard and a link is free.
@@ -201,7 +201,7 @@ struct SensorCentralTests {
         let i = h.central.database.index(of: a)
         #expect(i.flatMap { h.central.database[$0]?.inboundLink } == 7)
         // Once that link is gone, the next advert connects.
-        h.central.didDisconnect(handle: 7, now: h.now, control: &h.control)
+        h.central.didDisconnect(handle: 7, reason: .remoteUserTerminated, now: h.now, control: &h.control)
         h.now += 100
         h.advert(a, AdvertData.heraldUUID16)
         #expect(h.control.connects == [a])
@@ -408,7 +408,7 @@ struct SensorCentralTests {
         h.advert(a, AdvertData.heraldUUID16)
         #expect(h.control.connects == [a])
         // Its link goes: the payload still wanted, we connect.
-        h.central.didDisconnect(handle: 0x20, now: h.now, control: &h.control)
+        h.central.didDisconnect(handle: 0x20, reason: .remoteUserTerminated, now: h.now, control: &h.control)
         #expect(h.control.connects == [a, a])
     }
 
@@ -432,7 +432,7 @@ struct SensorCentralTests {
         #expect(!h.control.disconnects.contains(0x20))
         #expect(h.central.linkIndex(handle: 0x20) == nil)
         // The peer closing it afterwards is no failure.
-        h.central.didDisconnect(handle: 0x20, now: h.now, control: &h.control)
+        h.central.didDisconnect(handle: 0x20, reason: .remoteUserTerminated, now: h.now, control: &h.control)
         #expect(h.central.database[h.central.database.index(of: a)!]!.consecutiveFailures == 0)
     }
 }

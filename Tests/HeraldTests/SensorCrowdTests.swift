@@ -85,6 +85,44 @@ struct SensorCrowdTests {
         #expect(h.central.database[index]!.ignoreUntil == h.now + 60_000)
     }
 
+    /// Links to one device that fail to be established (0x3E) come in runs in a crowd: five lost
+    /// to the beacon in 4 s started a one-minute back-off and a 64.6 s first read
+    /// (docs/crowd-issue-39.md). Nine in a row still only draw the retry delay; the tenth starts the
+    /// round. With `maximumFailures` as their limit, the fifth starts it and this fails.
+    @Test func linksThatFailToBeEstablishedStartTheBackOffOnlyAtTheirOwnLimit() {
+        var h = Self.central(seed: 9)
+        let peer = address(3)
+        let index = { (h: inout Harness) in h.central.database.index(of: peer)! }
+        h.now += Self.firstAttemptDelay(&h, peer)
+        let limit = h.central.configuration.maximumFailuresToEstablish
+        #expect(limit > h.central.configuration.maximumFailures)
+        for attempt in 1...limit {
+            // Past the drawn delay and the pause after a link's end (`attemptDelayAfterDisconnection`).
+            h.now = max(h.now + h.central.configuration.attemptDelayAfterDisconnection,
+                        h.central.database[index(&h)]!.ignoreUntil ?? 0) + 1
+            h.advert(peer, AdvertData.heraldUUID16)
+            #expect(h.control.connects.count == attempt)
+            let handle = UInt16(0x40 + attempt)
+            _ = h.connect(peer, handle: handle)
+            h.now += 60
+            h.central.didDisconnect(handle: handle, reason: .connectionFailedToEstablish, now: h.now, control: &h.control)
+            let wait = max(h.central.database[index(&h)]!.ignoreUntil ?? h.now, h.now) - h.now
+            #expect(attempt < limit ? wait <= h.central.configuration.retrySpreadLimit : wait == 60_000)
+        }
+        // Any other failure still counts toward `maximumFailures`: a timeout after four 0x3E ends
+        // the round's fifth attempt.
+        var m = Self.central(seed: 11)
+        m.now += Self.firstAttemptDelay(&m, peer)
+        for attempt in 1...m.central.configuration.maximumFailures {
+            m.now = max(m.now, m.central.database[index(&m)]!.ignoreUntil ?? 0) + 1
+            m.advert(peer, AdvertData.heraldUUID16)
+            let last = attempt == m.central.configuration.maximumFailures
+            m.central.didFailToConnect(to: peer, status: last ? .connectionTimeout : .connectionFailedToEstablish,
+                                       now: m.now, control: &m.control)
+        }
+        #expect(m.central.database[index(&m)]!.ignoreUntil == m.now + 60_000)
+    }
+
     /// No LE Create Connection within `attemptDelayAfterDisconnection` of a link's end: Zephyr 3.0.99
     /// asserted in its central's connection setup when one came 1 ms after a Disconnection Complete
     /// (docs/crowd-issue-39.md). With the delay at 0, the second attempt comes at once and this fails.
@@ -99,7 +137,7 @@ struct SensorCrowdTests {
         // scheduler that runs at its end would connect to b at once.
         h.now += Self.firstAttemptDelay(&h, b)
         h.central.close(link: 0, control: &h.control)
-        h.central.didDisconnect(handle: 0x40, now: h.now, control: &h.control)
+        h.central.didDisconnect(handle: 0x40, reason: .remoteUserTerminated, now: h.now, control: &h.control)
         #expect(h.control.connects == [a])
         h.now += h.central.configuration.attemptDelayAfterDisconnection - 1
         h.advert(b, AdvertData.heraldUUID16)

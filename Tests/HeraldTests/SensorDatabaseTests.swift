@@ -71,7 +71,7 @@ struct SensorDatabaseTests {
         h.advert(address(1), AdvertData.heraldUUID16, rssi: -40)
         var peer = FakePeer.herald(payload: payload, ios: true)
         _ = h.drive(1, peer: &peer, from: h.connect(address(1), handle: 1))
-        h.central.didDisconnect(handle: 1, now: h.now, control: &h.control)
+        h.central.didDisconnect(handle: 1, reason: .remoteUserTerminated, now: h.now, control: &h.control)
         // The phone rotates its address: a new entry until its payload is read.
         h.now = 30_000
         h.advert(address(2), AdvertData.heraldUUID16, rssi: -45)
@@ -115,7 +115,7 @@ struct SensorDatabaseTests {
             let steps = h.drive(UInt16(round + 1), peer: &peer, from: h.connect(a, handle: UInt16(round + 1)))
             // No payload characteristic to read by UUID: the walk finds no Herald service either.
             #expect(steps == [.exchangeMTU, .readPayloadByUUID, .discoverServices, .done(.noHeraldService)])
-            h.central.didDisconnect(handle: UInt16(round + 1), now: h.now, control: &h.control)
+            h.central.didDisconnect(handle: UInt16(round + 1), reason: .remoteUserTerminated, now: h.now, control: &h.control)
             expectedUntil.append(h.now + period)
             #expect(h.central.database[0]!.ignoreUntil == h.now + period)
             // Adverts while ignored start nothing.
@@ -176,7 +176,7 @@ struct SensorDatabaseTests {
             var peer = FakePeer.herald(payload: [])  // an empty payload: the read fails
             let steps = h.drive(handle, peer: &peer, from: h.connect(a, handle: handle))
             #expect(steps.last == .done(.failed))
-            h.central.didDisconnect(handle: handle, now: h.now, control: &h.control)
+            h.central.didDisconnect(handle: handle, reason: .remoteUserTerminated, now: h.now, control: &h.control)
             handle &+= 1
             if let until = h.central.database[0]!.ignoreUntil, until != .max, roundsEnded.last != until { roundsEnded.append(until) }
         }
@@ -209,7 +209,7 @@ struct SensorDatabaseTests {
         let a = address(8)
         h.advert(a, AdvertData.heraldUUID16)
         #expect(h.connect(a, handle: 5) == .exchangeMTU)
-        h.central.didDisconnect(handle: 5, now: h.now, control: &h.control)
+        h.central.didDisconnect(handle: 5, reason: .remoteUserTerminated, now: h.now, control: &h.control)
         #expect(h.central.database[0]!.consecutiveFailures == 1)
         #expect(h.central.openLinks == 0)
     }

@@ -40,7 +40,7 @@ struct SensorInboundReadTests {
         #expect(h.central.didConnect(handle: 9, peer: c, isCentral: false, now: h.now, control: &h.control) == nil)
         #expect(h.advert(c, AdvertData.heraldUUID16) == nil)
         let connects = h.control.connects.count
-        let read = h.central.didDisconnect(handle: 2, now: h.now, control: &h.control)
+        let read = h.central.didDisconnect(handle: 2, reason: .remoteUserTerminated, now: h.now, control: &h.control)
         #expect(read?.handle == 9)
         #expect(h.central.linkIndex(handle: 9) != nil)
         #expect(h.control.connects.count == connects)
@@ -49,6 +49,6 @@ struct SensorInboundReadTests {
         var peer = FakePeer.herald(payload: payload)
         _ = h.drive(9, peer: &peer, from: read?.step)
         #expect(h.delegate.events.contains { if case .read(_, let p) = $0 { return p == payload } else { return false } })
-        #expect(h.central.didDisconnect(handle: 1, now: h.now, control: &h.control) == nil)
+        #expect(h.central.didDisconnect(handle: 1, reason: .remoteUserTerminated, now: h.now, control: &h.control) == nil)
     }
 }

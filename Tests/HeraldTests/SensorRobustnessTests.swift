@@ -62,7 +62,7 @@ struct SensorRobustnessTests {
                     let keys = handles.keys.sorted()
                     let handle = keys[rng.next(keys.count)]
                     handles[handle] = nil
-                    h.central.didDisconnect(handle: handle, now: h.now, control: &h.control)
+                    h.central.didDisconnect(handle: handle, reason: .remoteUserTerminated, now: h.now, control: &h.control)
                 }
             case 6:
                 h.central.tick(now: h.now, control: &h.control, delegate: &h.delegate)

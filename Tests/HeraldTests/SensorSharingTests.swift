@@ -68,7 +68,7 @@ struct SensorSharingTests {
         #expect(peer.writes == [expected])
         let i = h.central.database.index(of: a)!
         #expect(h.central.database[i]!.lastShared == 1_000)
-        h.central.didDisconnect(handle: 1, now: h.now, control: &h.control)
+        h.central.didDisconnect(handle: 1, reason: .remoteUserTerminated, now: h.now, control: &h.control)
 
         // 14.999 s later an immediate send connects again: no sharing yet.
         h.now = 15_999
@@ -78,7 +78,7 @@ struct SensorSharingTests {
         var peer2 = FakePeer.herald(payload: simplePayload(0x70), ios: true, mtu: 185)
         _ = h.drive(2, peer: &peer2, from: h.connect(a, handle: 2))
         #expect(peer2.joinedWrites == [0x04, 0x01, 0x00, 0x42])
-        h.central.didDisconnect(handle: 2, now: h.now, control: &h.control)
+        h.central.didDisconnect(handle: 2, reason: .remoteUserTerminated, now: h.now, control: &h.control)
 
         // At 15 s it is due again.
         h.now = 16_000
@@ -105,7 +105,7 @@ struct SensorSharingTests {
         #expect(peer.writes.count == 1)
         #expect(peer.writes[0].count == 5 + 2 * 21)
         #expect(Array(peer.writes[0][3..<5]) == [42, 0])
-        h.central.didDisconnect(handle: 1, now: h.now, control: &h.control)
+        h.central.didDisconnect(handle: 1, reason: .remoteUserTerminated, now: h.now, control: &h.control)
 
         // At ATT_MTU 23 (20 octets) no payload fits: nothing is written, and a 30-octet immediate send
         // for this peer is dropped rather than fragmented or left pending.

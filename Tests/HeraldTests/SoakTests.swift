@@ -195,7 +195,7 @@ struct SoakSimulation<let devices: Int, let links: Int> {
         if rng.next(20) == 0 {
             // The peer walks away in the middle of the procedure (supervision timeout).
             figures.droppedMidProcedure += 1
-            central.didDisconnect(handle: handle, now: now, control: &control)
+            central.didDisconnect(handle: handle, reason: .remoteUserTerminated, now: now, control: &control)
             return
         }
         var fake = FakePeer.herald(payload: peers[p].payload(now: now), ios: !peers[p].android, mtu: rng.next(2) == 0 ? 23 : 185)
@@ -226,7 +226,7 @@ struct SoakSimulation<let devices: Int, let links: Int> {
     mutating func serveDisconnections() {
         let handles = control.disconnections
         control.disconnections.removeAll(keepingCapacity: true)
-        for h in handles { central.didDisconnect(handle: h, now: now, control: &control) }
+        for h in handles { central.didDisconnect(handle: h, reason: .remoteUserTerminated, now: now, control: &control) }
     }
 
     /// Runs the soak, then lets every peer go and waits past `outOfRange` so every contact event closes.

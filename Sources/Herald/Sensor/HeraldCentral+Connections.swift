@@ -210,19 +210,25 @@ extension HeraldCentral {
             waitsForRoomUntil = now &+ configuration.connectionTimeout
             return
         }
-        if let i = database.index(of: p.target) { recordFailure(at: i, now: now) }
+        if let i = database.index(of: p.target) {
+            recordFailure(at: i, toEstablish: status == .connectionFailedToEstablish, now: now)
+        }
     }
 
     /// One more failed connection or read: the retry waits a random delay that grows with the
     /// failures in a row (`HeraldCentral+Crowd`), and `maximumFailures` in a row start the next
     /// back-off round (`HeraldDeviceDatabase.backOff`: 1, 2, 4, 8, 16, 32 min, then given up).
-    mutating func recordFailure(at index: Int, now: UInt64) {
+    /// `toEstablish`: a link of ours that failed to be established (0x3E). Such a failure starts the
+    /// round only at `maximumFailuresToEstablish` in a row (`HeraldCentral+Crowd` says why); any other
+    /// starts it at `maximumFailures`. So a round comes after 10 attempts at most.
+    mutating func recordFailure(at index: Int, toEstablish: Bool = false, now: UInt64) {
         guard let failures = database.entries[index]?.consecutiveFailures else { return }
         database.entries[index]?.consecutiveFailures = failures + 1
         database.entries[index]?.lastFailure = now
         database.entries[index]?.lastUpdated = now
         hold(device: index, for: spread(retryWindow(failures: failures + 1)), now: now)
-        if failures + 1 >= configuration.maximumFailures { database.backOff(at: index, now: now) }
+        let limit = toEstablish ? configuration.maximumFailuresToEstablish : configuration.maximumFailures
+        if failures + 1 >= limit { database.backOff(at: index, now: now) }
     }
 
     /// The owner is closing the link itself (e.g. after an ATT timeout): no second request.
@@ -234,9 +240,11 @@ extension HeraldCentral {
     /// A link went down. The contact event is untouched: it ends at the last RSSI, not here. A link
     /// we made whose work was not finished, and that we did not drop ourselves, is a failure. The
     /// slot it frees goes first to a peer still linked to us whose payload we need (returned: that
-    /// link and the first GATT step), then to the scheduler.
+    /// link and the first GATT step), then to the scheduler. `reason` 0x3E: the link failed to be
+    /// established (Core 5.4 Vol 6 Part B 4.5.2), which `recordFailure` counts apart.
     @discardableResult
-    public mutating func didDisconnect<C: HeraldCentralControl>(handle: UInt16, now: UInt64, control: inout C)
+    public mutating func didDisconnect<C: HeraldCentralControl>(handle: UInt16, reason: HCIStatus, now: UInt64,
+                                                                control: inout C)
         -> (handle: UInt16, step: HeraldGATTStep)? {
         // Any link's end may be the room a refused attempt waited for; the next attempt waits a few
         // connection intervals all the same (`attemptDelayAfterDisconnection`).
@@ -250,7 +258,9 @@ extension HeraldCentral {
             let target = slots[slot]?.target
             slots[slot] = nil
             if outgoingLink == slot { outgoingLink = nil }
-            if unfinished, let t = target, let i = database.index(of: t) { recordFailure(at: i, now: now) }
+            if unfinished, let t = target, let i = database.index(of: t) {
+                recordFailure(at: i, toEstablish: reason == .connectionFailedToEstablish, now: now)
+            }
         }
         let inboundRead = readOverWaitingInboundLink(now: now)
         schedule(now: now, control: &control)

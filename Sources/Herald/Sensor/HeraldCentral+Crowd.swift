@@ -19,6 +19,12 @@ import BluetoothHost
 /// - **After a failed attempt or read**, the retry waits a random delay of up to `retrySpread` ×
 ///   2^(failures in a row − 1), at most `retrySpreadLimit`, as well as for an advert heard after the
 ///   failure: the centrals that lost to the same winner spread over more adverts each time.
+/// - **Links that failed to be established** (0x3E) start the back-off round only at
+///   `maximumFailuresToEstablish` in a row, not `maximumFailures`. The device was advertising a
+///   moment before; in a crowd such failures come in runs (another central's CONNECT_IND taken, a
+///   controller busy with its other links), and five of them lost to the beacon in 4 s once cost a
+///   wearable a one-minute round and a 64.6 s first read. A device gone shows as connection
+///   timeouts instead, which still count toward `maximumFailures`.
 ///
 /// The draws come from a xorshift generator (`CentralDraws`) that each device seeds with its own
 /// advertised address (random per device: a resolvable private or static address) and that the

@@ -156,7 +156,7 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
     public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout Control) {
         core.now = now
         peripheral.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control, delegate: &core)
-        guard let read = core.central.didDisconnect(handle: handle, now: now, control: &control),
+        guard let read = core.central.didDisconnect(handle: handle, reason: reason, now: now, control: &control),
               let slot = core.central.linkIndex(handle: read.handle) else { return }
         var request = LinkBuffers.PDU()
         perform(read.step, slot: slot, handle: read.handle, now: now, buffer: &request, control: &control)
