@@ -149,3 +149,11 @@ def test_holds_tosses_the_pairs_coin_as_the_central_does():
     roles, held, lines = holds.analyse(text, own)
     assert roles == {"waiter": 1, "static": 1} and held == {"waiter": 1, "static": 1}
     assert lines == ["w0 waited 1.60 s for w1; w1 read w0 at 1.9 s over inbound"]
+
+
+def test_the_bench_median_takes_the_middle_two_of_an_even_count():
+    sys.path.insert(0, str(BENCH))
+    import wearables
+    assert wearables.median_and_worst([3.0, 1.0, 2.0, 10.0]) == (2.5, 10.0)
+    assert wearables.median_and_worst([0.5]) == (0.5, 0.5)
+    assert wearables.median_and_worst([]) == (None, None)

@@ -9,7 +9,10 @@ every peer it should find:
   - first advert -> didRead: from the wearable's didDetect of that peer to its didRead (seconds);
   - RSSI readings (didMeasure) of that peer in each full 30 s window after the read, under every
     address it was read as (a payload period changes a wearable's address and target);
-and the median and worst first advert -> didRead over all pairs of the run, each wearable's own
+and the median and worst first advert -> didRead over all pairs of the run, the same from each
+wearable's start (its BLE sensor on: the crowd starts within a fraction of a second, and a peer read
+over its link before any advert of it was heard is detected and read at once, which the first figure
+counts as 0 s; this one does not), each wearable's own
 CPU time (user + system, from /proc) per hour of running among its peers, and where the first reads'
 time went, from each wearable's capture (`phases.py`: heard, connect, discover, read).
 Exit status 1 when some wearable did not read some peer.
@@ -122,11 +125,13 @@ def main():
         served = [json.loads(l) for l in open(o) if l.startswith("{") and '"payload-read"' in l]
         beacon_payloads.append(served[0]["payload"] if served else None)
     missing = 0
-    delays = []
+    delays, from_start = [], []
     print(f"bench-wearables: {args.wearables} wearables, {args.beacons} beacon(s), {args.phones} Bumble phone(s), "
           f"{DESCRIPTIONS[args.controller]}, {args.seconds:.0f} s")
     for i, ev in enumerate(events):
         detected = {e["target"]: seconds(e["time"]) for e in ev if e.get("event") == "didDetect"}
+        started_ble = next((seconds(e["time"]) for e in ev if e.get("event") == "didUpdateState"
+                            and e.get("sensor") == "ble" and e.get("state") == "on"), None)
         reads, targets_of = {}, {}
         for e in ev:
             if e.get("event") == "didRead":
@@ -149,6 +154,8 @@ def main():
             target, t_read = min(found, key=lambda r: r[1])
             delay = t_read - detected.get(target, t_read)
             delays.append(delay)
+            if started_ble is not None:
+                from_start.append(t_read - started_ble)
             followed = set().union(*(targets_of[k] for k in keys if k in targets_of))
             measures = sorted(seconds(e["time"]) for e in ev if e.get("event") == "didMeasure" and e.get("target") in followed)
             windows, t0 = [], t_read
@@ -156,11 +163,13 @@ def main():
                 windows.append(sum(1 for t in measures if t0 <= t < t0 + 30))
                 t0 += 30
             print(f"  wearable {i}: {label}: first advert -> didRead {delay:.2f} s; readings per 30 s window {windows}")
-    delays.sort()
-    median = (delays[(len(delays) - 1) // 2] + delays[len(delays) // 2]) / 2 if delays else None
-    worst = delays[-1] if delays else None
+    median, worst = median_and_worst(delays)
     if delays:
         print(f"  first advert -> didRead over {len(delays)} pairs: median {median:.2f} s, worst {worst:.2f} s")
+    median_start, worst_start = median_and_worst(from_start)
+    if from_start:
+        print(f"  wearable's start -> first didRead over {len(from_start)} pairs: median {median_start:.2f} s, "
+              f"worst {worst_start:.2f} s")
     per_hour = [c / args.seconds * 3600 for c in cpu if c is not None]
     if per_hour:
         print(f"  wearable CPU (user + system) among {args.wearables - 1 + args.beacons + args.phones} peers: "
@@ -185,9 +194,18 @@ def main():
     sys.argv[1:] = captures
     tried = phases.main()
     print(json.dumps({"work": str(work), "unread": missing, "pairs": len(delays), "median": median, "worst": worst,
+                      "medianFromStart": median_start, "worstFromStart": worst_start,
                       "cpuSecondsPerHour": per_hour, "attempts": tried, "pace": ran,
                       "periodEnded": rotated > 0}))
     sys.exit(1 if missing else 0)
+
+
+def median_and_worst(values):
+    """(median, largest) of `values`; (None, None) for none."""
+    if not values:
+        return None, None
+    v = sorted(values)
+    return (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2, v[-1]
 
 
 if __name__ == "__main__":
