@@ -133,6 +133,23 @@ struct GuardedApp: LEApplication {
         #expect(h.disconnects().map(\.0).contains(0x44) == false)
     }
 
+    /// Our GATT client reads Herald devices over the links they make to us, and their hosts answer.
+    /// Answers are not the central speaking: counted as such, a silent central that answered an
+    /// Exchange MTU at 5 s was kept past the bound and never refused.
+    @Test func answersToOurRequestsNeitherKeepALinkNorSpareItsCentral() throws {
+        var h = try Harness()
+        h.inbound(handle: 0x40, last: 0x01)
+        _ = h.disconnects()
+        h.at(5_000)
+        h.feed(StackHarness.acl(handle: 0x40, channel: 4, [0x03, 0xF7, 0x00]))  // Exchange MTU Response
+        h.feed(StackHarness.acl(handle: 0x40, channel: 4, [0x01, 0x08, 0x01, 0x00, 0x0A]))  // Error Response
+        h.at(10_000)
+        #expect(h.disconnects().map { [$0.0, UInt16($0.1)] } == [[0x40, 0x13]])
+        h.disconnected(0x40, reason: 0x16)
+        h.inbound(handle: 0x41, last: 0x01)
+        #expect(h.disconnects().map { [$0.0, UInt16($0.1)] } == [[0x41, 0x14]])
+    }
+
     @Test func refusedLinksStillClosingHoldTheirSlotsSoTheCentralsAreKept() throws {
         var h = try Harness()
         h.inbound(handle: 0x40, last: 0x01)

@@ -185,6 +185,10 @@ def ends_with_unconfirmed_indication_then_remote_disconnect(path):
     return False
 
 
+# ATT responses and the confirmation (Core 5.4 Vol 3 Part F 3.4): a peer answering what our host sent.
+ATT_ANSWERS = {0x01, 0x03, 0x05, 0x07, 0x09, 0x0B, 0x0D, 0x0F, 0x11, 0x13, 0x17, 0x19, 0x1E, 0x21}
+
+
 @dataclass
 class Link:
     handle: int
@@ -194,6 +198,7 @@ class Link:
     down: float | None = None
     reason: int | None = None
     att_received: int = 0
+    att_own: int = 0  # of those, PDUs the peer sent of its own: not a response or confirmation to ours
     asked: float | None = None  # when our host sent HCI Disconnect for it (7.1.6)
     read_sent: float | None = None  # when our host first asked to read its payload (see `links`)
 
@@ -224,6 +229,7 @@ def links(path):
             if flags & 0x3 != 0x1 and (p[7] | p[8] << 8) == 0x0004 and handle in live:
                 if received:
                     live[handle].att_received += 1
+                    live[handle].att_own += p[9] not in ATT_ANSWERS
                 elif live[handle].read_sent is None and (p[9] == 0x0A or (p[9] == 0x08 and (p[5] | p[6] << 8) == 21)):
                     # A Read Request, or a Read By Type of a 128-bit type (opcode, two handles and
                     # the UUID: 21 octets): the payload read by UUID. Discovery's Read By Type asks

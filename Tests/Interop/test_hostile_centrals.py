@@ -194,7 +194,7 @@ def test_what_happened(scenario):
     links = snoop.links(scenario["capture"])
     t0 = links[0].up if links else 0
     for l in links[:120]:
-        print(l.handle, l.role, l.peer, round(l.up - t0, 2), l.down and round(l.down - t0, 2), l.reason, l.att_received)
+        print(l.handle, l.role, l.peer, round(l.up - t0, 2), l.down and round(l.down - t0, 2), l.reason, l.att_received, l.att_own)
 
 
 def test_the_radio_lived_through_it(scenario):
@@ -262,7 +262,9 @@ def test_silent_centrals_never_hold_the_links_kept_for_the_central(scenario):
     # How long each silent link lasted until W asked to end it (or it ended otherwise): the
     # controller's own Disconnection Complete can lag by connection events, and on a loaded machine
     # by seconds of simulated radio.
-    silent_ones = [l for l in inbound if l.att_received == 0 and (l.asked or l.down) is not None]
+    # Silent: the central sent nothing of its own (answers to a read of W's are not speaking,
+    # `LEStack.answersUs`).
+    silent_ones = [l for l in inbound if l.att_own == 0 and (l.asked or l.down) is not None]
     longest = max(((l.asked or l.down) - l.up for l in silent_ones), default=0)
     s = stats(scenario["w"])
     connected = len(lines_of(scenario["silent"], "connected"))

@@ -147,7 +147,7 @@ extension LEStack {
         return false
     }
 
-    /// A PDU from the peer on `link`: the link is not idle.
+    /// A PDU the peer sent of its own on `link` (not an answer to ours, `answersUs`): the link is not idle.
     mutating func heard(_ link: ConnectionSummary) {
         guard App.inboundLinks.idleBound != nil else { return }
         let n = now

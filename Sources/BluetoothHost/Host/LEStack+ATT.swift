@@ -4,7 +4,7 @@
 /// is full sent first when room comes back.
 extension LEStack {
     mutating func deliver(link: ConnectionSummary, channel: L2CAPChannelID, payload: Span<UInt8>) {
-        if link.role == .peripheral { heard(link) }
+        if link.role == .peripheral, !Self.answersUs(channel: channel, payload: payload) { heard(link) }
         var reply = FixedBytes<23>()
         let inbound = L2CAPFixedChannelRouter.route(channel: channel, payload: payload, role: link.role,
                                    signaling: Self.signalingProcedures, reply: &reply)
@@ -35,6 +35,18 @@ extension LEStack {
         default:
             break
         }
+    }
+
+    /// An ATT response or confirmation: the peer answering what we sent, as when our GATT client reads
+    /// a central that connected to us (the wearable reads a Herald device over the link it made,
+    /// `HeraldCentral.readOverInboundLink`). It says nothing of the central's own use of the link, so
+    /// it neither keeps an inbound link from the idle bound nor spares a central that never sent
+    /// anything of its own the refusal (`InboundLinkPolicy`): a silent central that advertises as a
+    /// Herald device would otherwise escape both by answering our read.
+    static func answersUs(channel: L2CAPChannelID, payload: Span<UInt8>) -> Bool {
+        guard channel == .att, payload.count > 0 else { return false }
+        let kind = ATTOpcode(rawValue: payload[0]).kind
+        return kind == .response || kind == .confirmation
     }
 
     /// The signalling this stack's application takes part in, by its type: a peripheral-only one
