@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -204,8 +205,7 @@ def median_and_worst(values):
     """(median, largest) of `values`; (None, None) for none."""
     if not values:
         return None, None
-    v = sorted(values)
-    return (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2, v[-1]
+    return statistics.median(values), max(values)
 
 
 if __name__ == "__main__":
