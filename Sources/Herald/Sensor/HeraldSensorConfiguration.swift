@@ -27,10 +27,11 @@ public struct HeraldSensorConfiguration: Sendable {
     public var outOfRange: UInt64 = 3_600_000
     /// Consecutive connection failures before a device backs off (`HeraldDeviceDatabase.backOff`).
     public var maximumFailures = 5
-    /// The same for failures that are all links that failed to be established (0x3E): the device
-    /// was advertising a moment before, and in a crowd such failures come in runs from contention
-    /// and busy controllers, not from a device gone (`HeraldCentral+Crowd`). Still bounded, for a
-    /// device at the edge of range whose links fail the same way.
+    /// The failures in a row at which one more that is a link that failed to be established (0x3E)
+    /// starts the back-off round; any other failure starts it at `maximumFailures`. The device was
+    /// advertising a moment before, and in a crowd such failures come in runs from contention and
+    /// busy controllers, not from a device gone (`HeraldCentral+Crowd`). Still bounded, for a device
+    /// at the edge of range whose links fail the same way.
     public var maximumFailuresToEstablish = 10
     /// Only devices heard this recently are connected to (an old advert means the peer has gone).
     public var connectWindow: UInt64 = 10_000
