@@ -3,7 +3,8 @@
 usage: python wearables.py HERALD_BIN [--controller bumble|zephyr|zephyr25] [--wearables N] [--beacons N] [--phones N] [--seconds S]
 
 Starts N `herald wearable`s (each with its own Simple payload), N `herald beacon`s (venue beacons,
-each its own location code) and N Bumble "Android phones" (Tests/Interop/peers/herald_phone.py) on
+each its own location code) and N Bumble "Android phones" (Tests/Interop/peers/herald_phone.py, which
+advertise again as soon as a central connects, as Android does, so several wearables link at once) on
 one radio of the chosen controllers, runs them for S seconds, and prints, for every wearable and
 every peer it should find:
   - first advert -> didRead: from the wearable's didDetect of that peer to its didRead (seconds);
@@ -95,7 +96,7 @@ def main():
             phone_payloads.append(payload)
             procs.append(subprocess.Popen(
                 [sys.executable, str(ROOT / "Tests" / "Interop" / "peers" / "herald_phone.py"),
-                 f"serial:{radio.paths[args.wearables + args.beacons + j]}", f"C{j + 1}:00:00:00:00:0{j + 1}", "android", payload],
+                 f"serial:{radio.paths[args.wearables + args.beacons + j]}", f"C{j + 1}:00:00:00:00:0{j + 1}", "android", payload, "--advertise-while-connected"],
                 stdout=open(work / f"phone{j}.log", "w"), stderr=subprocess.STDOUT))
         started = time.time()
         time.sleep(args.seconds)

@@ -1,6 +1,6 @@
 """A Bumble host that behaves like a phone running a Herald app, for the wearable interop tests.
 
-usage: python herald_phone.py TRANSPORT ADDRESS KIND PAYLOAD_HEX [--read]
+usage: python herald_phone.py TRANSPORT ADDRESS KIND PAYLOAD_HEX [--read] [--advertise-while-connected]
 
 KIND:
   android  advertises the Herald service UUID and a pseudo device address (manufacturer data 0xFFFA,
@@ -20,6 +20,13 @@ that failed is tried again 2 s later, at most 5 times). It prints "heard <addres
 first advert, "got <address> <payload hex> <t>" for each payload read and "failed <address> <why> <t>";
 "incoming <peer> during <address> <t>" when a central connected to the phone while it was connecting.
 Zephyr's controller refuses LE Create Connection while scanning, so the scan stops for each read.
+
+--advertise-while-connected: advertising is enabled again as soon as a central connects, as a real phone
+does, so that several centrals can be linked to the phone at once. Without it the phone advertises again
+only when its link ends (Bumble's `auto_restart`), so it serves one central at a time: harsher than a
+phone, which the interop tests keep. Android's advertising manager enables an undirected set again when
+the controller ends it for a connection (`BleAdvertisingManagerImpl::OnAdvertisingSetTerminated`,
+`stack/btm/btm_ble_multi_adv.cc`).
 """
 import asyncio
 import sys
@@ -29,7 +36,8 @@ from bumble.att import Attribute
 from bumble.core import UUID, AdvertisingData
 from bumble.device import Device, Peer
 from bumble.gatt import Characteristic, CharacteristicValue, Service
-from bumble.hci import Address, HCI_LE_Create_Connection_Cancel_Command, OwnAddressType, Role
+from bumble.hci import (Address, HCI_LE_Create_Connection_Cancel_Command, HCI_LE_Set_Advertising_Enable_Command,
+                        OwnAddressType, Role)
 from bumble.transport import open_transport
 
 HERALD_SERVICE = UUID("428132af-4746-42d3-801e-4572d65bfd9b")
@@ -46,7 +54,8 @@ def say(*words: str) -> None:
     print(*words, f"{time.monotonic() - start:.3f}", flush=True)
 
 
-async def main(transport: str, address: str, kind: str, payload: bytes, read: bool = False) -> None:
+async def main(transport: str, address: str, kind: str, payload: bytes, read: bool = False,
+               advertise_while_connected: bool = False) -> None:
     async with await open_transport(transport) as (source, sink):
         device = Device.with_hci(f"herald-{kind}", Address(address), source, sink)
 
@@ -104,11 +113,35 @@ async def main(transport: str, address: str, kind: str, payload: bytes, read: bo
         # The Herald Android app advertises with ADVERTISE_MODE_BALANCED (ConcreteBLETransmitter), an
         # interval of about 250 ms; Bumble's default is 1 s. The others keep Bumble's.
         interval = 250 if kind == "android" else None
-        await device.start_advertising(auto_restart=True, advertising_interval_min=interval, advertising_interval_max=interval)
+        await device.start_advertising(auto_restart=not advertise_while_connected,
+                                       advertising_interval_min=interval, advertising_interval_max=interval)
+        if advertise_while_connected:
+            advertiser = device.legacy_advertiser
+            # Again after each link that a central made, and after each link's end (a controller at its
+            # limit of links may have refused the first).
+            device.on("connection", lambda c: c.role == Role.PERIPHERAL and (
+                asyncio.ensure_future(advertise_again(device, advertiser)),
+                c.on("disconnection", lambda reason: asyncio.ensure_future(advertise_again(device, advertiser)))))
         say("advertising")
         if read:
             await read_herald_devices(device)
         await asyncio.get_running_loop().create_future()
+
+
+async def advertise_again(device: Device, advertiser) -> None:
+    """Enables the phone's advertising again after the controller ended it for a link (Core 5.4 Vol 6
+    Part B 4.4.2: a connectable advertiser stops when a CONNECT_IND is taken). Enabling an enabled
+    advertiser is no error (Vol 4 Part E 7.8.9), so this is safe to send at any time. With legacy
+    commands Bumble drops its advertiser at each link (`auto_restart` off); it is put back, since
+    Bumble takes the own address type of the next link from it."""
+    if device.legacy_advertising_set is not None:
+        await device.legacy_advertising_set.start()
+    else:
+        device.legacy_advertiser = advertiser
+        response = await device.send_command(HCI_LE_Set_Advertising_Enable_Command(advertising_enable=1))
+        status = int(response.return_parameters.status)
+        if status != 0:
+            say("advertising-refused", f"0x{status:02x}")
 
 
 async def read_herald_devices(device: Device) -> None:
@@ -240,6 +273,9 @@ async def connect_as_central(device: Device, address, timeout: float):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) not in (5, 6) or sys.argv[3] not in ("android", "iphone", "plain") or sys.argv[5:] not in ([], ["--read"]):
+    options = sys.argv[5:]
+    if (len(sys.argv) < 5 or sys.argv[3] not in ("android", "iphone", "plain")
+            or not set(options) <= {"--read", "--advertise-while-connected"} or len(set(options)) != len(options)):
         sys.exit(__doc__)
-    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3], bytes.fromhex(sys.argv[4]), sys.argv[5:] == ["--read"]))
+    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3], bytes.fromhex(sys.argv[4]), "--read" in options,
+                     "--advertise-while-connected" in options))
