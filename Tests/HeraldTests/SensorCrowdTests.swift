@@ -123,6 +123,43 @@ struct SensorCrowdTests {
         #expect(m.central.database[index(&m)]!.ignoreUntil == m.now + 60_000)
     }
 
+    /// A link that failed to be established is a lost race or a busy instant: its retry is drawn from
+    /// the first window however many came before (the central that won has left the contest). A
+    /// timeout still draws from the doubled window. With 0x3E doubling too, the waits after the
+    /// second to sixth draw from 0.8-3.2 s and this fails.
+    @Test func aLinkThatFailedToBeEstablishedIsRetriedWithinTheFirstWindow() {
+        var h = Self.central(seed: 13)
+        let peer = address(4)
+        let index = { (h: inout Harness) in h.central.database.index(of: peer)! }
+        let wait = { (h: inout Harness) in max(h.central.database[index(&h)]!.ignoreUntil ?? h.now, h.now) - h.now }
+        h.now += Self.firstAttemptDelay(&h, peer)
+        var waits: [UInt64] = []
+        for attempt in 1...6 {
+            h.now = max(h.now + h.central.configuration.attemptDelayAfterDisconnection,
+                        h.central.database[index(&h)]!.ignoreUntil ?? 0) + 1
+            h.advert(peer, AdvertData.heraldUUID16)
+            #expect(h.control.connects.count == attempt)
+            let handle = UInt16(0x40 + attempt)
+            _ = h.connect(peer, handle: handle)
+            h.now += 60
+            h.central.didDisconnect(handle: handle, reason: .connectionFailedToEstablish, now: h.now, control: &h.control)
+            waits.append(wait(&h))
+        }
+        #expect(waits.allSatisfy { $0 <= h.central.configuration.retrySpread }, "\(waits)")
+        // Timeouts double: over twenty draws from their fourth window (3.2 s), some exceed the first.
+        var m = Self.central(seed: 17)
+        m.advert(peer, AdvertData.heraldUUID16)
+        let i = m.central.database.index(of: peer)!
+        var timeouts: [UInt64] = []
+        for _ in 0..<20 {
+            m.central.database.entries[i]?.consecutiveFailures = 3
+            m.central.database.entries[i]?.ignoreUntil = nil
+            m.central.recordFailure(at: i, now: m.now)
+            timeouts.append((m.central.database[i]!.ignoreUntil ?? m.now) - m.now)
+        }
+        #expect(timeouts.contains { $0 > m.central.configuration.retrySpread }, "\(timeouts)")
+    }
+
     /// No LE Create Connection within `attemptDelayAfterDisconnection` of a link's end: Zephyr 3.0.99
     /// asserted in its central's connection setup when one came 1 ms after a Disconnection Complete
     /// (docs/crowd-issue-39.md). With the delay at 0, the second attempt comes at once and this fails.

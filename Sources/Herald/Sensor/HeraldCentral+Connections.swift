@@ -226,7 +226,9 @@ extension HeraldCentral {
         database.entries[index]?.consecutiveFailures = failures + 1
         database.entries[index]?.lastFailure = now
         database.entries[index]?.lastUpdated = now
-        hold(device: index, for: spread(retryWindow(failures: failures + 1)), now: now)
+        // A lost race's window does not grow: its winner has left the contest (`HeraldCentral+Crowd`).
+        let window = toEstablish ? retryWindow(failures: 1) : retryWindow(failures: failures + 1)
+        hold(device: index, for: spread(window), now: now)
         let limit = toEstablish ? configuration.maximumFailuresToEstablish : configuration.maximumFailures
         if failures + 1 >= limit { database.backOff(at: index, now: now) }
     }

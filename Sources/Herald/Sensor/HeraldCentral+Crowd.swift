@@ -24,7 +24,10 @@ import BluetoothHost
 ///   moment before; in a crowd such failures come in runs (another central's CONNECT_IND taken, a
 ///   controller busy with its other links), and five of them lost to the beacon in 4 s once cost a
 ///   wearable a one-minute round and a 64.6 s first read. A device gone shows as connection
-///   timeouts instead, which still count toward `maximumFailures`.
+///   timeouts instead, which still count toward `maximumFailures`. Their retry is drawn from the
+///   first window, `retrySpread`, however many came before: the central whose CONNECT_IND the
+///   advertiser took has its link and has left the contest, so the losers need not spread wider,
+///   and doubling cost a wearable 2.8 s between its fourth and fifth attempt on the beacon.
 ///
 /// The draws come from a xorshift generator (`CentralDraws`) that each device seeds with its own
 /// advertised address (random per device: a resolvable private or static address) and that the
