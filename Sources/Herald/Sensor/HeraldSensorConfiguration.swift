@@ -52,7 +52,8 @@ public struct HeraldSensorConfiguration: Sendable {
     /// centrals that heard the same advert answer different ones (`HeraldCentral+Crowd`).
     public var firstAttemptSpread: UInt64 = 400
     /// After a failed attempt or read the retry waits a random delay of up to this × 2^(failures in a
-    /// row − 1), at most `retrySpreadLimit` (ms), besides an advert heard after the failure.
+    /// row − 1), at most `retrySpreadLimit` (ms), besides an advert heard after the failure; after a
+    /// link that failed to be established (0x3E, a lost race) of up to this, not doubled.
     public var retrySpread: UInt64 = 400
     public var retrySpreadLimit: UInt64 = 3_200
     public init() {}
