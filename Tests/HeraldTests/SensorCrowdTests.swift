@@ -22,6 +22,22 @@ struct SensorCrowdTests {
         return (h.central.database[index]!.ignoreUntil ?? heard) - heard
     }
 
+    /// Attempt number `attempt` on `peer`, made at its first advert past its hold, ends in a link
+    /// that failed to be established (0x3E); returns how long the retry is held (ms).
+    static func loseRace(_ h: inout Harness, _ peer: DeviceAddress, attempt: Int) -> UInt64 {
+        let index = h.central.database.index(of: peer)!
+        // Past the drawn delay and the pause after a link's end (`attemptDelayAfterDisconnection`).
+        h.now = max(h.now + h.central.configuration.attemptDelayAfterDisconnection,
+                    h.central.database[index]!.ignoreUntil ?? 0) + 1
+        h.advert(peer, AdvertData.heraldUUID16)
+        #expect(h.control.connects.count == attempt)
+        let handle = UInt16(0x40 + attempt)
+        _ = h.connect(peer, handle: handle)
+        h.now += 60
+        h.central.didDisconnect(handle: handle, reason: .connectionFailedToEstablish, now: h.now, control: &h.control)
+        return max(h.central.database[index]!.ignoreUntil ?? h.now, h.now) - h.now
+    }
+
     @Test func aDeviceFirstHeardIsConnectedToAfterItsDrawnDelayNotBefore() {
         var h = Self.central(seed: 1)
         let peer = address(1)
@@ -97,16 +113,7 @@ struct SensorCrowdTests {
         let limit = h.central.configuration.maximumFailuresToEstablish
         #expect(limit > h.central.configuration.maximumFailures)
         for attempt in 1...limit {
-            // Past the drawn delay and the pause after a link's end (`attemptDelayAfterDisconnection`).
-            h.now = max(h.now + h.central.configuration.attemptDelayAfterDisconnection,
-                        h.central.database[index(&h)]!.ignoreUntil ?? 0) + 1
-            h.advert(peer, AdvertData.heraldUUID16)
-            #expect(h.control.connects.count == attempt)
-            let handle = UInt16(0x40 + attempt)
-            _ = h.connect(peer, handle: handle)
-            h.now += 60
-            h.central.didDisconnect(handle: handle, reason: .connectionFailedToEstablish, now: h.now, control: &h.control)
-            let wait = max(h.central.database[index(&h)]!.ignoreUntil ?? h.now, h.now) - h.now
+            let wait = Self.loseRace(&h, peer, attempt: attempt)
             #expect(attempt < limit ? wait <= h.central.configuration.retrySpreadLimit : wait == 60_000)
         }
         // Any other failure still counts toward `maximumFailures`: a timeout after four 0x3E ends
@@ -130,21 +137,8 @@ struct SensorCrowdTests {
     @Test func aLinkThatFailedToBeEstablishedIsRetriedWithinTheFirstWindow() {
         var h = Self.central(seed: 13)
         let peer = address(4)
-        let index = { (h: inout Harness) in h.central.database.index(of: peer)! }
-        let wait = { (h: inout Harness) in max(h.central.database[index(&h)]!.ignoreUntil ?? h.now, h.now) - h.now }
         h.now += Self.firstAttemptDelay(&h, peer)
-        var waits: [UInt64] = []
-        for attempt in 1...6 {
-            h.now = max(h.now + h.central.configuration.attemptDelayAfterDisconnection,
-                        h.central.database[index(&h)]!.ignoreUntil ?? 0) + 1
-            h.advert(peer, AdvertData.heraldUUID16)
-            #expect(h.control.connects.count == attempt)
-            let handle = UInt16(0x40 + attempt)
-            _ = h.connect(peer, handle: handle)
-            h.now += 60
-            h.central.didDisconnect(handle: handle, reason: .connectionFailedToEstablish, now: h.now, control: &h.control)
-            waits.append(wait(&h))
-        }
+        let waits = (1...6).map { Self.loseRace(&h, peer, attempt: $0) }
         #expect(waits.allSatisfy { $0 <= h.central.configuration.retrySpread }, "\(waits)")
         // Timeouts double: over twenty draws from their fourth window (3.2 s), some exceed the first.
         var m = Self.central(seed: 17)
