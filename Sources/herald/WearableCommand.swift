@@ -38,7 +38,7 @@ struct WearableCommand: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: "State code.") var state: Int = 0
     @Option(name: .long, help: "Key schedule epoch, ISO 8601 (default 2026-01-01T00:00:00Z).") var epoch: String?
     @OptionGroup var payloadPeriod: PayloadPeriodOption
-    @Option(name: .long, parsing: .unconditional, help: "Advertising interval in milliseconds (20...10240).") var intervalMs: Int = 200
+    @Option(name: .long, parsing: .unconditional, help: "Advertising interval in milliseconds (20...10240; 100 as the reference wearable).") var intervalMs: Int = 100
     @Flag(name: .long, help: "Advertise and serve the registered 16-bit service UUID 0xFCF6 instead of the 128-bit one.") var registeredUUID = false
     @Flag(name: .long, help: "One JSON object per sensor event (JSON Lines) on standard output.") var json = false
     /// The old spelling, kept working.

@@ -59,7 +59,7 @@ struct SensorPeripheralTests {
         rig.sensor.stackDidBecomeReady(ControllerInfo(), now: 0, control: &rig.control)
         // The stack holds the sensor's scan (active, 100 ms), to pause and resume it around
         // address changes and connection attempts.
-        #expect(rig.control.scanning == ScanIntent(active: true, interval: 0x00A0))
+        #expect(rig.control.scanning == ScanIntent(active: true, interval: 0x00A0, window: 0x0050))
 
         // A phone we hear advertising connects to us and writes immediate-send data.
         let phone = address(1)

@@ -36,6 +36,22 @@ struct SensorStackTests {
         (0..<control.commands.count).compactMap { control.commands.opcode(at: $0) }
     }
 
+    /// Half of each 100 ms scan interval, not all of it: a continuous scan on Zephyr's link layer
+    /// reserves the whole interval, and a wearable beside it sent only every other advert
+    /// (`HeraldCentral.scanEventWindow`).
+    @Test func theScanLeavesHalfOfEachIntervalToTheControllersOtherEvents() throws {
+        var app = Array2(supplier: SimplePayloadLayout(), delegate: SensorDelegatePair(RecordingDelegate(), RecordingDelegate()), configuration: .unspread)
+        var control = StackControl()
+        app.start(now: 0, control: &control)
+        app.stackDidBecomeReady(ControllerInfo(), now: 10, control: &control)
+        #expect(control.commands.opcode(at: 0) == HCILESetScanParameters.opcode)
+        let packet = try #require(control.commands.packet(at: 0))
+        // H4 indicator, opcode (2), length, then LE_Scan_Type, LE_Scan_Interval, LE_Scan_Window
+        // (Core 5.4 Vol 4 Part E 7.8.10).
+        let octets = (0..<packet.count).map { packet[$0] }
+        #expect(Array(octets[5..<9]) == [0xA0, 0x00, 0x50, 0x00])
+    }
+
     @Test func discoveryReadAndDisconnectOverATT() {
         var app = Array2(supplier: SimplePayloadLayout(), delegate: SensorDelegatePair(RecordingDelegate(), RecordingDelegate()), configuration: .unspread)
         var control = StackControl()

@@ -13,8 +13,8 @@ enum ControlAction: Equatable {
 
 extension ScanIntent {
     /// The central's scans: 100 ms, window = interval.
-    static let active = ScanIntent(active: true, interval: 0x00A0)
-    static let passive = ScanIntent(active: false, interval: 0x00A0)
+    static let active = ScanIntent(active: true, interval: 0x00A0, window: 0x0050)
+    static let passive = ScanIntent(active: false, interval: 0x00A0, window: 0x0050)
 }
 
 struct RecordingControl: HeraldCentralControl {

@@ -44,7 +44,7 @@ import phases  # noqa: E402
 # real time (docs/crowd-issue-39.md); a host's packet waits at most 2 ms more for its controller.
 POLL_US = 2000
 # The wearables' advertising interval (`herald wearable --interval-ms`'s default).
-WEARABLE_ADVERTISING_MS = 200
+WEARABLE_ADVERTISING_MS = 100
 PAYLOAD_PERIOD_S = 360
 
 

@@ -10,15 +10,19 @@
 /// callback has run. A scan asked for during an attempt waits for its end. Zephyr likewise stops its
 /// own scanner before initiating (`subsys/bluetooth/host/conn.c`) and restarts it afterwards.
 
-/// The scan an application wants: continuous (window = interval), active or passive.
+/// The scan an application wants: active or passive, continuous (window = interval) unless it asks
+/// for a shorter window.
 public struct ScanIntent: Equatable, Sendable {
     public var active: Bool
-    /// Scan interval and window, units of 0.625 ms (Core 5.4 Vol 4 Part E 7.8.10).
+    /// Scan interval and window, units of 0.625 ms (Core 5.4 Vol 4 Part E 7.8.10); the window is
+    /// never longer than the interval, which the Core requires.
     public var interval: UInt16
+    public var window: UInt16
 
-    public init(active: Bool, interval: UInt16) {
+    public init(active: Bool, interval: UInt16, window: UInt16? = nil) {
         self.active = active
         self.interval = interval
+        self.window = min(window ?? interval, interval)
     }
 }
 
@@ -46,12 +50,12 @@ public struct ConnectionAttempt: Equatable, Sendable {
 }
 
 extension StackControlOf {
-    /// Scans continuously (interval = window) until `stopScanning`. While a connection attempt is
-    /// under way the scan starts when the attempt ends. Asking again for the scan in progress sends
-    /// nothing; a different scan stops the scanner first, since its parameters cannot change while
-    /// it runs (Core 5.4 Vol 4 Part E 7.8.10).
-    public mutating func startScanning(active: Bool, interval: UInt16 = 0x00A0) {
-        let intent = ScanIntent(active: active, interval: interval)
+    /// Scans until `stopScanning`, continuously (window = interval) unless `window` is shorter. While
+    /// a connection attempt is under way the scan starts when the attempt ends. Asking again for the
+    /// scan in progress sends nothing; a different scan stops the scanner first, since its parameters
+    /// cannot change while it runs (Core 5.4 Vol 4 Part E 7.8.10).
+    public mutating func startScanning(active: Bool, interval: UInt16 = 0x00A0, window: UInt16? = nil) {
+        let intent = ScanIntent(active: active, interval: interval, window: window)
         if scanning == intent, scannerEnabled || connecting != nil { return }
         pauseScanner()
         scanning = intent
@@ -78,7 +82,7 @@ extension StackControlOf {
     public mutating func resumeScanning() {
         guard connecting == nil, !scannerEnabled, let intent = scanning else { return }
         send(HCILESetScanParameters(scanType: intent.active ? .active : .passive, interval: intent.interval,
-                                    window: intent.interval, ownAddressType: ownAddressType, filterPolicy: .acceptAll),
+                                    window: intent.window, ownAddressType: ownAddressType, filterPolicy: .acceptAll),
              tag: .gap)
         send(HCILESetScanEnable(enable: true, filterDuplicates: false), tag: .gap)
         scannerEnabled = true

@@ -40,7 +40,7 @@ import BluetoothHost
 /// beacon was pure delay, 1.5 s on every first read for the wearables that waited.
 extension HeraldCentral {
     /// How long the device that waits (`waits(_:for:)`) leaves the other to connect first (ms): the
-    /// other hears our advert within one advertising interval (200 ms) and its link is up within a few
+    /// other hears our advert within an advertising interval or two (100 ms) and its link is up within a few
     /// hundred more on both simulated radios (advert → link 200 ms on Zephyr, 320 ms on Bumble).
     public static var crossingHold: UInt64 { 1_500 }
 

@@ -19,7 +19,7 @@ extension HeraldCentral {
     mutating func wantedScan(now: UInt64) -> ScanIntent? {
         guard isOn, scanWindowOpen else { return nil }
         let active = configuration.activeScanHold == nil || now < activeScanUntil
-        return ScanIntent(active: active, interval: Self.scanInterval)
+        return ScanIntent(active: active, interval: Self.scanInterval, window: Self.scanEventWindow)
     }
 
     /// Asks the stack for the scan wanted now, if it differs from the one asked for. Not inlined: five

@@ -17,7 +17,7 @@ extension StackControlOf: HeraldCentralControl {
     }
     public mutating func requestDisconnection(handle: UInt16) { disconnect(handle: handle) }
     public mutating func requestScanning(_ scan: ScanIntent?) {
-        if let scan { startScanning(active: scan.active, interval: scan.interval) } else { stopScanning() }
+        if let scan { startScanning(active: scan.active, interval: scan.interval, window: scan.window) } else { stopScanning() }
     }
 }
 
@@ -96,8 +96,20 @@ public struct HeraldConnectionAttempt: Sendable, Equatable {
 /// `HeraldCentral+GATT` (its state machine is `HeraldCentralProcedure`), signal messages in
 /// `HeraldCentral+Signals`.
 public struct HeraldCentral<let devices: Int, let links: Int> {
-    /// Scan interval = window, 100 ms (units of 0.625 ms, Core 5.4 Vol 4 Part E 7.8.10).
+    /// Scan interval 100 ms, and the window listened in each, 50 ms (units of 0.625 ms, Core 5.4
+    /// Vol 4 Part E 7.8.10).
+    ///
+    /// Why not continuous, as the central scanned until 2026-11-30: Zephyr's link layer reserves the
+    /// whole interval for a scan whose window fills it (`ull_scan.c`), and its ticker skips another
+    /// role's event that would overlap a reservation until that event has waited longer
+    /// (`ticker.c`, `ticker_resolve_collision`). A wearable that asked to advertise every 100 ms, as
+    /// the reference's does, beside a continuous scan sent about every other advert; with half
+    /// the interval unreserved its adverts go out every 100 ms, so a central connecting to it waits
+    /// half as long for the advert its connection request answers (`docs/crowd-issue-39.md`, "Half a
+    /// scan window"). The cost, measured there: an advert is heard in about half the events it is
+    /// sent in, and the ATT round trips on our links take longer at the median.
     public static var scanInterval: UInt16 { 0x00A0 }
+    public static var scanEventWindow: UInt16 { 0x0050 }
 
     public var configuration: HeraldSensorConfiguration
     public var database = HeraldDeviceDatabase<devices>()
