@@ -107,7 +107,8 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     /// the interval unreserved its adverts go out every 100 ms, so a central connecting to it waits
     /// half as long for the advert its connection request answers (`docs/crowd-issue-39.md`, "Half a
     /// scan window"). The cost, measured there: an advert is heard in about half the events it is
-    /// sent in, and the ATT round trips on our links take longer at the median.
+    /// sent in, and the ATT round trips on our links take longer at the median. herald-for-cpp's
+    /// Zephyr receiver scans at half duty too (30 ms of every 60 ms, `concrete_ble_receiver.cpp`).
     public static var scanInterval: UInt16 { 0x00A0 }
     public static var scanEventWindow: UInt16 { 0x0050 }
 
