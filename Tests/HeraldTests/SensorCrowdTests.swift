@@ -177,4 +177,27 @@ struct SensorCrowdTests {
         h.advert(b, AdvertData.heraldUUID16)
         #expect(h.control.connects == [a, b])
     }
+
+    /// The controller refuses an attempt 0x0B while a link of ours to that address is still closing
+    /// (closed at once for want of a slot, its peer never answering): the device waits for a link we
+    /// do not track to end, not for its next advert. Without the hold every advert made another
+    /// attempt, and this fails.
+    @Test func anAttemptRefusedForALingeringLinkWaitsForALinkToEnd() {
+        var h = Self.central(seed: 3)
+        let a = address(1)
+        h.now += Self.firstAttemptDelay(&h, a)
+        h.advert(a, AdvertData.heraldUUID16)
+        #expect(h.control.connects == [a])
+        h.central.didFailToConnect(to: a, status: .connectionAlreadyExists, now: h.now, control: &h.control)
+        for _ in 0..<10 {
+            h.now += 100
+            h.advert(a, AdvertData.heraldUUID16)
+        }
+        #expect(h.control.connects == [a])
+        // The closing link (a handle no slot holds) ends: the next advert past the pause starts one.
+        h.central.didDisconnect(handle: 0x77, reason: .connectionTimeout, now: h.now, control: &h.control)
+        h.now += h.central.configuration.attemptDelayAfterDisconnection + 1
+        h.advert(a, AdvertData.heraldUUID16)
+        #expect(h.control.connects == [a, a])
+    }
 }

@@ -202,7 +202,11 @@ extension HeraldCentral {
         let attempt = pending
         pending = nil
         guard let p = attempt, p.address == peer else { return }
-        guard status != .connectionAlreadyExists, status != .operationCancelledByHost else { return }
+        guard status != .connectionAlreadyExists else {
+            holdForLingeringLink(p.target, now: now)
+            return
+        }
+        guard status != .operationCancelledByHost else { return }
         // The stack had no room for the link (its table or credits full, with links peers made to
         // us): no failure of the peer's, and another attempt now would only be refused again, so the
         // next waits for a link to end (`didDisconnect`), or `connectionTimeout` at most.
@@ -214,6 +218,22 @@ extension HeraldCentral {
             recordFailure(at: i, toEstablish: status == .connectionFailedToEstablish, now: now)
         }
     }
+
+    /// The controller refused our LE Create Connection 0x0B: it has a link to the address already.
+    /// When the peer linked to us first (the stack's own cancel), we read over that link and need no
+    /// hold. Otherwise it is a link of ours closed at once (no free slot for it, or the late link of
+    /// an ended attempt) whose Disconnection Complete has not come: a peer that never answers the
+    /// LL_TERMINATE_IND keeps it for the whole supervision timeout, and retrying at each advert met
+    /// the same refusal 35 times in 2.4 s (issue 39's bench, a wearable's capture). So the device
+    /// waits for a link we do not track to end, or `lingeringLinkHold` at most.
+    mutating func holdForLingeringLink(_ target: TargetIdentifier, now: UInt64) {
+        guard let i = database.index(of: target), database.entries[i]?.inboundLink == nil else { return }
+        heldForLingeringLink = target
+        hold(device: i, for: Self.lingeringLinkHold, now: now)
+    }
+
+    /// The supervision timeout the stack asks for on our links (`StackControl.connect`, 0x00C8: 2 s).
+    public static var lingeringLinkHold: UInt64 { 2_000 }
 
     /// One more failed connection or read: the retry waits a random delay that grows with the
     /// failures in a row (`HeraldCentral+Crowd`), and `maximumFailures` in a row start the next
@@ -254,6 +274,11 @@ extension HeraldCentral {
         waitsForRoomUntil = settle > 0 ? now &+ settle : nil
         for i in 0..<devices where database.entries[i]?.inboundLink == handle { database.entries[i]?.inboundLink = nil }
         for s in 0..<links where inboundStrangers[s]?.handle == handle { inboundStrangers[s] = nil }
+        if linkIndex(handle: handle) == nil, let t = heldForLingeringLink {
+            // A link we closed untracked has ended; it may be the one the refused device waited for.
+            heldForLingeringLink = nil
+            if let i = database.index(of: t) { database.entries[i]?.ignoreUntil = now }
+        }
         if let slot = linkIndex(handle: handle) {
             let unfinished = slots[slot]?.procedure.isFinished == false && slots[slot]?.closing != .dropped
                 && slots[slot]?.origin == .ours

@@ -122,6 +122,10 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     /// The stack refused our last attempt's link for want of room (0x0D): no attempt starts before a
     /// link ends or this time passes (`schedule`).
     public internal(set) var waitsForRoomUntil: UInt64?
+    /// The device whose attempt the controller refused 0x0B because a link of ours to it is still
+    /// closing, held until a link we do not track ends or `lingeringLinkHold` passes
+    /// (`HeraldCentral+Connections.didFailToConnect`).
+    var heldForLingeringLink: TargetIdentifier?
     public internal(set) var isOn = false
     /// The scan asked of the stack (nil: none).
     public internal(set) var scan: ScanIntent?
@@ -199,6 +203,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
         outgoingLink = nil
         pending = nil
         waitsForRoomUntil = nil
+        heldForLingeringLink = nil
         scan = nil
     }
 

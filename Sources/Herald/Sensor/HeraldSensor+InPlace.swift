@@ -68,6 +68,7 @@ extension HeraldCentral {
         initializeAbsent(&slots)
         pending = nil
         waitsForRoomUntil = nil
+        heldForLingeringLink = nil
         isOn = false
         scan = nil
         scanWindowOpen = true
