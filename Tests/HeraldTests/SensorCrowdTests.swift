@@ -200,4 +200,21 @@ struct SensorCrowdTests {
         h.advert(a, AdvertData.heraldUUID16)
         #expect(h.control.connects == [a, a])
     }
+
+    /// 0x0B because the peer linked to us first (the stack's own cancel) holds nothing: the central
+    /// reads over the peer's link, and the device is not held as if a link of ours lingered.
+    @Test func anAttemptCancelledBecauseThePeerLinkedToUsIsNotHeld() {
+        var h = Self.central(seed: 3)
+        let a = address(1)
+        h.now += Self.firstAttemptDelay(&h, a)
+        h.advert(a, AdvertData.heraldUUID16)
+        #expect(h.control.connects == [a])
+        let index = h.central.database.index(of: a)!
+        let heldBefore = h.central.database[index]!.ignoreUntil
+        _ = h.central.didConnect(handle: 0x50, peer: a, isCentral: false, now: h.now, control: &h.control)
+        #expect(h.central.database[index]!.inboundLink == 0x50)
+        h.central.didFailToConnect(to: a, status: .connectionAlreadyExists, now: h.now, control: &h.control)
+        #expect(h.central.heldForLingeringLink == nil)
+        #expect(h.central.database[index]!.ignoreUntil == heldBefore)
+    }
 }
