@@ -51,4 +51,40 @@ struct SensorInboundReadTests {
         #expect(h.delegate.events.contains { if case .read(_, let p) = $0 { return p == payload } else { return false } })
         #expect(h.central.didDisconnect(handle: 1, reason: .remoteUserTerminated, now: h.now, control: &h.control) == nil)
     }
+
+    /// One slot free and our attempt on `b` under way: a peer linking to us waits, and the attempt's
+    /// link gets the slot. Taking it closed the attempt's link the moment it came up, and the
+    /// controller then refused the next attempts 0x0B for the 2 s the closing link lingered
+    /// (issue 39's bench). When the attempt fails instead, its slot reads the waiting peer.
+    @Test func anAttemptUnderWayKeepsTheLastSlotForItsLink() {
+        for attemptSucceeds in [true, false] {
+            var h = CentralHarness<8, 2>()
+            let a = address(1), b = address(2), c = address(3)
+            h.advert(a, AdvertData.heraldUUID16)
+            _ = h.connect(a, handle: 1)
+            h.advert(b, AdvertData.heraldUUID16)
+            h.advert(c, AdvertData.heraldUUID16)
+            #expect(h.control.connects == [a, b])
+            #expect(h.central.didConnect(handle: 9, peer: c, isCentral: false, now: h.now, control: &h.control) == nil)
+            if attemptSucceeds {
+                #expect(h.connect(b, handle: 2) != nil)
+                #expect(h.control.disconnects.isEmpty)
+            } else {
+                let read = h.central.didFailToConnect(to: b, status: .connectionTimeout, now: h.now, control: &h.control)
+                #expect(read?.handle == 9)
+            }
+        }
+    }
+
+    /// The attempt under way is on the peer that linked to us: it will bring no link (the stack
+    /// cancels it), so the last slot reads the peer over its own link at once.
+    @Test func anAttemptOnThePeerThatLinkedToUsKeepsNoSlot() {
+        var h = CentralHarness<8, 2>()
+        let a = address(1), b = address(2)
+        h.advert(a, AdvertData.heraldUUID16)
+        _ = h.connect(a, handle: 1)
+        h.advert(b, AdvertData.heraldUUID16)
+        #expect(h.control.connects == [a, b])
+        #expect(h.central.didConnect(handle: 9, peer: b, isCentral: false, now: h.now, control: &h.control) != nil)
+    }
 }

@@ -155,7 +155,7 @@ extension HeraldCentral {
     /// payload we need; returns the first GATT step. Its link is the peer's: its end is no failure.
     mutating func readOverInboundLink(handle: UInt16, device index: Int, now: UInt64) -> HeraldGATTStep? {
         guard let d = database.entries[index], d.hasHeraldService == true || d.kind == .herald,
-              needsPayload(payloadTime: d.payloadTime, now: now), let slot = freeLinkSlot() else { return nil }
+              needsPayload(payloadTime: d.payloadTime, now: now), let slot = freeSlotForRead(over: d.address) else { return nil }
         let procedure = HeraldCentralProcedure(wantsImmediateSend: d.immediateSendPending, wantsPayload: true, wantsSharing: false,
                                                readsPayloadFirst: configuration.readsPayloadByUUID)
         return open(HeraldCentralLink(handle: handle, target: d.target, connectedAt: now, origin: .peers,
@@ -192,15 +192,40 @@ extension HeraldCentral {
         return nil
     }
 
+    /// A free slot for a read over the link `peer` made to us. While an attempt of ours to another
+    /// device is under way, its link will need a slot: the read takes one only if another stays
+    /// free, and otherwise waits for the attempt's end (`didFailToConnect`) or a link's
+    /// (`didDisconnect`). Taking the last one closed the attempt's link the moment it came up,
+    /// and a peer that never answered that LL_TERMINATE_IND kept it for the whole supervision
+    /// timeout (issue 39's bench, `docs/crowd-issue-39.md`, "36 attempts on one peer"). An attempt to
+    /// `peer` itself will bring no link: the stack cancels it, as the peer linked to us first.
+    mutating func freeSlotForRead(over peer: DeviceAddress) -> Int? {
+        guard let slot = freeLinkSlot() else { return nil }
+        guard let p = pending, p.address.address != peer.address else { return slot }
+        var free = 0
+        for i in 0..<links where slots[i] == nil { free += 1 }
+        return free > 1 ? slot : nil
+    }
+
     /// Our connection attempt failed or timed out. An attempt the stack cancelled itself (the peer
     /// connected to us first: 0x0B; our own address change: 0x44) is no failure of the peer's. The
     /// next attempt waits for the next advert: the stack has resumed scanning, and starting one at
-    /// once would keep the scanner paused through attempt after attempt.
+    /// once would keep the scanner paused through attempt after attempt. The slot kept for the
+    /// attempt's link goes to a peer linked to us whose payload we need (returned: that link and
+    /// the first GATT step; `freeSlotForRead`).
+    @discardableResult
     public mutating func didFailToConnect<C: HeraldCentralControl>(to peer: DeviceAddress, status: HCIStatus = .connectionTimeout,
-                                                                   now: UInt64, control: inout C) {
+                                                                   now: UInt64, control: inout C)
+        -> (handle: UInt16, step: HeraldGATTStep)? {
         // The stack has one attempt at a time: its failure ends ours, whichever address it names.
         let attempt = pending
         pending = nil
+        noteFailedAttempt(attempt, to: peer, status: status, now: now)
+        return readOverWaitingInboundLink(now: now)
+    }
+
+    /// What a failed attempt says of its device: a hold, a wait for room, or a failure counted.
+    mutating func noteFailedAttempt(_ attempt: HeraldConnectionAttempt?, to peer: DeviceAddress, status: HCIStatus, now: UInt64) {
         guard let p = attempt, p.address == peer else { return }
         guard status != .connectionAlreadyExists else {
             holdForLingeringLink(p.target, now: now)

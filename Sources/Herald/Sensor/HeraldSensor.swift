@@ -129,9 +129,14 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
 
     public mutating func stackDidReceive(advertisingReport: borrowing AdvertisingReport, now: UInt64, control: inout Control) {
         core.now = now
-        guard let read = core.central.didReceive(advertisingReport: advertisingReport, now: now, control: &control,
-                                                 delegate: &core.delegate),
-              let slot = core.central.linkIndex(handle: read.handle) else { return }
+        let read = core.central.didReceive(advertisingReport: advertisingReport, now: now, control: &control,
+                                           delegate: &core.delegate)
+        startRead(read, now: now, control: &control)
+    }
+
+    /// Sends the first request of a read the central opened over a peer's link, if any.
+    mutating func startRead(_ read: (handle: UInt16, step: HeraldGATTStep)?, now: UInt64, control: inout Control) {
+        guard let read, let slot = core.central.linkIndex(handle: read.handle) else { return }
         var request = LinkBuffers.PDU()
         perform(read.step, slot: slot, handle: read.handle, now: now, buffer: &request, control: &control)
     }
@@ -150,16 +155,15 @@ public struct HeraldSensor<Supplier: PayloadDataSupplier, Delegate: SensorDelega
 
     public mutating func stackDidFailToConnect(to peer: DeviceAddress, status: HCIStatus, now: UInt64, control: inout Control) {
         core.now = now
-        core.central.didFailToConnect(to: peer, status: status, now: now, control: &control)
+        startRead(core.central.didFailToConnect(to: peer, status: status, now: now, control: &control), now: now,
+                  control: &control)
     }
 
     public mutating func stackDidDisconnect(handle: UInt16, reason: HCIStatus, now: UInt64, control: inout Control) {
         core.now = now
         peripheral.stackDidDisconnect(handle: handle, reason: reason, now: now, control: &control, delegate: &core)
-        guard let read = core.central.didDisconnect(handle: handle, reason: reason, now: now, control: &control),
-              let slot = core.central.linkIndex(handle: read.handle) else { return }
-        var request = LinkBuffers.PDU()
-        perform(read.step, slot: slot, handle: read.handle, now: now, buffer: &request, control: &control)
+        startRead(core.central.didDisconnect(handle: handle, reason: reason, now: now, control: &control), now: now,
+                  control: &control)
     }
 
     public mutating func stackDidUpdateATTMTU(handle: UInt16, mtu: UInt16, now: UInt64, control: inout Control) {
