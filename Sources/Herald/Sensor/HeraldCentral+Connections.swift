@@ -257,8 +257,8 @@ extension HeraldCentral {
         hold(device: i, for: Self.lingeringLinkHold, now: now)
     }
 
-    /// The supervision timeout the stack asks for on our links (`StackControl.connect`, 0x00C8: 2 s).
-    public static var lingeringLinkHold: UInt64 { 2_000 }
+    /// The supervision timeout the stack asks for on our links (`LEStackTiming.supervisionTimeout`).
+    public static var lingeringLinkHold: UInt64 { LEStackTiming.supervisionTimeoutMilliseconds }
 
     /// One more failed connection or read: the retry waits a random delay that grows with the
     /// failures in a row (`HeraldCentral+Crowd`), and `maximumFailures` in a row start the next
