@@ -174,8 +174,13 @@ struct SensorCentralTests {
         // a in the central role on a link of its own is read over that link; our attempt goes on.
         #expect(h.central.didConnect(handle: 4, peer: a, isCentral: false, now: h.now, control: &h.control) != nil)
         #expect(h.central.pending != nil)
-        // The attempt's timer is the stack's: the central keeps none, and waits for its report.
-        #expect(h.central.nextDeadline == h.now + config.purgeInterval)
+        // The attempt's timer is the stack's: the central keeps none, and waits for its report. Its
+        // deadlines are the end of the read's pause of the scan (`scanPauseLimit`), then the purge.
+        let start = h.now
+        #expect(h.central.nextDeadline == start + HeraldCentral<8, 2>.scanPauseLimit)
+        h.now += HeraldCentral<8, 2>.scanPauseLimit
+        h.central.tick(now: h.now, control: &h.control, delegate: &h.delegate)
+        #expect(h.central.nextDeadline == start + config.purgeInterval)
         h.now += 60_000
         h.central.tick(now: h.now, control: &h.control, delegate: &h.delegate)
         #expect(h.central.pending != nil)

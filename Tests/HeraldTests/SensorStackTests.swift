@@ -111,9 +111,10 @@ struct SensorStackTests {
         #expect(answer([0x09, 0x15, 0x09, 0x00, 0x08, 0x0A, 0x00] + androidUUID) == [[0x08, 0x0A, 0x00, 0x0C, 0x00, 0x03, 0x28]])
         #expect(Self.commands(control).isEmpty)
         // Attribute Not Found ends the walk: an Android peer gets no sharing, so the work is done and
-        // the link is closed at once, with Remote User Terminated Connection (0x13).
+        // the link is closed at once, with Remote User Terminated Connection (0x13). The scan, paused
+        // since the link came up (no command above turned it back on), starts again with the read done.
         #expect(answer([0x01, 0x08, 0x0A, 0x00, 0x0A]) == [])
-        #expect(Self.commands(control) == [HCIDisconnect.opcode])
+        #expect(Self.commands(control) == [HCIDisconnect.opcode, HCILESetScanParameters.opcode, HCILESetScanEnable.opcode])
         // HCI Disconnect (opcode 0x0406): handle 0x0040, reason 0x13 (Core 5.4 Vol 4 Part E 7.1.6).
         #expect(array(control.commands.packet(at: 0)!) == [0x01, 0x06, 0x04, 0x03, 0x40, 0x00, 0x13])
         for events in [app.delegate.first.events, app.delegate.second.events] {
@@ -143,12 +144,17 @@ struct SensorStackTests {
         sensor.stackDidConnect(ConnectionSummary(handle: 5, role: .central, peer: address(1),
                                                  timing: ConnectionTiming(interval: 24, latency: 0, supervisionTimeout: 72)),
                                now: 1_000, control: &control)
-        // The peer owes a first answer within 5 s (`firstAnswerTimeout`); it answers the Exchange MTU.
+        // The read pauses the scan for 1 s at most (`scanPauseLimit`), and the peer owes a first
+        // answer within 5 s (`firstAnswerTimeout`).
+        #expect(sensor.applicationDeadline == 1_000 + 1_000)
+        sensor.stackTimerFired(now: 2_000, control: &control)
         #expect(sensor.applicationDeadline == 1_000 + 5_000)
-        sensor.stackDidReceiveATT(handle: 5, pdu: [0x03, 0x17, 0x00].span, now: 1_100, control: &control)
+        control.commands.removeAll()  // the scan back on
+        // It answers the Exchange MTU at once.
+        sensor.stackDidReceiveATT(handle: 5, pdu: [0x03, 0x17, 0x00].span, now: 2_100, control: &control)
         // Then never again: the next request's ATT transaction timeout (Core 5.4 Vol 3 Part F 3.3.3).
-        #expect(sensor.applicationDeadline == 1_100 + 30_000)
-        sensor.stackTimerFired(now: 31_100, control: &control)
+        #expect(sensor.applicationDeadline == 2_100 + 30_000)
+        sensor.stackTimerFired(now: 32_100, control: &control)
         #expect(Self.commands(control) == [HCIDisconnect.opcode])
         #expect(sensor.central.database[0]!.consecutiveFailures == 1)
     }

@@ -109,6 +109,8 @@ extension HeraldCentral {
     /// returns the first GATT step of its procedure.
     public mutating func didConnect<C: HeraldCentralControl>(handle: UInt16, peer: DeviceAddress, isCentral: Bool,
                                                              now: UInt64, control: inout C) -> HeraldGATTStep? {
+        // A read opened here pauses the scan (`readPausingScan`).
+        defer { updateScan(now: now, control: &control) }
         guard isCentral else { return peerDidConnect(handle: handle, peer: peer, now: now) }
         // Only our own LE Create Connection makes us central, one at a time (Core 5.4 Vol 4 Part E
         // 7.8.12). The stack ends an attempt with a central link from its address alone
@@ -132,8 +134,12 @@ extension HeraldCentral {
                                                wantsPayload: needsPayload(payloadTime: device.payloadTime, now: now),
                                                wantsSharing: sharingDue,
                                                readsPayloadFirst: configuration.readsPayloadByUUID)
-        return open(HeraldCentralLink(handle: handle, target: device.target, connectedAt: now, origin: .ours,
-                                      procedure: procedure, clientMTU: clientMTU), at: slot)
+        let step = open(HeraldCentralLink(handle: handle, target: device.target, connectedAt: now, origin: .ours,
+                                          procedure: procedure, clientMTU: clientMTU), at: slot)
+        // The next due device's attempt starts now, while this link is read: no advert will call
+        // the scheduler, as the read pauses the scan (`readPausingScan`).
+        schedule(now: now, control: &control)
+        return step
     }
 
     /// A peer connected to us: no second link to the same device is made while it lasts (two links
@@ -221,7 +227,9 @@ extension HeraldCentral {
         let attempt = pending
         pending = nil
         noteFailedAttempt(attempt, to: peer, status: status, now: now)
-        return readOverWaitingInboundLink(now: now)
+        let read = readOverWaitingInboundLink(now: now)
+        updateScan(now: now, control: &control)
+        return read
     }
 
     /// What a failed attempt says of its device: a hold, a wait for room, or a failure counted.
@@ -316,6 +324,7 @@ extension HeraldCentral {
         }
         let inboundRead = readOverWaitingInboundLink(now: now)
         schedule(now: now, control: &control)
+        updateScan(now: now, control: &control)
         return inboundRead
     }
 

@@ -212,6 +212,7 @@ extension HeraldCentral {
         } else {
             close(link: s, control: &control)
         }
+        updateScan(now: now, control: &control)
     }
 }
 

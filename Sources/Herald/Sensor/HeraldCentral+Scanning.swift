@@ -15,12 +15,37 @@ import BluetoothHost
 // readings come from the adverts (a scan response is not a reading, `didReceive`), so they do not
 // change.
 extension HeraldCentral {
-    /// The scan the central wants now: none when off or outside the duty cycle's window.
+    /// The scan the central wants now: none when off, outside the duty cycle's window, or while a
+    /// read of ours holds the radio (`scanPausedUntil`).
     mutating func wantedScan(now: UInt64) -> ScanIntent? {
-        guard isOn, scanWindowOpen else { return nil }
+        scanPausedUntil = readPausingScan(now: now).map { $0 &+ Self.scanPauseLimit }
+        guard isOn, scanWindowOpen, scanPausedUntil == nil else { return nil }
         let active = configuration.activeScanHold == nil || now < activeScanUntil
         return ScanIntent(active: active, interval: Self.scanInterval, window: Self.scanEventWindow)
     }
+
+    /// When the youngest read of ours still under way opened, if it opened less than
+    /// `scanPauseLimit` ago: while one has, the central does not scan.
+    ///
+    /// Why: a scan window on Zephyr's controller takes the radio from our links' connection
+    /// events. On Zephyr 3.0.99's radio an ATT round trip on a link of ours took a median 102 ms
+    /// beside the 50 ms window, and 42 ms with no scan while we read (`docs/crowd-issue-39.md`,
+    /// "No scan while we read"). herald-for-cpp's Zephyr receiver stops scanning for the whole of
+    /// a connection too (`openConnection` stops it; `restartScanningAndAdvertising` starts it
+    /// again). A read that outlasts the limit (a peer answering slowly) pauses it no longer: the
+    /// central must go on hearing its peers.
+    mutating func readPausingScan(now: UInt64) -> UInt64? {
+        var youngest: UInt64?
+        for i in 0..<links {
+            guard let opened = slots[i]?.connectedAt, slots[i]?.isClosing == false,
+                  now &- opened < Self.scanPauseLimit else { continue }
+            youngest = max(youngest ?? 0, opened)
+        }
+        return youngest
+    }
+
+    /// How long a read pauses the scan at most (ms): a Herald read takes about a tenth of it.
+    public static var scanPauseLimit: UInt64 { 1_000 }
 
     /// Asks the stack for the scan wanted now, if it differs from the one asked for. Not inlined: five
     /// callers, and on the firmware wearable each inlined copy cost flash.

@@ -134,6 +134,8 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
     var scanWindowOpen = true
     /// Active scanning is wanted until then (`HeraldCentral+Scanning`).
     var activeScanUntil: UInt64 = 0
+    /// A read of ours pauses the scan until then (`HeraldCentral+Scanning.readPausingScan`).
+    var scanPausedUntil: UInt64?
     public internal(set) var answeredScans = AnsweredScanAddresses()
     /// Links peers made to us before we heard them advertise (handle, their address): once an advert
     /// files them, their device is marked as connected to us, so that we do not make a second link
@@ -205,6 +207,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
         waitsForRoomUntil = nil
         heldForLingeringLink = nil
         scan = nil
+        scanPausedUntil = nil
     }
 
     // MARK: Adverts
@@ -297,6 +300,7 @@ public struct HeraldCentral<let devices: Int, let links: Int> {
             d = min(d, scanWindowOpen ? scanPeriodStart &+ window : scanPeriodStart &+ configuration.scanPeriod)
         }
         if scan?.active == true, configuration.activeScanHold != nil { d = min(d, activeScanUntil) }
+        if let t = scanPausedUntil { d = min(d, t) }
         return d
     }
 

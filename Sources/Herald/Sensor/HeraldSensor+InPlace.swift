@@ -73,6 +73,7 @@ extension HeraldCentral {
         scan = nil
         scanWindowOpen = true
         activeScanUntil = 0
+        scanPausedUntil = nil
         answeredScans = AnsweredScanAddresses()
         initializeAbsent(&inboundStrangers)
         advertisedAddress = nil
