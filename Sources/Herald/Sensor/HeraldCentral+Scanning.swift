@@ -27,11 +27,11 @@ extension HeraldCentral {
     /// When the youngest read of ours still under way opened, if it opened less than
     /// `scanPauseLimit` ago: while one has, the central does not scan.
     ///
-    /// Why: a scan window on Zephyr's controller takes the radio from our links' connection
-    /// events. On Zephyr 3.0.99's radio an ATT round trip on a link of ours took a median 102 ms
-    /// beside the 50 ms window, and 42 ms with no scan while we read (`docs/crowd-issue-39.md`,
-    /// "No scan while we read"). herald-for-cpp's Zephyr receiver stops scanning for the whole of
-    /// a connection too (`openConnection` stops it; `restartScanningAndAdvertising` starts it
+    /// Why: our own scan window slows our links. On Zephyr 3.0.99's radio an ATT round trip on a
+    /// link of ours took a median 85–109 ms beside the 50 ms window, and 37–52 ms with no scan
+    /// while we read, so the crowd's first reads came sooner (`docs/crowd-issue-39.md`, "No scan
+    /// while we read"). herald-for-cpp's Zephyr receiver stops scanning for the whole of a
+    /// connection too (`openConnection` stops it; `restartScanningAndAdvertising` starts it
     /// again). A read that outlasts the limit (a peer answering slowly) pauses it no longer: the
     /// central must go on hearing its peers.
     mutating func readPausingScan(now: UInt64) -> UInt64? {
