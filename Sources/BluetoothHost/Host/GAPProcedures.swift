@@ -102,7 +102,7 @@ extension StackControlOf {
     @discardableResult
     public mutating func connect(to peer: DeviceAddress, now: UInt64, timeout: UInt64 = 8_000,
                                  intervalMin: UInt16 = 0x0006, intervalMax: UInt16 = 0x000C,
-                                 supervisionTimeout: UInt16 = LEStackTiming.supervisionTimeout) -> Bool {
+                                 supervisionTimeout: UInt16 = 0x00C8) -> Bool {
         guard connecting == nil else { return false }
         pauseScanner()
         connecting = ConnectionAttempt(peer: peer, deadline: now &+ timeout, phase: .initiating)
@@ -135,12 +135,6 @@ extension StackControlOf {
 }
 
 public enum LEStackTiming {
-    /// The supervision timeout `connect` asks for by default, 2 s (units of 10 ms; why 2 s, see
-    /// `connect`). A link of ours closed at once lingers this long when the peer never answers its
-    /// LL_TERMINATE_IND (Core 5.4 Vol 6 Part B 5.1.1).
-    public static var supervisionTimeout: UInt16 { 0x00C8 }
-    public static var supervisionTimeoutMilliseconds: UInt64 { UInt64(supervisionTimeout) * 10 }
-
     /// How long after LE Create Connection Cancel the stack waits for the controller's LE Connection
     /// Complete before it reports the attempt failed on its own.
     public static var cancelGrace: UInt64 { 2_000 }

@@ -265,8 +265,10 @@ extension HeraldCentral {
         hold(device: i, for: Self.lingeringLinkHold, now: now)
     }
 
-    /// The supervision timeout the stack asks for on our links (`LEStackTiming.supervisionTimeout`).
-    public static var lingeringLinkHold: UInt64 { LEStackTiming.supervisionTimeoutMilliseconds }
+    /// The supervision timeout the stack asks for on our links (`StackControl.connect`, 0x00C8: 2 s).
+    /// A literal: reading a constant of `LEStackTiming` here made the Embedded Swift build of the
+    /// core fail (`_ContiguousArrayStorage<UInt>` in -no-allocations mode, 2026-11-30).
+    public static var lingeringLinkHold: UInt64 { 2_000 }
 
     /// One more failed connection or read: the retry waits a random delay that grows with the
     /// failures in a row (`HeraldCentral+Crowd`), and `maximumFailures` in a row start the next
