@@ -22,6 +22,15 @@ struct SensorCrowdTests {
         return (h.central.database[index]!.ignoreUntil ?? heard) - heard
     }
 
+    /// A central seeded as device 3 whose first attempt, on `peer`, is under way.
+    static func attemptUnderWay(on peer: DeviceAddress) -> Harness {
+        var h = central(seed: 3)
+        h.now += firstAttemptDelay(&h, peer)
+        h.advert(peer, AdvertData.heraldUUID16)
+        #expect(h.control.connects == [peer])
+        return h
+    }
+
     /// Attempt number `attempt` on `peer`, made at its first advert past its hold, ends in a link
     /// that failed to be established (0x3E); returns how long the retry is held (ms).
     static func loseRace(_ h: inout Harness, _ peer: DeviceAddress, attempt: Int) -> UInt64 {
@@ -183,11 +192,8 @@ struct SensorCrowdTests {
     /// do not track to end, not for its next advert. Without the hold every advert made another
     /// attempt, and this fails.
     @Test func anAttemptRefusedForALingeringLinkWaitsForALinkToEnd() {
-        var h = Self.central(seed: 3)
         let a = address(1)
-        h.now += Self.firstAttemptDelay(&h, a)
-        h.advert(a, AdvertData.heraldUUID16)
-        #expect(h.control.connects == [a])
+        var h = Self.attemptUnderWay(on: a)
         h.central.didFailToConnect(to: a, status: .connectionAlreadyExists, now: h.now, control: &h.control)
         for _ in 0..<10 {
             h.now += 100
@@ -204,11 +210,8 @@ struct SensorCrowdTests {
     /// 0x0B because the peer linked to us first (the stack's own cancel) holds nothing: the central
     /// reads over the peer's link, and the device is not held as if a link of ours lingered.
     @Test func anAttemptCancelledBecauseThePeerLinkedToUsIsNotHeld() {
-        var h = Self.central(seed: 3)
         let a = address(1)
-        h.now += Self.firstAttemptDelay(&h, a)
-        h.advert(a, AdvertData.heraldUUID16)
-        #expect(h.control.connects == [a])
+        var h = Self.attemptUnderWay(on: a)
         let index = h.central.database.index(of: a)!
         let heldBefore = h.central.database[index]!.ignoreUntil
         _ = h.central.didConnect(handle: 0x50, peer: a, isCentral: false, now: h.now, control: &h.control)
