@@ -21,7 +21,7 @@ struct AnalyseCommand: ParsableCommand {
     @Argument(help: "One log directory per device.") var logDirectories: [String]
     @Option(name: .long, help: "Start of the contact event (default: when the last device started logging).") var start: String?
     @Option(name: .long, help: "End of the contact event (default: when the first device stopped logging).") var end: String?
-    @Option(name: .long, parsing: .unconditional, help: "Continuity window, seconds.") var window: Double = 30
+    @Option(name: .long, parsing: .unconditional, help: "Continuity window, seconds; a remainder under half a window joins the last one.") var window: Double = 30
     @Option(name: .long, parsing: .unconditional, help: "Length of the first and last periods compared for longevity, seconds.") var longevity: Double = 3600
     @Option(name: .long, help: "Directory for the CSV files (default: the first LOGDIR's parent).") var output: String?
     @Flag(name: .long, help: "Print the table only; write no CSV.") var noCsv = false

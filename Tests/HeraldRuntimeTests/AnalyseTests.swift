@@ -113,16 +113,39 @@ private func t(_ s: String) -> Int64 { ContactMatcher.parseLogTime(s)! }
         defer { f.remove() }
         let (logs, _) = try f.load()
         let r = try EfficacyAnalysis.analyse(logs)
-        // Latest first row (A and B at 10:00:00), earliest last row (B at 10:04:35): 275 s, 10 windows.
+        // Latest first row (A and B at 10:00:00), earliest last row (B at 10:04:35): 275 s, 9 windows, the
+        // last one 35 s long (the 5 s remainder is under half a window).
         #expect(r.start == t("2026-11-21 10:00:00+0000"))
         #expect(r.end == t("2026-11-21 10:04:35+0000"))
-        #expect(r.windowsPerPair == 10)
+        #expect(r.windowsPerPair == 9)
         // A's reading at 10:05:00 is now outside: A>B keeps windows 0 and 1.
         #expect(r.pairs[0].windows == 2 && r.pairs[0].readings == 3)
         // B's reading exactly at the end still counts, in the last window.
         #expect(r.pairs[2].windows == 3)
         // An hour-long longevity period is cut to the whole test.
-        #expect(r.longevityWindowsPerPair == 10 && r.longevity == 0)
+        #expect(r.longevityWindowsPerPair == 9 && r.longevity == 0)
+    }
+
+    /// A test period a few milliseconds past a whole number of windows does not make a window of those
+    /// milliseconds that every pair must fill (the rotation test's 27 ms ninth window, 2026-12-01); half a
+    /// window or more past it does.
+    @Test func noWindowIsShorterThanHalfAWindow() throws {
+        let f = try Fixture()
+        defer { f.remove() }
+        let (logs, _) = try f.load()
+        let start = t("2026-11-21 10:00:00+0000")
+        func report(endingAt end: String) throws -> EfficacyReport {
+            try EfficacyAnalysis.analyse(logs, options: .init(start: start, end: t(end)))
+        }
+        let sliver = try report(endingAt: "2026-11-21 10:05:00.027+0000")
+        #expect(sliver.windowsPerPair == 10)
+        // A's reading at 10:05:00 falls in the last window, 30.027 s long: A>B keeps windows 0, 1 and 9, all
+        // it can have, as over exactly five minutes.
+        #expect(sliver.pairs[0].windows == 3 && sliver.continuity == 8.0 / 60.0)
+        #expect(try report(endingAt: "2026-11-21 10:05:14.999+0000").windowsPerPair == 10)
+        #expect(try report(endingAt: "2026-11-21 10:05:15+0000").windowsPerPair == 11)
+        // A test shorter than half a window is still one window.
+        #expect(try report(endingAt: "2026-11-21 10:00:01+0000").windowsPerPair == 1)
     }
 
     @Test func refusesWhatCannotBeAnalysed() throws {

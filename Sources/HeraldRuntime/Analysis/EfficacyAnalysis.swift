@@ -52,7 +52,8 @@ public struct EfficacyReport: Equatable {
     public var start: Int64
     public var end: Int64
     public var windowMilliseconds: Int64
-    /// Windows of the contact event per pair: ⌈(end − start) / window⌉.
+    /// Windows of the contact event per pair: (end − start) / window rounded to the nearest, at least 1;
+    /// the last window takes the remainder, so each is at least half a window long.
     public var windowsPerPair: Int
     /// Every ordered pair, observer-major.
     public var pairs: [PairContinuity]
@@ -96,7 +97,11 @@ public enum EfficacyAnalysis {
             throw AnalysisError("the test period is empty (start \(ContactMatcher.formatLogTime(start)), end \(ContactMatcher.formatLogTime(end))): the logs do not overlap; give --start and --end")
         }
         let w = options.windowMilliseconds
-        let total = Int((end - start + w - 1) / w)
+        // No window shorter than half a window: a remainder under half joins the last whole window (which
+        // then holds up to 1.5 windows), one of half or more is a window of its own. Rounding up instead made
+        // a run 27 ms longer than 80 s a ninth 10 s window, 27 ms long, that a pair read twice a second
+        // missed (the rotation test's 94.44 % of 2026-12-01, docs/crowd-issue-39.md).
+        let total = max(1, Int((end - start + w / 2) / w))
         let longevityWindows = min(Int((max(options.longevityMilliseconds, 0) + w - 1) / w), total)
 
         // Short name -> device index; a name two devices claim is ambiguous and left out.
